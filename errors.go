@@ -1,0 +1,260 @@
+package payments
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. An *APIError matches the sentinel of its HTTP status with
+// errors.Is, so callers can branch without type assertions:
+//
+//	if errors.Is(err, payments.ErrNotFound) { ... }
+var (
+	ErrUnauthorized  = errors.New("payments: unauthorized (401)")
+	ErrForbidden     = errors.New("payments: forbidden (403)")
+	ErrNotFound      = errors.New("payments: not found (404)")
+	ErrConflict      = errors.New("payments: conflict (409)")
+	ErrUnprocessable = errors.New("payments: unprocessable (422)")
+	ErrRateLimited   = errors.New("payments: rate limited (429)")
+
+	// ErrQuoteExpired matches a *QuoteExpiredError (the SDK knew the quote
+	// had expired and sent nothing) and an *APIError whose code is
+	// "quote_expired" (the service refused it).
+	ErrQuoteExpired = errors.New("payments: quote expired")
+
+	// ErrMalformedResponse matches a *MalformedResponseError.
+	ErrMalformedResponse = errors.New("payments: malformed response")
+
+	// ErrInvalidParams matches a *ValidationError.
+	ErrInvalidParams = errors.New("payments: invalid parameters")
+
+	// ErrInvalidConfig matches every error NewClient returns for bad options.
+	ErrInvalidConfig = errors.New("payments: invalid client configuration")
+)
+
+var statusSentinels = map[int]error{
+	http.StatusUnauthorized:        ErrUnauthorized,
+	http.StatusForbidden:           ErrForbidden,
+	http.StatusNotFound:            ErrNotFound,
+	http.StatusConflict:            ErrConflict,
+	http.StatusUnprocessableEntity: ErrUnprocessable,
+	http.StatusTooManyRequests:     ErrRateLimited,
+}
+
+// FieldError is one problem with one field, reported by the SDK's own
+// validation or by the service.
+type FieldError struct {
+	// Field is the JSON name of the field, with a dotted path for nested
+	// fields (for example "identification.identification_image").
+	Field string `json:"field"`
+	// Message says what is wrong. It never repeats the field's value.
+	Message string `json:"message"`
+}
+
+// APIError is an answer from the service that is not a success: a non-2xx
+// status, or a 2xx whose envelope says success is false.
+type APIError struct {
+	// StatusCode is the HTTP status of the final attempt.
+	StatusCode int
+	// Message is the service's message, with anything that looks like a
+	// secret or an account number masked.
+	Message string
+	// Stan is the service's identifier of the operation; quote it to support.
+	Stan string
+	// Code is the service's machine-readable error code, when it sent one.
+	Code string
+	// Errors are the field problems the service reported.
+	Errors []FieldError
+	// Body is the response body as received, capped at 16 KiB.
+	Body []byte
+	// Header holds the response headers of the final attempt.
+	Header http.Header
+	// IdempotencyKey is the key the call sent ("" if none). Retrying with
+	// WithIdempotencyKey(IdempotencyKey) cannot perform the operation twice.
+	IdempotencyKey string
+	// Attempts is the number of HTTP attempts made.
+	Attempts int
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "payments: HTTP %d", e.StatusCode)
+	if t := http.StatusText(e.StatusCode); t != "" {
+		b.WriteString(" " + t)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	for _, f := range e.Errors {
+		fmt.Fprintf(&b, "; %s: %s", f.Field, f.Message)
+	}
+	writeDetails(&b, "code", e.Code, "stan", e.Stan, "idempotency_key", e.IdempotencyKey)
+	fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	return b.String()
+}
+
+// Is lets errors.Is match an APIError against the status sentinels
+// (ErrNotFound, ErrRateLimited, ...) and ErrQuoteExpired.
+func (e *APIError) Is(target error) bool {
+	if target == ErrQuoteExpired {
+		return e.Code == "quote_expired"
+	}
+	s, ok := statusSentinels[e.StatusCode]
+	return ok && s == target
+}
+
+// Temporary reports whether the same call may succeed later: rate limiting,
+// conflicts with a request still running, timeouts and server errors.
+func (e *APIError) Temporary() bool {
+	switch e.StatusCode {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+		return true
+	}
+	return e.StatusCode >= 500
+}
+
+// ValidationError lists every invalid field of a call's params. Nothing was
+// sent. It matches ErrInvalidParams.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("payments: invalid parameters: ")
+	for i, f := range e.Fields {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(f.Field + ": " + f.Message)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrInvalidParams) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidParams }
+
+// Has reports whether field is among the invalid fields.
+func (e *ValidationError) Has(field string) bool {
+	for _, f := range e.Fields {
+		if f.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// TransportError is a call that got no usable HTTP response: the connection
+// failed or timed out, or the context ended, on the last attempt. Unwrap gives
+// the cause, so errors.Is(err, context.DeadlineExceeded) works. The request
+// may have reached the service: retry with the same IdempotencyKey.
+type TransportError struct {
+	Method string
+	// Path is the request path, without host or query.
+	Path           string
+	IdempotencyKey string
+	Attempts       int
+	Err            error
+}
+
+func (e *TransportError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "payments: %s %s: %v", e.Method, e.Path, e.Err)
+	writeDetails(&b, "idempotency_key", e.IdempotencyKey)
+	fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// MalformedResponseError is a response the SDK cannot use: a 2xx with no
+// data, a body that is not the JSON envelope (an HTML page from a proxy, an
+// empty or truncated body), or one over the size cap. The operation may have
+// taken effect: Response keeps what was received, and retrying with
+// WithIdempotencyKey(IdempotencyKey) is safe. It matches ErrMalformedResponse.
+type MalformedResponseError struct {
+	// Reason says what was wrong.
+	Reason string
+	// Response is what was received, with RawData holding the body (capped).
+	Response *Response
+	// Err is the decoding error, if any.
+	Err error
+}
+
+func (e *MalformedResponseError) Error() string {
+	var b strings.Builder
+	b.WriteString("payments: malformed response: " + e.Reason)
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	if r := e.Response; r != nil {
+		fmt.Fprintf(&b, " (HTTP %d", r.StatusCode)
+		writeDetails(&b, "stan", r.Stan, "idempotency_key", r.IdempotencyKey)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrMalformedResponse) true.
+func (e *MalformedResponseError) Is(target error) bool { return target == ErrMalformedResponse }
+
+// Unwrap returns the decoding error.
+func (e *MalformedResponseError) Unwrap() error { return e.Err }
+
+// QuoteExpiredError is returned by Confirm, without sending anything, for a
+// quote this client issued whose lifetime is over. It matches ErrQuoteExpired.
+type QuoteExpiredError struct {
+	QuoteID   string
+	ExpiredAt time.Time
+}
+
+func (e *QuoteExpiredError) Error() string {
+	return fmt.Sprintf("payments: quote %s expired at %s; initiate the payment again", e.QuoteID, e.ExpiredAt.UTC().Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrQuoteExpired) true.
+func (e *QuoteExpiredError) Is(target error) bool { return target == ErrQuoteExpired }
+
+// IdempotencyKeyOf returns the idempotency key carried by an error of this
+// package, so that the failed call can be retried later with
+// WithIdempotencyKey without risk of doing it twice.
+func IdempotencyKeyOf(err error) (string, bool) {
+	var (
+		apiErr  *APIError
+		tErr    *TransportError
+		malfErr *MalformedResponseError
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr.IdempotencyKey, apiErr.IdempotencyKey != ""
+	case errors.As(err, &tErr):
+		return tErr.IdempotencyKey, tErr.IdempotencyKey != ""
+	case errors.As(err, &malfErr) && malfErr.Response != nil:
+		return malfErr.Response.IdempotencyKey, malfErr.Response.IdempotencyKey != ""
+	}
+	return "", false
+}
+
+// writeDetails appends " (k=v, ...)" for the non-empty values of kv pairs.
+func writeDetails(b *strings.Builder, kv ...string) {
+	first := true
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			continue
+		}
+		if first {
+			b.WriteString(" (")
+			first = false
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(kv[i] + "=" + kv[i+1])
+	}
+	if !first {
+		b.WriteString(")")
+	}
+}

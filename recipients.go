@@ -1,0 +1,150 @@
+package payments
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Recipient is a saved payment destination. Its ID is what
+// PaymentInitiateParams.RecipientID takes.
+type Recipient struct {
+	apiResource
+
+	ID                 string      `json:"id"`
+	MerchantID         string      `json:"merchant_id"`
+	AccountNumber      string      `json:"account_number"`
+	AccountName        string      `json:"account_name"`
+	AccountType        AccountType `json:"account_type"`
+	IsInternalAccount  bool        `json:"is_internal_account"`
+	AccountCurrency    string      `json:"account_currency"`
+	AccountBankName    string      `json:"account_bank_name"`
+	AccountBankCode    string      `json:"account_bank_code"`
+	AccountCountryCode string      `json:"account_country_code"`
+	AccountCountry     string      `json:"account_country"`
+	// Identification is the identity document on file, when the service
+	// returns one. Its printed form hides the number and the image.
+	Identification *Identification `json:"identification,omitempty"`
+	// Limit is the per-payment limit set from AmountLimit, or nil when the
+	// recipient has none. The service sends it as a string.
+	Limit *decimal.Decimal `json:"limit,omitempty"`
+	// PaymentDetails are the additional payment details on file.
+	PaymentDetails *PaymentDetails `json:"payment_details,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+// Identification is an identity document attached to a recipient. Number and
+// Image are personal data: String, GoString and LogValue never print them.
+type Identification struct {
+	Type   IdentificationType `json:"identification_type,omitempty"`
+	Number string             `json:"identification_number,omitempty"`
+	// Image is the document image, Base64-encoded (standard alphabet).
+	Image string `json:"identification_image,omitempty"`
+}
+
+// PaymentDetails are additional routing details of a recipient's account.
+type PaymentDetails struct {
+	AccountNumber string `json:"account_number,omitempty"`
+	BankCode      string `json:"bank_code,omitempty"`
+	BankName      string `json:"bank_name,omitempty"`
+	RoutingNumber string `json:"routing_number,omitempty"`
+	SwiftCode     string `json:"swift_code,omitempty"`
+	PaymentRails  string `json:"payment_rails,omitempty"`
+}
+
+// RecipientCreateParams are the fields of a new recipient. AccountNumber,
+// AccountName, AccountType and AccountCurrency are required.
+type RecipientCreateParams struct {
+	AccountNumber   string      `json:"account_number"`
+	AccountName     string      `json:"account_name"`
+	AccountType     AccountType `json:"account_type"`
+	AccountCurrency string      `json:"account_currency"`
+	// AccountCountryCode takes a country code or a country name.
+	AccountCountryCode string `json:"account_country_code,omitempty"`
+	AccountBankName    string `json:"account_bank_name,omitempty"`
+	// AccountBankCode takes a bank code or a routing number.
+	AccountBankCode string `json:"account_bank_code,omitempty"`
+	// AmountLimit, when set, caps every payment to this recipient. It is sent
+	// as a JSON number with its exact digits.
+	AmountLimit    *decimal.Decimal `json:"-"`
+	Identification *Identification  `json:"identification,omitempty"`
+	PaymentDetails *PaymentDetails  `json:"payment_details,omitempty"`
+}
+
+// MarshalJSON encodes the params as the service expects them, with
+// amount_limit as an exact JSON number.
+func (p RecipientCreateParams) MarshalJSON() ([]byte, error) {
+	type plain RecipientCreateParams
+	return json.Marshal(struct {
+		plain
+		AmountLimit json.Number `json:"amount_limit,omitempty"`
+	}{plain(p), jsonNumber(p.AmountLimit)})
+}
+
+// RecipientUpdateParams are the fields to change on a recipient (the
+// specification's "edit"). Empty fields are left out of the request and so
+// keep their current value. Unlike on create, identification is sent as flat
+// fields.
+type RecipientUpdateParams struct {
+	AccountNumber      string             `json:"account_number,omitempty"`
+	AccountName        string             `json:"account_name,omitempty"`
+	AccountType        AccountType        `json:"account_type,omitempty"`
+	AccountCurrency    string             `json:"account_currency,omitempty"`
+	AccountCountryCode string             `json:"account_country_code,omitempty"`
+	AccountBankName    string             `json:"account_bank_name,omitempty"`
+	AccountBankCode    string             `json:"account_bank_code,omitempty"`
+	AmountLimit        *decimal.Decimal   `json:"-"`
+	IdentificationType IdentificationType `json:"identification_type,omitempty"`
+	// IdentificationNumber is personal data; it never appears in errors or logs.
+	IdentificationNumber string          `json:"identification_number,omitempty"`
+	PaymentDetails       *PaymentDetails `json:"payment_details,omitempty"`
+}
+
+// MarshalJSON encodes the params as the service expects them, with
+// amount_limit as an exact JSON number.
+func (p RecipientUpdateParams) MarshalJSON() ([]byte, error) {
+	type plain RecipientUpdateParams
+	return json.Marshal(struct {
+		plain
+		AmountLimit json.Number `json:"amount_limit,omitempty"`
+	}{plain(p), jsonNumber(p.AmountLimit)})
+}
+
+// RecipientsService creates and edits recipients. Reach it as
+// Client.Recipients.
+type RecipientsService struct{ client *Client }
+
+// Create saves a new recipient (POST /payments/recipients). The call carries
+// an Idempotency-Key (a fresh random one unless WithIdempotencyKey gives
+// one), so it is retried safely and never creates two recipients. Invalid
+// params give a *ValidationError and nothing is sent.
+func (s *RecipientsService) Create(ctx context.Context, params *RecipientCreateParams, opts ...RequestOption) (*Recipient, error) {
+	if err := params.validate(); err != nil {
+		return nil, err
+	}
+	r := new(Recipient)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/recipients", body: params, idempotent: true, out: r}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Update changes a recipient (PUT /payments/recipients/{id}) and returns it
+// with all its current information. id must be a UUID.
+func (s *RecipientsService) Update(ctx context.Context, id string, params *RecipientUpdateParams, opts ...RequestOption) (*Recipient, error) {
+	if err := params.validate(id); err != nil {
+		return nil, err
+	}
+	r := new(Recipient)
+	err := s.client.call(ctx, &call{method: http.MethodPut, path: "/payments/recipients/" + url.PathEscape(id), body: params, out: r}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}

@@ -1,0 +1,310 @@
+package payments
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Bounds the SDK enforces where the specification publishes none. They are
+// generous: their purpose is to stop a request that no service would accept,
+// before it leaves.
+const (
+	maxNameLen       = 255
+	maxTextLen       = 1024
+	maxCodeLen       = 64
+	maxAccountNumLen = 34 // the longest IBAN
+	maxAmountScale   = 18
+	maxImageBytes    = 10 << 20 // Base64 text of an identification image
+	maxEventTypeLen  = 128
+	maxQuoteIDLen    = 255
+	maxPathIDLen     = 36
+)
+
+var (
+	currencyPattern      = regexp.MustCompile(`^[A-Z]{3}$`)
+	accountNumberPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 -]*$`)
+	bvnPattern           = regexp.MustCompile(`^[0-9]{11}$`)
+	mobilePattern        = regexp.MustCompile(`^\+?[0-9][0-9 ()-]{5,19}$`)
+	maxAmount            = decimal.New(1, 18)
+)
+
+// validator collects every problem before reporting them together.
+type validator struct{ fields []FieldError }
+
+func (v *validator) add(field, msg string) { v.fields = append(v.fields, FieldError{field, msg}) }
+
+func (v *validator) err() error {
+	if len(v.fields) == 0 {
+		return nil
+	}
+	return &ValidationError{Fields: v.fields}
+}
+
+// text checks an optional free-text field: valid UTF-8, no control
+// characters, at most max characters.
+func (v *validator) text(field, s string, max int) {
+	switch {
+	case !utf8.ValidString(s):
+		v.add(field, "is not valid UTF-8")
+	case strings.ContainsFunc(s, unicode.IsControl):
+		v.add(field, "contains control characters")
+	case utf8.RuneCountInString(s) > max:
+		v.add(field, fmt.Sprintf("is longer than %d characters", max))
+	}
+}
+
+func (v *validator) required(field, s string, max int) {
+	if strings.TrimSpace(s) == "" {
+		v.add(field, "is required")
+		return
+	}
+	v.text(field, s, max)
+}
+
+func (v *validator) currency(field, s string, required bool) {
+	if s == "" && !required {
+		return
+	}
+	if !currencyPattern.MatchString(s) {
+		v.add(field, "must be a three-letter ISO 4217 code in capitals, such as NGN or USD")
+	}
+}
+
+func (v *validator) accountType(field string, t AccountType, required bool) {
+	if t == "" && !required {
+		return
+	}
+	if !t.Known() {
+		v.add(field, `must be "individual" or "business"`)
+	}
+}
+
+func (v *validator) accountNumber(field, s string, required bool) {
+	if s == "" && !required {
+		return
+	}
+	switch {
+	case s == "":
+		v.add(field, "is required")
+	case len(s) > maxAccountNumLen:
+		v.add(field, fmt.Sprintf("is longer than %d characters", maxAccountNumLen))
+	case !accountNumberPattern.MatchString(s):
+		v.add(field, "may contain only letters, digits, spaces and dashes")
+	}
+}
+
+func (v *validator) uuid(field, s string) {
+	if s == "" {
+		v.add(field, "is required")
+		return
+	}
+	if len(s) != maxPathIDLen || uuid.Validate(s) != nil {
+		v.add(field, "must be a UUID such as 3f2b6c1e-8d4a-4c1b-9a7e-2f0d5b8c9e11")
+	}
+}
+
+// amount checks a money amount: positive, below 10^18, and at most 18
+// decimal places.
+func (v *validator) amount(field string, d decimal.Decimal) {
+	switch {
+	case !d.IsPositive():
+		v.add(field, "must be greater than zero")
+	case d.Cmp(maxAmount) >= 0:
+		v.add(field, "must be less than 10^18")
+	case -d.Exponent() > maxAmountScale:
+		v.add(field, fmt.Sprintf("has more than %d decimal places", maxAmountScale))
+	}
+}
+
+func (v *validator) identification(id *Identification) {
+	if id == nil {
+		return
+	}
+	v.text("identification.identification_type", string(id.Type), maxCodeLen)
+	v.text("identification.identification_number", id.Number, maxCodeLen)
+	if id.Image == "" {
+		return
+	}
+	if len(id.Image) > maxImageBytes {
+		v.add("identification.identification_image", fmt.Sprintf("is larger than %d bytes", maxImageBytes))
+	} else if _, err := base64.StdEncoding.DecodeString(id.Image); err != nil {
+		v.add("identification.identification_image", "is not valid standard Base64")
+	}
+}
+
+func (v *validator) paymentDetails(pd *PaymentDetails) {
+	if pd == nil {
+		return
+	}
+	v.accountNumber("payment_details.account_number", pd.AccountNumber, false)
+	v.text("payment_details.bank_code", pd.BankCode, maxCodeLen)
+	v.text("payment_details.bank_name", pd.BankName, maxNameLen)
+	v.text("payment_details.routing_number", pd.RoutingNumber, maxCodeLen)
+	v.text("payment_details.swift_code", pd.SwiftCode, maxCodeLen)
+	v.text("payment_details.payment_rails", pd.PaymentRails, maxCodeLen)
+}
+
+func nilParams() error {
+	return &ValidationError{Fields: []FieldError{{Field: "params", Message: "must not be nil"}}}
+}
+
+func (p *RecipientCreateParams) validate() error {
+	if p == nil {
+		return nilParams()
+	}
+	var v validator
+	v.accountNumber("account_number", p.AccountNumber, true)
+	v.required("account_name", p.AccountName, maxNameLen)
+	v.accountType("account_type", p.AccountType, true)
+	v.currency("account_currency", p.AccountCurrency, true)
+	v.text("account_country_code", p.AccountCountryCode, maxCodeLen)
+	v.text("account_bank_name", p.AccountBankName, maxNameLen)
+	v.text("account_bank_code", p.AccountBankCode, maxCodeLen)
+	if p.AmountLimit != nil {
+		v.amount("amount_limit", *p.AmountLimit)
+	}
+	v.identification(p.Identification)
+	v.paymentDetails(p.PaymentDetails)
+	return v.err()
+}
+
+func (p *RecipientUpdateParams) validate(id string) error {
+	if p == nil {
+		return nilParams()
+	}
+	var v validator
+	v.uuid("id", id)
+	if *p == (RecipientUpdateParams{}) {
+		v.add("params", "set at least one field to update")
+	}
+	v.accountNumber("account_number", p.AccountNumber, false)
+	v.text("account_name", p.AccountName, maxNameLen)
+	v.accountType("account_type", p.AccountType, false)
+	v.currency("account_currency", p.AccountCurrency, false)
+	v.text("account_country_code", p.AccountCountryCode, maxCodeLen)
+	v.text("account_bank_name", p.AccountBankName, maxNameLen)
+	v.text("account_bank_code", p.AccountBankCode, maxCodeLen)
+	if p.AmountLimit != nil {
+		v.amount("amount_limit", *p.AmountLimit)
+	}
+	v.text("identification_type", string(p.IdentificationType), maxCodeLen)
+	v.text("identification_number", p.IdentificationNumber, maxCodeLen)
+	v.paymentDetails(p.PaymentDetails)
+	return v.err()
+}
+
+func (p *PaymentInitiateParams) validate() error {
+	if p == nil {
+		return nilParams()
+	}
+	var v validator
+	v.amount("amount", p.Amount)
+	v.currency("currency", p.Currency, true)
+	v.uuid("recipient_id", p.RecipientID)
+	v.required("reference", p.Reference, maxNameLen)
+	v.text("description", p.Description, maxTextLen)
+	v.text("transaction_type", p.TransactionType, maxCodeLen)
+	v.text("transaction_category", p.TransactionCategory, maxCodeLen)
+	v.text("transaction_tags", p.TransactionTags, maxTextLen)
+	v.text("transaction_notes", p.TransactionNotes, maxTextLen)
+	v.text("channel", p.Channel, maxCodeLen)
+	v.text("sub_type", p.SubType, maxCodeLen)
+	return v.err()
+}
+
+func (p *PaymentConfirmParams) validate() error {
+	if p == nil {
+		return nilParams()
+	}
+	var v validator
+	v.required("reference", p.Reference, maxNameLen)
+	v.required("quote_id", p.QuoteID, maxQuoteIDLen)
+	return v.err()
+}
+
+// isNigerian reports whether a country value names Nigeria.
+func isNigerian(country string) bool {
+	switch strings.ToUpper(strings.TrimSpace(country)) {
+	case "NG", "NGA", "NIGERIA":
+		return true
+	}
+	return false
+}
+
+func (p *VirtualAccountCreateParams) validate() error {
+	if p == nil {
+		return nilParams()
+	}
+	var v validator
+	v.accountType("account_type", p.AccountType, true)
+	v.required("account_name", p.AccountName, maxNameLen)
+	if addr, err := mail.ParseAddress(p.Email); p.Email == "" {
+		v.add("email", "is required")
+	} else if err != nil || addr.Address != p.Email || len(p.Email) > 254 {
+		v.add("email", "is not a valid email address")
+	}
+	if p.AccountType == AccountTypeIndividual {
+		v.required("first_name", p.FirstName, maxNameLen)
+		v.required("last_name", p.LastName, maxNameLen)
+	} else {
+		v.text("first_name", p.FirstName, maxNameLen)
+		v.text("last_name", p.LastName, maxNameLen)
+	}
+	v.text("display_name", p.DisplayName, maxNameLen)
+	switch {
+	case p.BVN != "" && !bvnPattern.MatchString(p.BVN):
+		v.add("bvn", "must be exactly 11 digits")
+	case p.BVN == "" && p.Metadata != nil && isNigerian(p.Metadata.Country):
+		v.add("bvn", "is required for Nigerian accounts")
+	}
+	if p.MobileNumber != "" && !mobilePattern.MatchString(p.MobileNumber) {
+		v.add("mobile_number", "is not a phone number")
+	}
+	if m := p.Metadata; m != nil {
+		v.text("metadata.business_reg_number", m.BusinessRegNumber, maxCodeLen)
+		v.text("metadata.country", m.Country, maxCodeLen)
+		v.text("metadata.use_case", m.UseCase, maxTextLen)
+		v.text("metadata.reference", m.Reference, maxNameLen)
+	}
+	return v.err()
+}
+
+// jsonNumber renders an amount as a JSON number with its exact digits; nil
+// gives "" (left out with omitempty).
+func jsonNumber(d *decimal.Decimal) json.Number {
+	if d == nil {
+		return ""
+	}
+	return json.Number(d.String())
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '-' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
