@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -12,10 +13,16 @@ import (
 // envelope, another JSON shape, an HTML page, text, or nothing.
 func (c *Client) apiError(r *Response, raw []byte) error {
 	var env envelope
-	if json.Unmarshal(raw, &env) != nil {
-		env = envelope{}
+	switch {
+	case len(bytes.TrimSpace(raw)) == 0:
+		env = envelope{Message: "the body is empty"}
+	case json.Unmarshal(raw, &env) != nil:
+		// Say what came instead of the envelope (an HTML page from a proxy,
+		// text): the body itself stays in APIError.Body.
+		env = envelope{Message: notEnvelopeReason(r.Header)}
+	default:
+		r.Stan, r.Message = env.Stan, env.Message
 	}
-	r.Stan, r.Message = env.Stan, env.Message
 	return c.apiErrorFrom(r, raw, &env)
 }
 
@@ -34,7 +41,11 @@ func (c *Client) apiErrorFrom(r *Response, raw []byte, env *envelope) error {
 		msg = errorMember(env.Error, &e.Code)
 	}
 	e.Message = redact.String(msg, c.apiKey)
+	// Everything the service wrote that reaches Error() is scrubbed.
+	e.Code = redact.Secrets(e.Code, c.apiKey)
+	e.Stan = redact.Secrets(e.Stan, c.apiKey)
 	for i := range e.Errors {
+		e.Errors[i].Field = redact.Secrets(e.Errors[i].Field, c.apiKey)
 		e.Errors[i].Message = redact.String(e.Errors[i].Message, c.apiKey)
 	}
 	if len(raw) > maxErrorBodyBytes {

@@ -60,7 +60,9 @@ type APIError struct {
 	// StatusCode is the HTTP status of the final attempt.
 	StatusCode int
 	// Message is the service's message, with anything that looks like a
-	// secret or an account number masked.
+	// secret or an account number masked. When the body is not the JSON
+	// envelope (an HTML page from a proxy, text, nothing), it says what was
+	// received instead; Body has the body itself.
 	Message string
 	// Stan is the service's identifier of the operation; quote it to support.
 	Stan string
@@ -193,7 +195,11 @@ func (e *MalformedResponseError) Error() string {
 	}
 	if r := e.Response; r != nil {
 		fmt.Fprintf(&b, " (HTTP %d", r.StatusCode)
-		writeDetails(&b, "stan", r.Stan, "idempotency_key", r.IdempotencyKey)
+		for _, kv := range [][2]string{{"stan", r.Stan}, {"idempotency_key", r.IdempotencyKey}} {
+			if kv[1] != "" {
+				b.WriteString(", " + kv[0] + "=" + kv[1])
+			}
+		}
 		b.WriteString(")")
 	}
 	return b.String()

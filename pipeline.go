@@ -165,6 +165,11 @@ func (c *Client) decode(cl *call, r *Response, raw []byte, readErr error) error 
 		return malformed(fmt.Sprintf("the body exceeds %d bytes", MaxResponseBytes), nil)
 	case readErr != nil:
 		return malformed("reading the body failed", readErr)
+	case len(bytes.TrimSpace(raw)) == 0 && r.StatusCode == http.StatusNoContent && cl.dataOptional:
+		// 204 No Content is a complete answer for an operation whose
+		// response carries no resource (Trigger, Do).
+		cl.resp = r
+		return nil
 	case len(bytes.TrimSpace(raw)) == 0:
 		return malformed("the body is empty", nil)
 	}

@@ -26,14 +26,38 @@ type TriggerResult struct {
 
 // Trigger asks the service to send a test webhook of the given kind (for
 // example EventPaymentCompleted) to the URL configured in the merchant
-// dashboard (POST /webhooks/events/trigger/{event_id}). Use it to check a
-// receiver end to end: run your Handler behind that URL with the endpoint's
-// signing secret, call Trigger, and watch your handler function get the
-// event. The name is path-escaped; names the SDK does not know are sent as
-// given.
+// dashboard (POST /webhooks/events/trigger/{event_id}). The name is
+// path-escaped; names the SDK does not know are sent as given.
+//
+// Use it to check a receiver end to end. Serve a handler made by
+// NewWebhookHandler, with a SignatureVerifier holding the endpoint's signing
+// secret, at the URL the dashboard has for your account (a tunnel to your
+// machine works for development), then call Trigger and watch your EventFunc
+// get the event:
+//
+//	v, err := payments.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
+//	...
+//	http.Handle("POST /webhooks", payments.NewWebhookHandler(v, func(ctx context.Context, ev *payments.Event) error {
+//		log.Printf("got %s %s", ev.Type, ev.ID)
+//		return nil
+//	}))
+//	...
+//	_, err = client.Webhooks.Trigger(ctx, payments.EventPaymentCompleted)
+//
+// A nil error means only that the service accepted the request: the delivery
+// itself arrives asynchronously, and the handler treats it like any other
+// (verified, deduplicated by event id, retried by the service on a non-200).
+// A 401 logged by your handler usually means a wrong secret. What a test
+// event's data contains is not specified, so an EventFunc should not move
+// money on it without checking. For tests without the service, sign payloads
+// yourself with SignPayload, or use the fake in paymentstest.
 func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts ...RequestOption) (*TriggerResult, error) {
 	var v validator
 	v.required("event_id", string(eventType), maxEventTypeLen)
+	if eventType == "." || eventType == ".." {
+		// PathEscape leaves dots alone: the segment would climb the path.
+		v.add("event_id", `must be an event name, not "." or ".."`)
+	}
 	if err := v.err(); err != nil {
 		return nil, err
 	}

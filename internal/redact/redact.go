@@ -26,11 +26,7 @@ func String(s string, secrets ...string) string {
 	if s == "" {
 		return s
 	}
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
+	s = Secrets(s, secrets...)
 	s = bearerPattern.ReplaceAllString(s, "Bearer [redacted]")
 	s = jwtPattern.ReplaceAllString(s, "[redacted]")
 	return digitsPattern.ReplaceAllStringFunc(s, func(m string) string {
@@ -42,4 +38,19 @@ func String(s string, secrets ...string) string {
 		}, m)
 		return "****" + digits[len(digits)-4:]
 	})
+}
+
+// Secrets returns s with each of the given secrets (of four characters or
+// more) masked, and nothing else changed: for values such as error codes and
+// field names, whose digits must stay.
+func Secrets(s string, secrets ...string) string {
+	if s == "" {
+		return s
+	}
+	for _, sec := range secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
 }

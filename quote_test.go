@@ -1,0 +1,246 @@
+package payments_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// fakeClock is a settable clock for SetClockForTest.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// initiateAnswering runs Initiate against a server answering with data.
+func initiateAnswering(t *testing.T, data string) (*payments.Payment, error) {
+	t.Helper()
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(data)))
+	return h.client.Payments.Initiate(context.Background(), validInitiateParams())
+}
+
+func TestQuoteNested(t *testing.T) {
+	p, err := initiateAnswering(t, paymentJSON)
+	require.NoError(t, err)
+	require.NotNil(t, p.Quote)
+	q := p.Quote
+	assert.Equal(t, quoteUUID, q.ID)
+	assert.Equal(t, "15000.5", q.Amount.String())
+	assert.True(t, q.Fee.Equal(mustDecimal("25")))
+	assert.True(t, q.ExchangeRate.Equal(mustDecimal("1")))
+	assert.True(t, q.TotalAmount.Equal(mustDecimal("15025.50")))
+	assert.Equal(t, "NGN", q.Currency)
+	assert.Equal(t, time.Date(2025, 3, 1, 10, 5, 0, 0, time.UTC), q.ExpiresAt.UTC())
+
+	assert.Equal(t, paymentUUID, p.ID)
+	assert.Equal(t, "order-1042", p.Reference)
+	assert.Equal(t, payments.PaymentStatusPending, p.Status)
+	assert.True(t, p.Amount.Equal(mustDecimal("15000.50")))
+	assert.Equal(t, "invoice,march", p.Tags)
+	assert.Equal(t, &payments.PaymentConfirmParams{Reference: "order-1042", QuoteID: quoteUUID}, p.ConfirmParams())
+}
+
+func TestQuoteAmountsAsNumbersKeepDigits(t *testing.T) {
+	p, err := initiateAnswering(t, `{"id":"p1","reference":"r","amount":1234567890.123456789,"currency":"USD",
+		"quote":{"quote_id":"q1","amount":1234567890.123456789,"fee":0.000000000000000001,
+		"exchange_rate":1530.25,"total_amount":1234567890.123456790,"expires_at":"2025-03-01T10:05:00Z"}}`)
+	require.NoError(t, err)
+	assert.Equal(t, "1234567890.123456789", p.Amount.String())
+	assert.Equal(t, "1234567890.123456789", p.Quote.Amount.String())
+	assert.Equal(t, "0.000000000000000001", p.Quote.Fee.String())
+	assert.Equal(t, "1530.25", p.Quote.ExchangeRate.String())
+	assert.Equal(t, "1234567890.12345679", p.Quote.TotalAmount.String())
+	assert.Equal(t, "USD", p.Quote.Currency, "the payment's currency when the quote names none")
+}
+
+func TestQuoteFlatFields(t *testing.T) {
+	p, err := initiateAnswering(t, `{"id":"`+paymentUUID+`","reference":"order-1","status":"pending",
+		"amount":"100.00","currency":"NGN","created_at":"2025-03-01T09:00:00Z",
+		"quote_id":"`+quoteUUID+`","fee":"1.50","exchange_rate":"1","total_amount":"101.50"}`)
+	require.NoError(t, err)
+	require.NotNil(t, p.Quote)
+	assert.Equal(t, quoteUUID, p.Quote.ID)
+	assert.True(t, p.Quote.Amount.Equal(mustDecimal("100")))
+	assert.True(t, p.Quote.Fee.Equal(mustDecimal("1.5")))
+	assert.True(t, p.Quote.TotalAmount.Equal(mustDecimal("101.5")))
+	assert.Equal(t, "NGN", p.Quote.Currency)
+	assert.Equal(t, time.Date(2025, 3, 1, 9, 5, 0, 0, time.UTC), p.Quote.ExpiresAt.UTC(), "payment created_at + 5 min")
+}
+
+func TestQuoteAliases(t *testing.T) {
+	p, err := initiateAnswering(t, `{"id":"`+paymentUUID+`","reference":"order-1","amount":"100","currency":"NGN",
+		"quote":{"id":"q-alias","fees":"2.25","rate":0.00065,"amount_to_collect":"102.25","currency":"USD",
+		"expires_at":"2025-03-01T10:05:00+01:00"}}`)
+	require.NoError(t, err)
+	q := p.Quote
+	require.NotNil(t, q)
+	assert.Equal(t, "q-alias", q.ID)
+	assert.Equal(t, "2.25", q.Fee.String())
+	assert.Equal(t, "0.00065", q.ExchangeRate.String())
+	assert.Equal(t, "102.25", q.TotalAmount.String())
+	assert.Equal(t, "100", q.Amount.String(), "the payment's amount when the quote names none")
+	assert.Equal(t, "USD", q.Currency)
+	assert.True(t, q.ExpiresAt.Equal(time.Date(2025, 3, 1, 9, 5, 0, 0, time.UTC)))
+}
+
+func TestQuoteDocumentedNamesWinOverAliases(t *testing.T) {
+	p, err := initiateAnswering(t, `{"id":"p","reference":"r","amount":"1","currency":"NGN",
+		"quote":{"quote_id":"q-main","id":"q-alias","fee":"1","fees":"9","exchange_rate":"2","rate":"9",
+		"total_amount":"3","amount_to_collect":"9"}}`)
+	require.NoError(t, err)
+	assert.Equal(t, "q-main", p.Quote.ID)
+	assert.Equal(t, "1", p.Quote.Fee.String())
+	assert.Equal(t, "2", p.Quote.ExchangeRate.String())
+	assert.Equal(t, "3", p.Quote.TotalAmount.String())
+}
+
+func TestQuoteExpiryFromQuoteCreatedAt(t *testing.T) {
+	p, err := initiateAnswering(t, `{"id":"p","reference":"r","amount":"1","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
+		"quote":{"quote_id":"q1","fee":"0","created_at":"2025-03-01T09:30:00Z"}}`)
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2025, 3, 1, 9, 35, 0, 0, time.UTC), p.Quote.ExpiresAt.UTC())
+}
+
+func TestQuoteExpiryFromPaymentCreatedAt(t *testing.T) {
+	p, err := initiateAnswering(t, `{"id":"p","reference":"r","amount":"1","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
+		"quote":{"quote_id":"q1","fee":"0"}}`)
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2025, 3, 1, 8, 5, 0, 0, time.UTC), p.Quote.ExpiresAt.UTC())
+}
+
+func TestQuoteExpiryFromReceiptTime(t *testing.T) {
+	h := newHarness(t)
+	clock := &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	payments.SetClockForTest(h.client, clock.Now)
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
+		`{"id":"p","reference":"r","amount":"1","currency":"NGN","quote":{"quote_id":"q1","fee":"0.10"}}`)))
+	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
+	require.NoError(t, err)
+	assert.Equal(t, clock.Now().Add(5*time.Minute), p.Quote.ExpiresAt)
+	assert.Equal(t, 5*time.Minute, payments.QuoteLifetime)
+}
+
+func TestInitiateWithoutQuoteIDIsMalformed(t *testing.T) {
+	for name, data := range map[string]string{
+		"no quote":         `{"id":"p","reference":"r","amount":"1","currency":"NGN","status":"pending"}`,
+		"null quote":       `{"id":"p","reference":"r","amount":"1","quote":null}`,
+		"quote without id": `{"id":"p","reference":"r","amount":"1","quote":{"fee":"1","total_amount":"2"}}`,
+		"empty quote id":   `{"id":"p","reference":"r","amount":"1","quote":{"quote_id":""}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(data)))
+			p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
+			assert.Nil(t, p)
+			var merr *payments.MalformedResponseError
+			require.ErrorAs(t, err, &merr)
+			assert.ErrorIs(t, err, payments.ErrMalformedResponse)
+			assert.Contains(t, merr.Reason, "no quote id")
+			require.NotNil(t, merr.Response, "what was received is kept")
+			assert.Equal(t, stanUUID, merr.Response.Stan)
+			key, ok := payments.IdempotencyKeyOf(err)
+			assert.True(t, ok)
+			assert.Equal(t, h.requests()[0].Header.Get("Idempotency-Key"), key)
+		})
+	}
+}
+
+func TestConfirmRefusesQuoteItKnowsExpired(t *testing.T) {
+	h := newHarness(t)
+	clock := &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	payments.SetClockForTest(h.client, clock.Now)
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
+		`{"id":"p","reference":"order-1","amount":"1","currency":"NGN","quote":{"quote_id":"q-exp","fee":"0"}}`)))
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
+
+	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
+	require.NoError(t, err)
+	assert.False(t, p.Quote.Expired(clock.Now()))
+
+	clock.Advance(5*time.Minute - time.Second)
+	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
+	require.NoError(t, err, "a second before expiry the quote is still confirmed")
+	require.Equal(t, 2, h.calls())
+
+	clock.Advance(time.Second)
+	assert.True(t, p.Quote.Expired(clock.Now()))
+	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
+	assert.ErrorIs(t, err, payments.ErrQuoteExpired)
+	var qerr *payments.QuoteExpiredError
+	require.ErrorAs(t, err, &qerr)
+	assert.Equal(t, "q-exp", qerr.QuoteID)
+	assert.Equal(t, p.Quote.ExpiresAt, qerr.ExpiredAt)
+	assert.Equal(t, "payments: quote q-exp expired at 2030-01-02T03:09:05Z; initiate the payment again", qerr.Error())
+	assert.Equal(t, 2, h.calls(), "nothing is sent for a quote known to have expired")
+	assert.NotErrorIs(t, err, payments.ErrInvalidParams)
+}
+
+func TestConfirmRefusesQuoteExpiredByResponseTime(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
+		`{"id":"p","reference":"order-1","amount":"1","currency":"NGN",
+		"quote":{"quote_id":"q-old","fee":"0","expires_at":"2001-01-01T00:00:00Z"}}`)))
+	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
+	require.NoError(t, err)
+	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
+	assert.ErrorIs(t, err, payments.ErrQuoteExpired)
+	assert.Equal(t, 1, h.calls())
+}
+
+func TestConfirmSendsUnknownQuotes(t *testing.T) {
+	// A quote this client did not issue (another process, a restart) is sent:
+	// only the service knows whether it is still valid.
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
+	_, err := h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "r", QuoteID: "from-elsewhere"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, h.calls())
+}
+
+func TestQuoteExpiredCodeFromServiceMatchesErrQuoteExpired(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(422,
+		`{"success":false,"message":"Quote has expired","stan":"s","code":"quote_expired"}`))
+	_, err := h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "r", QuoteID: "q"})
+	assert.ErrorIs(t, err, payments.ErrQuoteExpired)
+	assert.ErrorIs(t, err, payments.ErrUnprocessable)
+	var apiErr *payments.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 1, apiErr.Attempts)
+
+	h = newHarness(t)
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(422,
+		`{"success":false,"message":"Insufficient funds","code":"insufficient_funds"}`))
+	_, err = h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "r", QuoteID: "q"})
+	assert.NotErrorIs(t, err, payments.ErrQuoteExpired)
+}
+
+func TestQuoteExpiredMethod(t *testing.T) {
+	exp := time.Date(2025, 3, 1, 10, 5, 0, 0, time.UTC)
+	q := &payments.Quote{ExpiresAt: exp}
+	assert.False(t, q.Expired(exp.Add(-time.Nanosecond)))
+	assert.True(t, q.Expired(exp))
+	assert.True(t, q.Expired(exp.Add(time.Hour)))
+	assert.False(t, (&payments.Quote{}).Expired(exp), "an unknown expiry is not expired")
+	assert.Nil(t, (&payments.Payment{}).ConfirmParams())
+}
