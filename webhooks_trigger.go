@@ -8,7 +8,7 @@ import (
 )
 
 // WebhooksService triggers test webhook deliveries. Reach it as
-// Client.Webhooks. Receiving webhooks needs no Client: see Handler and
+// Client.Webhooks. Receiving webhooks needs no Client: see NewWebhookHandler and
 // ConstructEvent.
 type WebhooksService struct{ client *Client }
 

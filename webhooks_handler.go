@@ -1,0 +1,237 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// DefaultMaxWebhookBodyBytes is the largest webhook body a handler made by
+// NewWebhookHandler reads unless WithMaxBodyBytes says otherwise.
+const DefaultMaxWebhookBodyBytes = 1 << 20
+
+// EventFunc is the merchant's processing of one verified event. Return nil
+// only when the event has been fully handled (for example, the order is
+// marked paid in your database): the handler then answers 200 and the event
+// is never processed again. Return an error to make the handler answer 500,
+// so that the service delivers the event again later.
+//
+// ctx is the request's context: it is cancelled if the service drops the
+// connection. The error is logged by the handler (see WithHandlerLogger), so
+// keep secrets and personal data out of it.
+type EventFunc func(ctx context.Context, ev *Event) error
+
+// HandlerOption configures a handler made by NewWebhookHandler.
+type HandlerOption func(*WebhookHandler)
+
+// WithMaxBodyBytes sets the largest body the handler reads (default
+// DefaultMaxWebhookBodyBytes). A larger body is answered 413 without being
+// verified or parsed. n <= 0 keeps the default.
+func WithMaxBodyBytes(n int64) HandlerOption {
+	return func(h *WebhookHandler) {
+		if n > 0 {
+			h.maxBody = n
+		}
+	}
+}
+
+// WithEventStore sets the store that makes sure an event is processed once
+// (default: a MemoryEventStore of DefaultMemoryEventStoreSize entries,
+// private to this handler and to this process). Give a store shared by
+// every replica of your receiver when you run more than one. nil keeps the
+// default.
+func WithEventStore(s EventStore) HandlerOption {
+	return func(h *WebhookHandler) {
+		if s != nil {
+			h.store = s
+		}
+	}
+}
+
+// WithHandlerLogger makes the handler log each delivery it answers: the event
+// id and kind when known, the status, the reason for a refusal, and the error
+// of your EventFunc. Bodies, the signature header and secrets are never
+// logged. Without it nothing is logged.
+func WithHandlerLogger(l *slog.Logger) HandlerOption {
+	return func(h *WebhookHandler) { h.logger = l }
+}
+
+// WebhookHandler is an http.Handler that receives webhook deliveries: it
+// verifies each one, parses it, drops duplicates and calls your EventFunc.
+// Make it with NewWebhookHandler; it is safe for concurrent use.
+//
+// Answers, in the order the checks are made:
+//
+//   - 405, with "Allow: POST", to any method other than POST;
+//   - 413 to a body larger than the limit (read before anything parses it);
+//   - 401 when the Verifier refuses the delivery (missing, malformed or
+//     wrong signature, timestamp out of tolerance);
+//   - 400 when the verified body is not an event;
+//   - 200 when the event id was already processed successfully, without
+//     calling your function again;
+//   - 409 when the same event id is being processed right now by another
+//     delivery: the service's retry will get 200 once that one succeeds, or
+//     process the event if it failed;
+//   - 503 when the EventStore fails, without calling your function: an event
+//     is better delivered again later than processed twice;
+//   - 200 when your function returned nil, and 500 when it returned an error
+//     (or panicked), so the service retries. A failed event is released and
+//     processed again on the next delivery.
+//
+// The handler answers as soon as your function returns: it starts no
+// background work and never waits. Keep your function quick (the service
+// expects a prompt answer); hand long work to a queue of your own.
+type WebhookHandler struct {
+	verifier Verifier
+	fn       EventFunc
+	store    EventStore
+	maxBody  int64
+	logger   *slog.Logger
+}
+
+// NewWebhookHandler returns a handler that verifies deliveries with verifier
+// (usually a *SignatureVerifier), and calls fn once per event id. It panics
+// if verifier or fn is nil, as a programming error.
+//
+//	v, err := payments.NewSignatureVerifier([]string{secret})
+//	...
+//	mux.Handle("POST /webhooks", payments.NewWebhookHandler(v, processEvent))
+func NewWebhookHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *WebhookHandler {
+	if verifier == nil {
+		panic("payments: NewWebhookHandler with a nil Verifier")
+	}
+	if fn == nil {
+		panic("payments: NewWebhookHandler with a nil EventFunc")
+	}
+	h := &WebhookHandler{verifier: verifier, fn: fn, maxBody: DefaultMaxWebhookBodyBytes}
+	for _, o := range opts {
+		o(h)
+	}
+	if h.store == nil {
+		h.store = NewMemoryEventStore(DefaultMemoryEventStoreSize)
+	}
+	return h
+}
+
+// ServeHTTP handles one delivery; see WebhookHandler for the answers.
+func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.refuse(ctx, w, http.StatusMethodNotAllowed, nil, "method not allowed", slog.String("method", r.Method))
+		return
+	}
+	body, status, reason := h.readBody(w, r)
+	if status != 0 {
+		h.refuse(ctx, w, status, nil, reason)
+		return
+	}
+	if err := h.verifier.Verify(body, r.Header); err != nil {
+		h.refuse(ctx, w, http.StatusUnauthorized, nil, "invalid signature", slog.String("error", err.Error()))
+		return
+	}
+	ev, err := ParseEvent(body)
+	if err != nil {
+		h.refuse(ctx, w, http.StatusBadRequest, nil, "not a webhook event", slog.String("error", err.Error()))
+		return
+	}
+
+	claim, err := h.store.Claim(ctx, ev.ID)
+	switch {
+	case err != nil:
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, "event store unavailable", slog.String("error", err.Error()))
+		return
+	case claim == ClaimDone:
+		h.answer(ctx, w, http.StatusOK, ev, slog.LevelDebug, "duplicate delivery of a processed event")
+		return
+	case claim == ClaimInProgress:
+		h.refuse(ctx, w, http.StatusConflict, ev, "event is being processed by another delivery")
+		return
+	case claim != ClaimAcquired:
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, "event store gave an unknown claim status")
+		return
+	}
+	h.process(ctx, w, ev)
+}
+
+// process runs fn for a claimed event and settles the claim. The claim is
+// released if fn fails or panics, so that the next delivery processes the
+// event; the panic itself goes on to net/http, which drops the connection.
+func (h *WebhookHandler) process(ctx context.Context, w http.ResponseWriter, ev *Event) {
+	// The claim must be settled even when the service has hung up.
+	settleCtx := context.WithoutCancel(ctx)
+	start := time.Now()
+	returned := false
+	defer func() {
+		if !returned {
+			h.release(settleCtx, ev)
+		}
+	}()
+	err := h.fn(ctx, ev)
+	returned = true
+	if err != nil {
+		h.release(settleCtx, ev)
+		h.answer(ctx, w, http.StatusInternalServerError, ev, slog.LevelError, "event processing failed",
+			slog.String("error", err.Error()), slog.Duration("duration", time.Since(start)))
+		return
+	}
+	if err := h.store.Complete(settleCtx, ev.ID); err != nil {
+		// The event was processed: answering an error would have it
+		// processed again. Its claim stays taken, so redeliveries get 409.
+		h.log(ctx, slog.LevelError, "event processed but not recorded as done", ev, slog.String("error", err.Error()))
+	}
+	h.answer(ctx, w, http.StatusOK, ev, slog.LevelInfo, "event processed", slog.Duration("duration", time.Since(start)))
+}
+
+func (h *WebhookHandler) release(ctx context.Context, ev *Event) {
+	if err := h.store.Release(ctx, ev.ID); err != nil {
+		h.log(ctx, slog.LevelError, "could not release the claim on a failed event; redeliveries may be refused until the store frees it", ev, slog.String("error", err.Error()))
+	}
+}
+
+// readBody reads the whole body under the size limit. A non-zero status
+// means the body was refused.
+func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+	if r.ContentLength > h.maxBody {
+		return nil, http.StatusRequestEntityTooLarge, "body too large"
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, http.StatusRequestEntityTooLarge, "body too large"
+	case err != nil:
+		return nil, http.StatusBadRequest, "body could not be read"
+	}
+	return body, 0, ""
+}
+
+// refuse answers an error status and logs it at warning level.
+func (h *WebhookHandler) refuse(ctx context.Context, w http.ResponseWriter, status int, ev *Event, reason string, attrs ...slog.Attr) {
+	h.answer(ctx, w, status, ev, slog.LevelWarn, "webhook refused: "+reason, attrs...)
+}
+
+// answer writes status with a short text body and logs the delivery. The
+// body never says more than the status: in particular not why a signature
+// failed, nor what the EventFunc returned.
+func (h *WebhookHandler) answer(ctx context.Context, w http.ResponseWriter, status int, ev *Event, level slog.Level, msg string, attrs ...slog.Attr) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	fmt.Fprintln(w, http.StatusText(status))
+	h.log(ctx, level, msg, ev, append(attrs, slog.Int("status", status))...)
+}
+
+func (h *WebhookHandler) log(ctx context.Context, level slog.Level, msg string, ev *Event, attrs ...slog.Attr) {
+	if h.logger == nil || !h.logger.Enabled(ctx, level) {
+		return
+	}
+	if ev != nil {
+		attrs = append([]slog.Attr{slog.String("event_id", ev.ID), slog.String("event_type", string(ev.Type))}, attrs...)
+	}
+	h.logger.LogAttrs(ctx, level, msg, attrs...)
+}

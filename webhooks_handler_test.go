@@ -1,0 +1,339 @@
+package payments_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// whRecorder counts the calls of an EventFunc and the ones that succeeded.
+type whRecorder struct {
+	calls     atomic.Int64
+	successes atomic.Int64
+	mu        sync.Mutex
+	events    []*payments.Event
+}
+
+// fn returns an EventFunc that records the event and returns what result
+// says for the n-th call (1-based).
+func (r *whRecorder) fn(result func(n int64) error) payments.EventFunc {
+	return func(_ context.Context, ev *payments.Event) error {
+		n := r.calls.Add(1)
+		r.mu.Lock()
+		r.events = append(r.events, ev)
+		r.mu.Unlock()
+		err := result(n)
+		if err == nil {
+			r.successes.Add(1)
+		}
+		return err
+	}
+}
+
+func whOK(int64) error { return nil }
+
+// whHandler builds a handler with a verifier on the fixed test clock.
+func whHandler(t *testing.T, fn payments.EventFunc, opts ...payments.HandlerOption) *payments.WebhookHandler {
+	t.Helper()
+	return payments.NewWebhookHandler(whVerifier(t, whSecret), fn, opts...)
+}
+
+// whDelivery is a POST of payload signed with secret at signedAt.
+func whDelivery(payload []byte, signedAt time.Time, secret string) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(payload))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(payments.SignatureHeader, payments.SignPayload(payload, signedAt, secret))
+	return req
+}
+
+func whServe(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestWebhookHandlerValidDelivery(t *testing.T) {
+	var rec whRecorder
+	var amount string
+	h := whHandler(t, func(ctx context.Context, ev *payments.Event) error {
+		p, err := ev.Payment()
+		if err != nil {
+			return err
+		}
+		amount = p.Amount.String()
+		return rec.fn(whOK)(ctx, ev)
+	})
+	resp := whServe(h, whDelivery(whPayload(), whNow, whSecret))
+	assert.Equal(t, http.StatusOK, resp.Code)
+	assert.EqualValues(t, 1, rec.calls.Load())
+	require.Len(t, rec.events, 1)
+	assert.Equal(t, whEventID, rec.events[0].ID)
+	assert.Equal(t, payments.EventPaymentCompleted, rec.events[0].Type)
+	assert.Equal(t, "100", amount)
+}
+
+func TestWebhookHandlerRefusesBadSignatures(t *testing.T) {
+	payload := whPayload()
+	cases := map[string]*http.Request{
+		"missing header": func() *http.Request {
+			r := whDelivery(payload, whNow, whSecret)
+			r.Header.Del(payments.SignatureHeader)
+			return r
+		}(),
+		"malformed header": func() *http.Request {
+			r := whDelivery(payload, whNow, whSecret)
+			r.Header.Set(payments.SignatureHeader, "t=abc,v1=00")
+			return r
+		}(),
+		"tampered body": func() *http.Request {
+			r := whDelivery(payload, whNow, whSecret)
+			r.Body = httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Replace(string(payload), "100.00", "999.00", 1))).Body
+			return r
+		}(),
+		"wrong secret":     whDelivery(payload, whNow, "whsec_someone_else"),
+		"old timestamp":    whDelivery(payload, whNow.Add(-time.Hour), whSecret),
+		"future timestamp": whDelivery(payload, whNow.Add(time.Hour), whSecret),
+	}
+	for name, req := range cases {
+		t.Run(name, func(t *testing.T) {
+			var rec whRecorder
+			resp := whServe(whHandler(t, rec.fn(whOK)), req)
+			assert.Equal(t, http.StatusUnauthorized, resp.Code)
+			assert.Zero(t, rec.calls.Load(), "fn must not run on an unverified delivery")
+		})
+	}
+}
+
+func TestWebhookHandlerRefusesNonEvents(t *testing.T) {
+	var rec whRecorder
+	h := whHandler(t, rec.fn(whOK))
+	for _, body := range []string{`{"hello":"world"}`, `[1,2,3]`, `not json`, ``} {
+		resp := whServe(h, whDelivery([]byte(body), whNow, whSecret))
+		assert.Equal(t, http.StatusBadRequest, resp.Code, body)
+	}
+	assert.Zero(t, rec.calls.Load())
+}
+
+func TestWebhookHandlerRefusesOtherMethods(t *testing.T) {
+	var rec whRecorder
+	h := whHandler(t, rec.fn(whOK))
+	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
+		req := whDelivery(whPayload(), whNow, whSecret)
+		req.Method = method
+		resp := whServe(h, req)
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.Code, method)
+		assert.Equal(t, http.MethodPost, resp.Header().Get("Allow"), method)
+	}
+	assert.Zero(t, rec.calls.Load())
+}
+
+func TestWebhookHandlerBodyLimit(t *testing.T) {
+	big := whEventJSON(whEventID, payments.EventPaymentCompleted, `{"notes":"`+strings.Repeat("x", 4096)+`"}`)
+
+	t.Run("over a custom limit", func(t *testing.T) {
+		var rec whRecorder
+		h := whHandler(t, rec.fn(whOK), payments.WithMaxBodyBytes(1024))
+		resp := whServe(h, whDelivery(big, whNow, whSecret))
+		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.Code)
+		assert.Zero(t, rec.calls.Load())
+	})
+	t.Run("over the limit without a Content-Length", func(t *testing.T) {
+		var rec whRecorder
+		h := whHandler(t, rec.fn(whOK), payments.WithMaxBodyBytes(1024))
+		req := whDelivery(big, whNow, whSecret)
+		req.ContentLength = -1 // as with chunked transfer encoding
+		resp := whServe(h, req)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.Code)
+		assert.Zero(t, rec.calls.Load())
+	})
+	t.Run("over the default limit", func(t *testing.T) {
+		var rec whRecorder
+		h := whHandler(t, rec.fn(whOK))
+		huge := whEventJSON(whEventID, payments.EventPaymentCompleted, `{"notes":"`+strings.Repeat("x", payments.DefaultMaxWebhookBodyBytes)+`"}`)
+		resp := whServe(h, whDelivery(huge, whNow, whSecret))
+		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.Code)
+		assert.Zero(t, rec.calls.Load())
+	})
+	t.Run("exactly at the limit", func(t *testing.T) {
+		var rec whRecorder
+		h := whHandler(t, rec.fn(whOK), payments.WithMaxBodyBytes(int64(len(big))))
+		resp := whServe(h, whDelivery(big, whNow, whSecret))
+		assert.Equal(t, http.StatusOK, resp.Code)
+		assert.EqualValues(t, 1, rec.calls.Load())
+	})
+}
+
+func TestWebhookHandlerFailingFunctionIsRetried(t *testing.T) {
+	var rec whRecorder
+	h := whHandler(t, rec.fn(func(n int64) error {
+		if n == 1 {
+			return errors.New("database unavailable")
+		}
+		return nil
+	}))
+	payload := whPayload()
+
+	first := whServe(h, whDelivery(payload, whNow, whSecret))
+	assert.Equal(t, http.StatusInternalServerError, first.Code, "a failure must make the service retry")
+	assert.NotContains(t, first.Body.String(), "database unavailable", "the function's error is not sent back")
+
+	// The service's retry carries the same event, signed anew.
+	retry := whServe(h, whDelivery(payload, whNow.Add(30*time.Second), whSecret))
+	assert.Equal(t, http.StatusOK, retry.Code)
+	assert.EqualValues(t, 2, rec.calls.Load())
+	assert.EqualValues(t, 1, rec.successes.Load())
+
+	again := whServe(h, whDelivery(payload, whNow.Add(time.Minute), whSecret))
+	assert.Equal(t, http.StatusOK, again.Code)
+	assert.EqualValues(t, 2, rec.calls.Load(), "processed once successfully, never again")
+}
+
+func TestWebhookHandlerPanickingFunctionReleasesTheEvent(t *testing.T) {
+	var rec whRecorder
+	h := whHandler(t, rec.fn(func(n int64) error {
+		if n == 1 {
+			panic("bug in the merchant's code")
+		}
+		return nil
+	}))
+	payload := whPayload()
+	assert.Panics(t, func() { whServe(h, whDelivery(payload, whNow, whSecret)) }, "the panic goes on to net/http")
+	resp := whServe(h, whDelivery(payload, whNow, whSecret))
+	assert.Equal(t, http.StatusOK, resp.Code, "the event was released, not left in progress")
+	assert.EqualValues(t, 2, rec.calls.Load())
+}
+
+func TestWebhookHandlerDuplicateAfterSuccess(t *testing.T) {
+	var rec whRecorder
+	h := whHandler(t, rec.fn(whOK))
+	payload := whPayload()
+	first := whServe(h, whDelivery(payload, whNow, whSecret))
+	second := whServe(h, whDelivery(payload, whNow.Add(2*time.Minute), whSecret))
+	assert.Equal(t, http.StatusOK, first.Code)
+	assert.Equal(t, http.StatusOK, second.Code)
+	assert.EqualValues(t, 1, rec.calls.Load())
+
+	other := whEventJSON("7b2e4d3f-0c5e-4f9b-8c7d-6e5f4a3b2c1d", payments.EventPaymentCompleted, `{"id":"p-2"}`)
+	assert.Equal(t, http.StatusOK, whServe(h, whDelivery(other, whNow, whSecret)).Code)
+	assert.EqualValues(t, 2, rec.calls.Load(), "another event id is processed")
+}
+
+func TestWebhookHandlerConcurrentDuplicatesWhileProcessing(t *testing.T) {
+	const deliveries = 50
+	var rec whRecorder
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	h := whHandler(t, rec.fn(func(int64) error {
+		close(entered) // a second call would panic here
+		<-release
+		return nil
+	}))
+	payload := whPayload()
+
+	statuses := make(chan int, deliveries)
+	var wg sync.WaitGroup
+	for range deliveries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- whServe(h, whDelivery(payload, whNow, whSecret)).Code
+		}()
+	}
+	<-entered
+	// Every other delivery is answered while the first is still running.
+	counts := map[int]int{}
+	for range deliveries - 1 {
+		counts[<-statuses]++
+	}
+	close(release)
+	wg.Wait()
+	counts[<-statuses]++
+
+	assert.EqualValues(t, 1, rec.calls.Load())
+	assert.Equal(t, map[int]int{http.StatusOK: 1, http.StatusConflict: deliveries - 1}, counts)
+	assert.Equal(t, http.StatusOK, whServe(h, whDelivery(payload, whNow, whSecret)).Code, "a later retry is answered 200")
+	assert.EqualValues(t, 1, rec.calls.Load())
+}
+
+func TestWebhookHandlerConcurrentDuplicatesFreeRunning(t *testing.T) {
+	const deliveries = 50
+	var rec whRecorder
+	h := whHandler(t, rec.fn(whOK))
+	payload := whPayload()
+	var wg sync.WaitGroup
+	var ok, conflict atomic.Int64
+	start := make(chan struct{})
+	for range deliveries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			switch whServe(h, whDelivery(payload, whNow, whSecret)).Code {
+			case http.StatusOK:
+				ok.Add(1)
+			case http.StatusConflict:
+				conflict.Add(1)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	assert.EqualValues(t, 1, rec.calls.Load(), "processed exactly once")
+	assert.EqualValues(t, deliveries, ok.Load()+conflict.Load(), "every delivery got 200 or 409")
+	assert.GreaterOrEqual(t, ok.Load(), int64(1))
+}
+
+func TestWebhookHandlerLogsNoSecrets(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var rec whRecorder
+	h := whHandler(t, rec.fn(func(n int64) error {
+		if n == 1 {
+			return errors.New("temporary failure")
+		}
+		return nil
+	}), payments.WithHandlerLogger(logger))
+
+	payload := whEventJSON(whEventID, payments.EventRecipientCreated, `{"account_number":"0123456789","account_name":"Ada Okafor"}`)
+	good := whDelivery(payload, whNow, whSecret)
+	header := good.Header.Get(payments.SignatureHeader)
+	whServe(h, good)                                                      // fn fails: 500
+	whServe(h, whDelivery(payload, whNow, whSecret))                      // processed: 200
+	whServe(h, whDelivery(payload, whNow, whSecret))                      // duplicate: 200
+	whServe(h, whDelivery(payload, whNow, "whsec_someone_else"))          // 401
+	whServe(h, whDelivery([]byte(`{"x":"0123456789"}`), whNow, whSecret)) // 400
+
+	logs := buf.String()
+	for _, secret := range []string{whSecret, header, whSignatureOf(t, header), "0123456789", "Ada Okafor"} {
+		assert.NotContains(t, logs, secret)
+	}
+	assert.Contains(t, logs, whEventID)
+	assert.Contains(t, logs, "temporary failure", "the function's error is logged")
+	assert.Contains(t, logs, `"status":401`)
+	assert.Contains(t, logs, `"status":400`)
+	assert.Equal(t, 5, strings.Count(logs, "\n"), "one line per delivery:\n%s", logs)
+}
+
+func TestNewWebhookHandlerPanicsOnNil(t *testing.T) {
+	v := whVerifier(t, whSecret)
+	assert.Panics(t, func() { payments.NewWebhookHandler(nil, whRecorderFn()) })
+	assert.Panics(t, func() { payments.NewWebhookHandler(v, nil) })
+}
+
+func whRecorderFn() payments.EventFunc {
+	var rec whRecorder
+	return rec.fn(whOK)
+}

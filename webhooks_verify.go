@@ -1,0 +1,281 @@
+package payments
+
+import (
+	"crypto/hmac"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultSignatureTolerance is how far a delivery's signing time may be from
+// the receiver's clock, in the past or in the future, before the delivery is
+// refused as a possible replay.
+const DefaultSignatureTolerance = 5 * time.Minute
+
+// Errors of signature verification. Match them with errors.Is; their messages
+// say what is wrong without ever repeating a secret or a signature.
+var (
+	// ErrNoSignatureHeader means the delivery has no Payments-Signature
+	// header (or an empty one).
+	ErrNoSignatureHeader = errors.New("payments: webhook has no " + SignatureHeader + " header")
+	// ErrMalformedSignatureHeader means the header is not
+	// "t=<unix seconds>,v1=<hex>[,v1=<hex>...]".
+	ErrMalformedSignatureHeader = errors.New("payments: malformed " + SignatureHeader + " header")
+	// ErrNoMatchingSignature means no v1 signature of the header matches the
+	// payload under any of the secrets: the body was altered, or it was
+	// signed with another secret.
+	ErrNoMatchingSignature = errors.New("payments: no webhook signature matches the payload")
+	// ErrTimestampOutOfTolerance means the signature is valid but its
+	// timestamp is further from now than the tolerance, in the past (an old
+	// delivery replayed) or in the future. Check the receiver's clock if it
+	// happens to every delivery.
+	ErrTimestampOutOfTolerance = errors.New("payments: webhook timestamp outside the tolerance")
+)
+
+// Verifier checks that a webhook delivery comes from the service. Verify gets
+// the raw body, byte for byte as received, and the request headers, and
+// returns nil only for an authentic delivery.
+//
+// SignatureVerifier implements the scheme the SDK assumes. If your account
+// signs deliveries differently, implement Verifier and pass it to
+// NewWebhookHandler. The handler logs Verify's error, so it must not contain
+// secrets or signatures.
+type Verifier interface {
+	Verify(payload []byte, header http.Header) error
+}
+
+// SignatureVerifier verifies the Payments-Signature header:
+// "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>", with one v1
+// entry per secret while a secret rotates. A delivery is authentic when any
+// v1 entry matches the body under any of the verifier's secrets and t is
+// within the tolerance of now. Entries of other schemes (v0=, ...) are
+// ignored. Make it with NewSignatureVerifier (the zero value has no secret
+// and refuses every delivery); it is safe for concurrent use, and its printed
+// forms never show the secrets.
+type SignatureVerifier struct {
+	secrets   []string
+	tolerance time.Duration
+	now       func() time.Time
+}
+
+// VerifierOption configures a SignatureVerifier.
+type VerifierOption func(*SignatureVerifier) error
+
+// WithSignatureTolerance sets how far the signing time may be from now, in
+// either direction (default DefaultSignatureTolerance). It must be positive.
+func WithSignatureTolerance(d time.Duration) VerifierOption {
+	return func(v *SignatureVerifier) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: WithSignatureTolerance(%s) must be positive", ErrInvalidConfig, d)
+		}
+		v.tolerance = d
+		return nil
+	}
+}
+
+// WithSignatureClock makes the verifier read the current time from now
+// instead of time.Now; use it in tests.
+func WithSignatureClock(now func() time.Time) VerifierOption {
+	return func(v *SignatureVerifier) error {
+		if now == nil {
+			return fmt.Errorf("%w: WithSignatureClock(nil)", ErrInvalidConfig)
+		}
+		v.now = now
+		return nil
+	}
+}
+
+// NewSignatureVerifier returns a verifier that accepts deliveries signed
+// with any of secrets (the endpoint's signing secret; give the old and the
+// new one while you rotate). It fails, with an error matching
+// ErrInvalidConfig, when secrets is empty, a secret is empty or an option is
+// invalid.
+func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureVerifier, error) {
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("%w: NewSignatureVerifier needs at least one secret", ErrInvalidConfig)
+	}
+	v := &SignatureVerifier{tolerance: DefaultSignatureTolerance, now: time.Now}
+	for i, s := range secrets {
+		if s == "" {
+			return nil, fmt.Errorf("%w: NewSignatureVerifier: secret %d is empty", ErrInvalidConfig, i)
+		}
+		v.secrets = append(v.secrets, s)
+	}
+	for _, o := range opts {
+		if err := o(v); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// Verify returns nil when header carries a valid signature of payload. Its
+// errors match ErrNoSignatureHeader, ErrMalformedSignatureHeader,
+// ErrNoMatchingSignature or ErrTimestampOutOfTolerance. The timestamp is
+// checked after the signature, so ErrTimestampOutOfTolerance always means an
+// authentic but stale (or early) delivery.
+func (v *SignatureVerifier) Verify(payload []byte, header http.Header) error {
+	value := signatureHeaderValue(header)
+	if strings.TrimSpace(value) == "" {
+		return ErrNoSignatureHeader
+	}
+	sh, err := parseSignatureHeader(value)
+	if err != nil {
+		return err
+	}
+	if !v.matches(payload, sh) {
+		return ErrNoMatchingSignature
+	}
+	if sh.unix > maxSignatureUnix {
+		return fmt.Errorf("%w: signed in the far future, tolerance %s", ErrTimestampOutOfTolerance, v.tolerance)
+	}
+	age := v.now().Sub(time.Unix(sh.unix, 0))
+	switch {
+	case age > v.tolerance:
+		return fmt.Errorf("%w: signed %s ago, tolerance %s", ErrTimestampOutOfTolerance, age.Truncate(time.Second), v.tolerance)
+	case age < -v.tolerance:
+		return fmt.Errorf("%w: signed %s in the future, tolerance %s", ErrTimestampOutOfTolerance, (-age).Truncate(time.Second), v.tolerance)
+	}
+	return nil
+}
+
+// matches compares every v1 entry with the expected signature under every
+// secret, in constant time per comparison.
+func (v *SignatureVerifier) matches(payload []byte, sh *signatureHeader) bool {
+	ok := false
+	for _, secret := range v.secrets {
+		want := computeSignature(payload, sh.t, secret)
+		for _, got := range sh.v1 {
+			if hmac.Equal(want, got) {
+				ok = true // keep going: the time taken does not depend on which one matched
+			}
+		}
+	}
+	return ok
+}
+
+// String describes the verifier without its secrets.
+func (v SignatureVerifier) String() string {
+	return fmt.Sprintf("payments.SignatureVerifier{secrets: %d, tolerance: %s}", len(v.secrets), v.tolerance)
+}
+
+// GoString describes the verifier without its secrets.
+func (v SignatureVerifier) GoString() string { return v.String() }
+
+// LogValue logs the verifier without its secrets.
+func (v SignatureVerifier) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("secrets", len(v.secrets)), slog.Duration("tolerance", v.tolerance))
+}
+
+// ConstructEvent verifies a delivery with the default scheme and the given
+// secrets (see SignatureVerifier, with the default tolerance), then parses
+// it. payload must be the raw body, unchanged: read it whole and pass it here
+// before decoding it in any way. Errors match the signature errors
+// (ErrNoSignatureHeader, ...), ErrInvalidEvent, or ErrInvalidConfig when no
+// secret is given.
+func ConstructEvent(payload []byte, header http.Header, secrets ...string) (*Event, error) {
+	v, err := NewSignatureVerifier(secrets)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.Verify(payload, header); err != nil {
+		return nil, err
+	}
+	return ParseEvent(payload)
+}
+
+// signatureHeaderValue returns the Payments-Signature header. Several header
+// lines are joined with commas, as HTTP allows; a map built by hand with a
+// key in another case is searched too.
+func signatureHeaderValue(h http.Header) string {
+	values := h.Values(SignatureHeader)
+	if len(values) == 0 {
+		for k, vs := range h {
+			if strings.EqualFold(k, SignatureHeader) {
+				values = append(values, vs...)
+			}
+		}
+	}
+	return strings.Join(values, ",")
+}
+
+// signatureHeader is a parsed Payments-Signature header.
+type signatureHeader struct {
+	t    string // the timestamp exactly as sent: it is part of the signed text
+	unix int64
+	v1   [][]byte
+}
+
+// maxSignatureUnix is a signing time (in the year 36812) beyond which a
+// timestamp is out of tolerance without further arithmetic, which keeps
+// time.Unix far from overflowing.
+const maxSignatureUnix = 1 << 40
+
+// maxSignatureEntries bounds the work one header can ask for.
+const maxSignatureEntries = 32
+
+// parseSignatureHeader parses "t=<digits>,v1=<hex>[,...]" strictly: t must be
+// a plain non-negative decimal integer and appear once; every v1 must be the
+// hex of a SHA-256 HMAC; at least one v1 is required; other keys are ignored.
+// Spaces around an entry are allowed, nowhere else.
+func parseSignatureHeader(value string) (*signatureHeader, error) {
+	malformed := func(reason string) error {
+		return fmt.Errorf("%w: %s", ErrMalformedSignatureHeader, reason)
+	}
+	items := strings.Split(value, ",")
+	if len(items) > maxSignatureEntries {
+		return nil, malformed("too many entries")
+	}
+	sh := new(signatureHeader)
+	seenT := false
+	for _, item := range items {
+		item = strings.Trim(item, " \t")
+		key, val, ok := strings.Cut(item, "=")
+		switch {
+		case !ok || key == "":
+			return nil, malformed("an entry is not key=value")
+		case key == "t":
+			if seenT {
+				return nil, malformed("t appears more than once")
+			}
+			seenT = true
+			n, err := parseUnixSeconds(val)
+			if err != nil {
+				return nil, malformed("t is not a non-negative decimal integer")
+			}
+			sh.t, sh.unix = val, n
+		case key == "v1":
+			sig, err := hex.DecodeString(val)
+			if err != nil || len(sig) != 32 {
+				return nil, malformed("a v1 signature is not 64 hex digits")
+			}
+			sh.v1 = append(sh.v1, sig)
+		}
+	}
+	switch {
+	case !seenT:
+		return nil, malformed("no t timestamp")
+	case len(sh.v1) == 0:
+		return nil, malformed("no v1 signature")
+	}
+	return sh, nil
+}
+
+// parseUnixSeconds accepts only ASCII digits (no sign, space or underscore)
+// that fit in an int64.
+func parseUnixSeconds(s string) (int64, error) {
+	if s == "" || len(s) > 19 {
+		return 0, strconv.ErrSyntax
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	return strconv.ParseInt(s, 10, 64)
+}

@@ -1,0 +1,354 @@
+package payments_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+const (
+	whSecret      = "whsec_test_K3y9Pq2Lm8Vn4Rt7"
+	whOtherSecret = "whsec_test_N3wS3cr3tAfterR0tat"
+)
+
+// whNow is the fixed clock of the verification tests.
+var whNow = time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+
+func whClock() time.Time { return whNow }
+
+func whVerifier(t *testing.T, secrets ...string) *payments.SignatureVerifier {
+	t.Helper()
+	v, err := payments.NewSignatureVerifier(secrets, payments.WithSignatureClock(whClock))
+	require.NoError(t, err)
+	return v
+}
+
+func whHeader(value string) http.Header {
+	h := http.Header{}
+	h.Set(payments.SignatureHeader, value)
+	return h
+}
+
+func whPayload() []byte {
+	return whEventJSON(whEventID, payments.EventPaymentCompleted, `{"id":"p-1","amount":"100.00","currency":"NGN"}`)
+}
+
+// whSignatureOf returns the first v1 value of a header made by SignPayload.
+func whSignatureOf(t *testing.T, header string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(header, "v1=")
+	require.True(t, ok)
+	sig, _, _ := strings.Cut(after, ",")
+	return sig
+}
+
+// whAssertNoSecrets checks that an error message repeats neither a secret
+// nor a signature.
+func whAssertNoSecrets(t *testing.T, err error, header string) {
+	t.Helper()
+	msg := err.Error()
+	assert.NotContains(t, msg, whSecret)
+	assert.NotContains(t, msg, whOtherSecret)
+	if strings.Contains(header, "v1=") && len(whSignatureOf(t, header)) >= 8 {
+		assert.NotContains(t, msg, whSignatureOf(t, header))
+	}
+}
+
+// whHMAC computes the documented scheme independently of SignPayload:
+// hex(HMAC-SHA256(secret, "<t>.<payload>")).
+func whHMAC(ts string, payload []byte, secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + "."))
+	m.Write(payload)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func TestSignPayloadFollowsTheDocumentedScheme(t *testing.T) {
+	payload := whPayload()
+	ts := fmt.Sprint(whNow.Unix())
+	assert.Equal(t, "t="+ts+",v1="+whHMAC(ts, payload, whSecret), payments.SignPayload(payload, whNow, whSecret))
+	assert.Equal(t, "t="+ts+",v1="+whHMAC(ts, payload, whSecret)+",v1="+whHMAC(ts, payload, whOtherSecret),
+		payments.SignPayload(payload, whNow, whSecret, whOtherSecret))
+}
+
+func TestVerifyValidDelivery(t *testing.T) {
+	payload := whPayload()
+	header := payments.SignPayload(payload, whNow, whSecret)
+	require.NoError(t, whVerifier(t, whSecret).Verify(payload, whHeader(header)))
+}
+
+func TestVerifyRejectsTampering(t *testing.T) {
+	payload := whPayload()
+	header := payments.SignPayload(payload, whNow, whSecret)
+	v := whVerifier(t, whSecret)
+
+	t.Run("tampered body", func(t *testing.T) {
+		tampered := []byte(strings.Replace(string(payload), "100.00", "900.00", 1))
+		err := v.Verify(tampered, whHeader(header))
+		assert.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+		whAssertNoSecrets(t, err, header)
+	})
+	t.Run("body with an added space", func(t *testing.T) {
+		assert.ErrorIs(t, v.Verify(append(payload, ' '), whHeader(header)), payments.ErrNoMatchingSignature)
+	})
+	t.Run("tampered signature", func(t *testing.T) {
+		sig := whSignatureOf(t, header)
+		flipped := "0"
+		if sig[0] == '0' {
+			flipped = "1"
+		}
+		bad := strings.Replace(header, sig, flipped+sig[1:], 1)
+		err := v.Verify(payload, whHeader(bad))
+		assert.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+		whAssertNoSecrets(t, err, bad)
+	})
+	t.Run("tampered timestamp", func(t *testing.T) {
+		// Same signature, another t: the timestamp is part of the signed text.
+		bad := strings.Replace(header, fmt.Sprintf("t=%d", whNow.Unix()), fmt.Sprintf("t=%d", whNow.Unix()-1), 1)
+		assert.ErrorIs(t, v.Verify(payload, whHeader(bad)), payments.ErrNoMatchingSignature)
+	})
+	t.Run("wrong secret", func(t *testing.T) {
+		other := payments.SignPayload(payload, whNow, "whsec_attacker_guess")
+		err := v.Verify(payload, whHeader(other))
+		assert.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+		whAssertNoSecrets(t, err, other)
+	})
+}
+
+func TestVerifySecretRotation(t *testing.T) {
+	payload := whPayload()
+	signedByBoth := payments.SignPayload(payload, whNow, whSecret, whOtherSecret)
+	signedByOld := payments.SignPayload(payload, whNow, whSecret)
+	signedByNew := payments.SignPayload(payload, whNow, whOtherSecret)
+	require.Equal(t, 2, strings.Count(signedByBoth, "v1="))
+
+	t.Run("header with two v1 entries", func(t *testing.T) {
+		assert.NoError(t, whVerifier(t, whSecret).Verify(payload, whHeader(signedByBoth)), "the old secret matches the first entry")
+		assert.NoError(t, whVerifier(t, whOtherSecret).Verify(payload, whHeader(signedByBoth)), "the new secret matches the second entry")
+		assert.ErrorIs(t, whVerifier(t, "whsec_unrelated").Verify(payload, whHeader(signedByBoth)), payments.ErrNoMatchingSignature)
+	})
+	t.Run("verifier with two secrets", func(t *testing.T) {
+		v := whVerifier(t, whSecret, whOtherSecret)
+		assert.NoError(t, v.Verify(payload, whHeader(signedByOld)))
+		assert.NoError(t, v.Verify(payload, whHeader(signedByNew)))
+		assert.NoError(t, v.Verify(payload, whHeader(signedByBoth)))
+		unrelated := payments.SignPayload(payload, whNow, "whsec_unrelated")
+		assert.ErrorIs(t, v.Verify(payload, whHeader(unrelated)), payments.ErrNoMatchingSignature)
+	})
+}
+
+func TestVerifyTimestampTolerance(t *testing.T) {
+	payload := whPayload()
+	v := whVerifier(t, whSecret)
+	cases := map[string]struct {
+		signedAt time.Time
+		want     error
+	}{
+		"exactly 5 minutes old":   {whNow.Add(-5 * time.Minute), nil},
+		"exactly 5 minutes ahead": {whNow.Add(5 * time.Minute), nil},
+		"old":                     {whNow.Add(-5*time.Minute - time.Second), payments.ErrTimestampOutOfTolerance},
+		"a day old":               {whNow.Add(-24 * time.Hour), payments.ErrTimestampOutOfTolerance},
+		"future":                  {whNow.Add(5*time.Minute + time.Second), payments.ErrTimestampOutOfTolerance},
+		"epoch":                   {time.Unix(0, 0), payments.ErrTimestampOutOfTolerance},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			header := payments.SignPayload(payload, tc.signedAt, whSecret)
+			err := v.Verify(payload, whHeader(header))
+			if tc.want == nil {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, tc.want)
+			whAssertNoSecrets(t, err, header)
+		})
+	}
+
+	t.Run("far future t does not overflow", func(t *testing.T) {
+		for _, ts := range []string{"9223372036854775807", "1099511627777", "99999999999"} {
+			header := "t=" + ts + ",v1=" + whHMAC(ts, payload, whSecret)
+			assert.ErrorIs(t, v.Verify(payload, whHeader(header)), payments.ErrTimestampOutOfTolerance, ts)
+		}
+	})
+
+	t.Run("custom tolerance", func(t *testing.T) {
+		strict, err := payments.NewSignatureVerifier([]string{whSecret},
+			payments.WithSignatureTolerance(30*time.Second), payments.WithSignatureClock(whClock))
+		require.NoError(t, err)
+		header := payments.SignPayload(payload, whNow.Add(-time.Minute), whSecret)
+		assert.ErrorIs(t, strict.Verify(payload, whHeader(header)), payments.ErrTimestampOutOfTolerance)
+		assert.NoError(t, v.Verify(payload, whHeader(header)))
+	})
+}
+
+func TestVerifyMissingHeader(t *testing.T) {
+	v := whVerifier(t, whSecret)
+	assert.ErrorIs(t, v.Verify(whPayload(), http.Header{}), payments.ErrNoSignatureHeader)
+	assert.ErrorIs(t, v.Verify(whPayload(), nil), payments.ErrNoSignatureHeader)
+	other := http.Header{}
+	other.Set("Stripe-Signature", payments.SignPayload(whPayload(), whNow, whSecret))
+	assert.ErrorIs(t, v.Verify(whPayload(), other), payments.ErrNoSignatureHeader)
+}
+
+func TestVerifyMalformedHeaders(t *testing.T) {
+	payload := whPayload()
+	good := payments.SignPayload(payload, whNow, whSecret)
+	sig := whSignatureOf(t, good)
+	ts := fmt.Sprint(whNow.Unix())
+	cases := []struct {
+		name, header string
+		want         error
+	}{
+		{"empty", "", payments.ErrNoSignatureHeader},
+		{"blank", "   ", payments.ErrNoSignatureHeader},
+		{"no t", "v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"no v1", "t=" + ts, payments.ErrMalformedSignatureHeader},
+		{"only another scheme", "t=" + ts + ",v0=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t empty", "t=,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t not an integer", "t=abc,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t with a fraction", "t=" + ts + ".5,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t in exponent form", "t=1.7e9,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t with plus sign", "t=+" + ts + ",v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t negative", "t=-" + ts + ",v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t with inner space", "t= " + ts + ",v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t with split digits", "t=17 14557600,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t with underscores", "t=1_714_557_600,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t hexadecimal", "t=0x66321C20,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"t overflows int64", "t=99999999999999999999,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"duplicate t", "t=" + ts + ",t=" + ts + ",v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"duplicate t with other value", "t=" + ts + ",v1=" + sig + ",t=1", payments.ErrMalformedSignatureHeader},
+		{"non-hex v1", "t=" + ts + ",v1=" + strings.Repeat("zz", 32), payments.ErrMalformedSignatureHeader},
+		{"short v1", "t=" + ts + ",v1=" + sig[:62], payments.ErrMalformedSignatureHeader},
+		{"odd-length v1", "t=" + ts + ",v1=" + sig[:63], payments.ErrMalformedSignatureHeader},
+		{"empty v1", "t=" + ts + ",v1=", payments.ErrMalformedSignatureHeader},
+		{"garbage", "garbage", payments.ErrMalformedSignatureHeader},
+		{"semicolons", "t=" + ts + ";v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"empty entry", "t=" + ts + ",,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"empty key", "t=" + ts + ",=x,v1=" + sig, payments.ErrMalformedSignatureHeader},
+		{"too many entries", "t=" + ts + strings.Repeat(",v1="+sig, 40), payments.ErrMalformedSignatureHeader},
+	}
+	v := whVerifier(t, whSecret)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := v.Verify(payload, whHeader(tc.header))
+			require.Error(t, err)
+			assert.ErrorIs(t, err, tc.want)
+			for _, other := range []error{payments.ErrNoSignatureHeader, payments.ErrMalformedSignatureHeader, payments.ErrNoMatchingSignature, payments.ErrTimestampOutOfTolerance} {
+				if other != tc.want {
+					assert.False(t, errors.Is(err, other), "also matches %v", other)
+				}
+			}
+			whAssertNoSecrets(t, err, good)
+		})
+	}
+}
+
+func TestVerifyAcceptsWellFormedVariants(t *testing.T) {
+	payload := whPayload()
+	good := payments.SignPayload(payload, whNow, whSecret)
+	sig := whSignatureOf(t, good)
+	ts := fmt.Sprint(whNow.Unix())
+	v := whVerifier(t, whSecret)
+
+	for name, header := range map[string]string{
+		"unknown schemes are ignored":  "t=" + ts + ",v0=not-hex-at-all,v1=" + sig + ",v2=abc",
+		"v1 before t":                  "v1=" + sig + ",t=" + ts,
+		"spaces around entries":        " t=" + ts + " , v1=" + sig + " ",
+		"upper-case hex":               "t=" + ts + ",v1=" + strings.ToUpper(sig),
+		"a stale v1 beside a good one": "t=" + ts + ",v1=" + strings.Repeat("ab", 32) + ",v1=" + sig,
+		"leading zeros in t":           "t=00" + ts + ",v1=" + whHMAC("00"+ts, payload, whSecret),
+	} {
+		assert.NoError(t, v.Verify(payload, whHeader(header)), name)
+	}
+
+	t.Run("header split over two lines", func(t *testing.T) {
+		h := http.Header{}
+		h.Add(payments.SignatureHeader, "t="+ts)
+		h.Add(payments.SignatureHeader, "v1="+sig)
+		assert.NoError(t, v.Verify(payload, h))
+	})
+	t.Run("hand-built map with a lower-case key", func(t *testing.T) {
+		h := http.Header{"payments-signature": {good}}
+		assert.NoError(t, v.Verify(payload, h))
+	})
+}
+
+func TestNewSignatureVerifierRejectsBadConfig(t *testing.T) {
+	for name, call := range map[string]func() (*payments.SignatureVerifier, error){
+		"no secrets": func() (*payments.SignatureVerifier, error) { return payments.NewSignatureVerifier(nil) },
+		"an empty secret": func() (*payments.SignatureVerifier, error) {
+			return payments.NewSignatureVerifier([]string{whSecret, ""})
+		},
+		"zero tolerance": func() (*payments.SignatureVerifier, error) {
+			return payments.NewSignatureVerifier([]string{whSecret}, payments.WithSignatureTolerance(0))
+		},
+		"negative tolerance": func() (*payments.SignatureVerifier, error) {
+			return payments.NewSignatureVerifier([]string{whSecret}, payments.WithSignatureTolerance(-time.Second))
+		},
+		"nil clock": func() (*payments.SignatureVerifier, error) {
+			return payments.NewSignatureVerifier([]string{whSecret}, payments.WithSignatureClock(nil))
+		},
+	} {
+		v, err := call()
+		assert.ErrorIs(t, err, payments.ErrInvalidConfig, name)
+		assert.Nil(t, v, name)
+	}
+}
+
+func TestSignatureVerifierNeverPrintsSecrets(t *testing.T) {
+	v := whVerifier(t, whSecret, whOtherSecret)
+	for _, s := range []string{fmt.Sprint(v), fmt.Sprintf("%+v", v), fmt.Sprintf("%#v", v), fmt.Sprintf("%v", *v), v.LogValue().String()} {
+		assert.NotContains(t, s, whSecret)
+		assert.NotContains(t, s, whOtherSecret)
+		assert.NotContains(t, s, "whsec")
+	}
+}
+
+func TestConstructEvent(t *testing.T) {
+	payload := whPayload()
+	header := whHeader(payments.SignPayload(payload, time.Now(), whSecret))
+
+	ev, err := payments.ConstructEvent(payload, header, whSecret)
+	require.NoError(t, err)
+	assert.Equal(t, whEventID, ev.ID)
+	assert.Equal(t, payments.EventPaymentCompleted, ev.Type)
+
+	ev, err = payments.ConstructEvent(payload, header, whOtherSecret, whSecret)
+	require.NoError(t, err, "rotation: any of the secrets")
+	assert.Equal(t, whEventID, ev.ID)
+
+	_, err = payments.ConstructEvent(append([]byte(nil), payload[:len(payload)-1]...), header, whSecret)
+	assert.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+
+	_, err = payments.ConstructEvent(payload, http.Header{}, whSecret)
+	assert.ErrorIs(t, err, payments.ErrNoSignatureHeader)
+
+	_, err = payments.ConstructEvent(payload, header)
+	assert.ErrorIs(t, err, payments.ErrInvalidConfig, "no secret is a configuration error, not a pass")
+
+	old := whHeader(payments.SignPayload(payload, time.Now().Add(-time.Hour), whSecret))
+	_, err = payments.ConstructEvent(payload, old, whSecret)
+	assert.ErrorIs(t, err, payments.ErrTimestampOutOfTolerance)
+
+	notAnEvent := []byte(`{"hello":"world"}`)
+	_, err = payments.ConstructEvent(notAnEvent, whHeader(payments.SignPayload(notAnEvent, time.Now(), whSecret)), whSecret)
+	assert.ErrorIs(t, err, payments.ErrInvalidEvent)
+}
+
+func TestZeroSignatureVerifierRefusesEverything(t *testing.T) {
+	var v payments.SignatureVerifier
+	payload := whPayload()
+	assert.ErrorIs(t, v.Verify(payload, whHeader(payments.SignPayload(payload, time.Now(), whSecret))), payments.ErrNoMatchingSignature)
+	assert.ErrorIs(t, v.Verify(payload, whHeader(payments.SignPayload(payload, time.Now(), ""))), payments.ErrNoMatchingSignature)
+}
