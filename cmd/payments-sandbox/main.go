@@ -1,0 +1,112 @@
+// Command payments-sandbox runs the paymentstest fake of the Payments API as
+// a standalone HTTP server, for trying the API or testing an integration
+// from outside Go (curl, another language, a Docker compose file).
+//
+// Usage:
+//
+//	payments-sandbox [-addr 127.0.0.1:8765] [-api-key KEY]
+//	                 [-webhook-url URL] [-webhook-secret SECRET]
+//	                 [-webhook-retry-wait 1s] [-quiet]
+//
+// It prints its URL and API key, and the lines to export so that the SDK
+// (payments.NewClientFromEnv) and the examples use it:
+//
+//	export PAYMENTS_BASE_URL=http://127.0.0.1:8765
+//	export PAYMENTS_API_KEY=eyJhbGciOi...
+//
+// With -webhook-url, every event is POSTed there, signed with the
+// -webhook-secret (a random one, printed, when none is given). Requests and
+// webhook attempts are logged to standard error unless -quiet is set. State
+// lives in memory and is lost when the command stops. SIGINT or SIGTERM stops
+// it gracefully: requests being handled are finished first.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/paymentsapi/payments-go/paymentstest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "payments-sandbox:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the sandbox, prints how to reach it to stdout, and serves
+// until ctx ends.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("payments-sandbox", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8765", "`address` to listen on (port 0 picks a free port)")
+	apiKey := fs.String("api-key", "", "API `key` to accept (default: a random JWT-shaped key)")
+	hookURL := fs.String("webhook-url", "", "`URL` to deliver webhook events to (default: none)")
+	hookSecret := fs.String("webhook-secret", "", "webhook signing `secret` (default: a random one)")
+	retryWait := fs.Duration("webhook-retry-wait", paymentstest.DefaultWebhookRetryWait,
+		"wait before the first retry of a failed webhook delivery; it doubles for each of the 4 retries")
+	quiet := fs.Bool("quiet", false, "do not log requests and webhook attempts")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see -help)", fs.Arg(0))
+	}
+
+	opts := []paymentstest.Option{paymentstest.WithAddr(*addr), paymentstest.WithWebhookRetryWait(*retryWait)}
+	if *apiKey != "" {
+		opts = append(opts, paymentstest.WithAPIKey(*apiKey))
+	}
+	secret := *hookSecret
+	if *hookURL != "" {
+		if secret == "" {
+			b := make([]byte, 16)
+			if _, err := rand.Read(b); err != nil {
+				return err
+			}
+			secret = "whsec_" + hex.EncodeToString(b)
+		}
+		opts = append(opts, paymentstest.WithWebhook(*hookURL, secret))
+	}
+	if !*quiet {
+		opts = append(opts, paymentstest.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
+	}
+	srv, err := paymentstest.StartServer(opts...)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	fmt.Fprintf(stdout, "payments-sandbox: a fake Payments API; its state lives in memory and is lost on exit.\n\n")
+	fmt.Fprintf(stdout, "  URL:      %s\n", srv.URL())
+	fmt.Fprintf(stdout, "  API key:  %s\n", srv.APIKey())
+	if *hookURL != "" {
+		fmt.Fprintf(stdout, "  Webhooks: %s (signing secret %s)\n", *hookURL, secret)
+	} else {
+		fmt.Fprintf(stdout, "  Webhooks: none (set -webhook-url to receive events)\n")
+	}
+	fmt.Fprintf(stdout, "\nTo point the SDK and its examples at it:\n\n")
+	fmt.Fprintf(stdout, "export PAYMENTS_BASE_URL=%s\n", srv.URL())
+	fmt.Fprintf(stdout, "export PAYMENTS_API_KEY=%s\n\n", srv.APIKey())
+	fmt.Fprintf(stdout, "Press Ctrl+C to stop.\n")
+
+	<-ctx.Done()
+	srv.Close()
+	fmt.Fprintln(stdout, "payments-sandbox: stopped")
+	return nil
+}

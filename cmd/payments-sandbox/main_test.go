@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while run writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var (
+	baseURLLine = regexp.MustCompile(`(?m)^export PAYMENTS_BASE_URL=(\S+)$`)
+	apiKeyLine  = regexp.MustCompile(`(?m)^export PAYMENTS_API_KEY=(\S+)$`)
+	secretLine  = regexp.MustCompile(`signing secret (\S+)\)`)
+)
+
+func TestRunServesUntilCancelled(t *testing.T) {
+	var mu sync.Mutex
+	var hooks [][]byte
+	var headers []http.Header
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		hooks, headers = append(hooks, body), append(headers, r.Header.Clone())
+		mu.Unlock()
+	}))
+	defer receiver.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-webhook-url", receiver.URL, "-webhook-retry-wait", "1ms"}, &stdout, &stderr)
+	}()
+	require.Eventually(t, func() bool { return apiKeyLine.MatchString(stdout.String()) }, 5*time.Second, 5*time.Millisecond)
+	out := stdout.String()
+	baseURL := baseURLLine.FindStringSubmatch(out)[1]
+	apiKey := apiKeyLine.FindStringSubmatch(out)[1]
+	secret := secretLine.FindStringSubmatch(out)[1]
+	assert.True(t, strings.HasPrefix(secret, "whsec_"))
+
+	t.Setenv("PAYMENTS_BASE_URL", baseURL)
+	t.Setenv("PAYMENTS_API_KEY", apiKey)
+	client, err := payments.NewClientFromEnv(payments.WithMaxRetries(0))
+	require.NoError(t, err)
+	_, err = client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	require.NoError(t, err)
+	assert.Contains(t, stderr.String(), "path=/payments/recipients", "requests are logged")
+	assert.NotContains(t, stderr.String(), apiKey, "the key is never logged")
+
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(hooks) == 2
+	}, 5*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	_, err = payments.ConstructEvent(hooks[0], headers[0], secret)
+	mu.Unlock()
+	require.NoError(t, err, "deliveries are signed with the printed secret")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not stop")
+	}
+	assert.Contains(t, stdout.String(), "stopped")
+	_, err = client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
+		AccountNumber: "1", AccountName: "A", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	}, payments.WithIdempotencyKey("after-stop"))
+	require.Error(t, err, "the server is gone")
+}
+
+func TestRunFixedKeyQuiet(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "sandbox", "-quiet"}, &stdout, &stderr)
+	}()
+	require.Eventually(t, func() bool { return apiKeyLine.MatchString(stdout.String()) }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, "sandbox", apiKeyLine.FindStringSubmatch(stdout.String())[1])
+	assert.Contains(t, stdout.String(), "Webhooks: none")
+	baseURL := baseURLLine.FindStringSubmatch(stdout.String())[1]
+	client, err := payments.NewClient("sandbox", payments.WithBaseURL(baseURL))
+	require.NoError(t, err)
+	_, err = client.VirtualAccounts.Create(ctx, &payments.VirtualAccountCreateParams{
+		AccountType: payments.AccountTypeBusiness, AccountName: "Acme", Email: "ops@acme.example",
+	})
+	require.NoError(t, err)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Empty(t, stderr.String())
+}
+
+func TestRunBadArguments(t *testing.T) {
+	for name, args := range map[string][]string{
+		"unknown flag":     {"-nope"},
+		"extra argument":   {"serve"},
+		"bad webhook url":  {"-addr", "127.0.0.1:0", "-webhook-url", "ftp://x"},
+		"bad address":      {"-addr", "not an address"},
+		"negative backoff": {"-addr", "127.0.0.1:0", "-webhook-retry-wait", "-1s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut syncBuffer
+			err := run(context.Background(), args, &out, &errOut)
+			require.Error(t, err)
+		})
+	}
+	var out, errOut syncBuffer
+	err := run(context.Background(), []string{"-help"}, &out, &errOut)
+	require.True(t, errors.Is(err, flag.ErrHelp))
+	assert.Contains(t, errOut.String(), "-webhook-url")
+}

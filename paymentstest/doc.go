@@ -1,0 +1,61 @@
+// Package paymentstest runs an in-process, stateful fake of the Payments
+// API, as net/http/httptest runs an HTTP server: for testing code that uses
+// the SDK, and for trying the SDK without an API key.
+//
+//	srv := paymentstest.NewServer()
+//	defer srv.Close()
+//	client := srv.Client() // or payments.NewClient(srv.APIKey(), payments.WithBaseURL(srv.URL()))
+//	r, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{...})
+//	...
+//	if n := len(srv.PaymentsByReference("order-1")); n != 1 { t.Fatalf("%d payments", n) }
+//
+// The server listens on a loopback port and speaks real HTTP, so everything
+// between your code and the wire (retries, idempotency keys, timeouts,
+// decoding) is exercised. It implements every operation of the
+// specification plus confirm, with the decisions of the SDK's design notes:
+//
+//   - Authentication: "Authorization: Bearer <APIKey()>"; otherwise 401 with
+//     code "unauthorized".
+//   - Every answer is the envelope {success, message, stan, data}; errors carry
+//     code and, for bad fields, errors: [{field, message}]. Malformed JSON is
+//     400 "invalid_json", bad fields 422 "validation_failed", unknown ids 404
+//     "not_found", unknown paths 404, wrong methods 405.
+//   - Recipients are stored and updated (201 on create, 200 on update).
+//     Creating one emits recipient.created then recipient.verified.
+//   - Initiate creates a pending payment with a quote: fee 1.5% of the
+//     amount rounded half up to 2 places (at least 0.01), the exchange rate
+//     from the payment's currency to the recipient's (1 when they match; a
+//     built-in table otherwise, or WithExchangeRate), total = amount + fee,
+//     expiry 5 minutes after creation on the server's clock (see Advance). A
+//     reference already used by a payment that is not an expired, unconfirmed
+//     quote is refused with 422 "duplicate_reference".
+//   - Confirm (POST /payments/confirm {"reference", "quote_id"}) executes the
+//     payment: status "completed" (is_completed true) and payment.completed,
+//     or status "rejected" and payment.rejected when the amount converted to
+//     the recipient's currency exceeds the recipient's limit. An expired quote
+//     gives 422 "quote_expired", an executed one 422
+//     "quote_already_confirmed", an unknown one 404.
+//   - Virtual accounts get unique random 10-digit account numbers (200);
+//     SimulateIncomingPayment plays a customer paying into one.
+//   - Idempotency-Key, on any request: the same key and body replay the
+//     first answer byte for byte (same status and stan, plus the header
+//     Idempotent-Replayed: true); the same key with another body gives 422
+//     "idempotency_key_reused"; while the first request runs, 409
+//     "idempotency_in_progress". Keys are scoped to API key, method and
+//     path, and kept 24 hours of server time.
+//   - Webhooks (WithWebhook or SetWebhook): every event is POSTed as
+//     {"id", "event", "created_at", "data"}, signed with payments.SignPayload
+//     in the Payments-Signature header, one event at a time in order, and
+//     retried WebhookRetries times after a failed attempt, waiting 1s, 2s, 4s,
+//     8s (WithWebhookRetryWait scales this). Deliveries and Events are logs
+//     to assert on; WaitForDeliveries waits for the queue to drain.
+//   - Faults: FailNext, DropNext, DropNextAfterWork and InjectFault break
+//     chosen requests; SetLatency slows every request down.
+//
+// Reads such as Payments, Recipients and Requests let a test check the
+// server's side, for example that a retried payment exists exactly once.
+//
+// The package imports only the SDK's public API, never its internals, so a
+// bug in the client cannot be hidden by shared code. The payments-sandbox
+// command runs the same fake as a standalone server.
+package paymentstest

@@ -1,0 +1,165 @@
+package paymentstest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/paymentstest"
+)
+
+// A test starts a fake, gets a client wired to it, and checks the server's
+// side afterwards.
+func Example() {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	client := srv.Client()
+	ctx := context.Background()
+
+	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber:   "0123456789",
+		AccountName:     "Ada Lovelace",
+		AccountType:     payments.AccountTypeIndividual,
+		AccountCurrency: "NGN",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount:      decimal.RequireFromString("1000"),
+		Currency:    "NGN",
+		RecipientID: recipient.ID,
+		Reference:   "order-1001",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	q := payment.Quote
+	fmt.Println(payment.Status, "fee", q.Fee.StringFixed(2), "total", q.TotalAmount.StringFixed(2), q.Currency)
+
+	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(payment.Status, payment.IsCompleted)
+	fmt.Println("payments for order-1001:", len(srv.PaymentsByReference("order-1001")))
+	// Output:
+	// pending fee 15.00 total 1015.00 NGN
+	// completed true
+	// payments for order-1001: 1
+}
+
+// Injected faults check that retries never pay twice.
+func ExampleServer_FailNext() {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	client := srv.Client(payments.WithMaxRetries(4))
+	ctx := context.Background()
+
+	recipient, _ := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	srv.FailNext(1, http.StatusServiceUnavailable, time.Second)
+	srv.DropNext(1)
+	srv.DropNextAfterWork(1) // the payment is made, the answer lost
+
+	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: decimal.RequireFromString("250"), Currency: "NGN",
+		RecipientID: recipient.ID, Reference: "order-1002",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(payment.Status, "after", srv.FaultsInjected(), "faults")
+	fmt.Println("payments for order-1002:", len(srv.PaymentsByReference("order-1002")))
+	// Output:
+	// pending after 3 faults
+	// payments for order-1002: 1
+}
+
+// Advance moves the server's clock, so that quotes expire without waiting.
+func ExampleServer_Advance() {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	client := srv.Client()
+	ctx := context.Background()
+
+	recipient, _ := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	payment, _ := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: decimal.RequireFromString("10"), Currency: "NGN",
+		RecipientID: recipient.ID, Reference: "order-1003",
+	})
+	srv.Advance(payments.QuoteLifetime)
+	_, err := client.Payments.Confirm(ctx, payment.ConfirmParams())
+	fmt.Println(errors.Is(err, payments.ErrQuoteExpired))
+	// Output: true
+}
+
+// Webhooks go to the configured URL, signed; SimulateIncomingPayment plays a
+// customer paying into a virtual account.
+func ExampleServer_SimulateIncomingPayment() {
+	const secret = "whsec_example"
+	var mu sync.Mutex
+	var received []string
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ev, err := payments.ConstructEvent(body, r.Header, secret)
+		if err != nil {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		received = append(received, string(ev.Type))
+		mu.Unlock()
+	}))
+	defer receiver.Close()
+
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret))
+	defer srv.Close()
+	client := srv.Client()
+	ctx := context.Background()
+
+	account, err := client.VirtualAccounts.Create(ctx, &payments.VirtualAccountCreateParams{
+		AccountType: payments.AccountTypeBusiness, AccountName: "Acme Ltd", Email: "ops@acme.example",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	in, err := srv.SimulateIncomingPayment(account.AccountNumber, decimal.RequireFromString("5000"), "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("received", in.Amount.StringFixed(2), in.Currency, "from", in.PayerName)
+
+	if err := srv.WaitForDeliveries(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, kind := range received {
+		fmt.Println("webhook:", kind)
+	}
+	// Output:
+	// received 5000.00 NGN from Sandbox Payer
+	// webhook: virtual_account.created
+	// webhook: virtual_account.payment_received
+}

@@ -1,0 +1,243 @@
+package paymentstest
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// apiRequest is what a handler gets: the request, its body and its path
+// parameter.
+type apiRequest struct {
+	r     *http.Request
+	body  []byte
+	param string // {id} or {event_id}, unescaped
+	notes []string
+}
+
+type handlerFunc func(s *Server, rq *apiRequest) *response
+
+// ServeHTTP answers one request. Server is an http.Handler, so it can also
+// be mounted in a server of your own (without a listener, Close still stops
+// webhook delivery). Each request is added to the Requests log before its
+// answer is sent (or its connection dropped), so a client that got an answer
+// finds its request logged.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := RequestRecord{
+		Method:         r.Method,
+		Path:           r.URL.EscapedPath(),
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
+		At:             s.clock.now(),
+	}
+	logged := func() { s.record(r.Context(), rec, time.Since(start)) }
+
+	fault, faulted := s.faults.take(r.Method, rec.Path)
+	if faulted {
+		rec.Fault = fault.Kind
+		switch fault.Kind {
+		case FaultStatus:
+			resp := s.faultResponse(fault)
+			rec.StatusCode, rec.Stan = resp.status, resp.stan
+			logged()
+			resp.write(w, false)
+			return
+		case FaultDrop:
+			logged()
+			dropConnection(w)
+			return
+		}
+	}
+	rq := &apiRequest{r: r}
+	resp, replayed := s.handle(w, rq)
+	rec.Notes, rec.Replayed = rq.notes, replayed
+	if resp == nil { // the client went away during SetLatency
+		logged()
+		return
+	}
+	rec.Stan = resp.stan
+	if faulted && fault.Kind == FaultDropAfterWork {
+		logged()
+		dropConnection(w)
+		return
+	}
+	rec.StatusCode = resp.status
+	logged()
+	resp.write(w, replayed)
+}
+
+// handle runs authentication, routing, idempotency and the operation. It
+// returns nil when the client went away before the work was done.
+func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, replayed bool) {
+	r := rq.r
+	if msg, ok := s.authorize(r); !ok {
+		return s.fail(http.StatusUnauthorized, CodeUnauthorized, msg).
+			withHeader("WWW-Authenticate", `Bearer realm="payments"`), false
+	}
+	h, param, bad := s.route(r.Method, r.URL.EscapedPath())
+	if bad != nil {
+		return bad, false
+	}
+	rq.param = param
+	body, bad := s.readBody(w, r)
+	if bad != nil {
+		return bad, false
+	}
+	rq.body = body
+
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		if !s.pause(r.Context()) {
+			return s.abandoned(), false
+		}
+		return s.run(h, rq), false
+	}
+	if !validIdempotencyKey(key) {
+		return s.fail(http.StatusBadRequest, CodeInvalidIdempotencyKey,
+			fmt.Sprintf("the Idempotency-Key must be 1 to %d printable ASCII characters", maxIdempotencyKeyLen)), false
+	}
+	k := idemKey{apiKey: s.apiKeyHash, method: r.Method, path: r.URL.EscapedPath(), key: key}
+	outcome, entry := s.idem.begin(k, canonicalHash(body), s.clock.now())
+	switch outcome {
+	case idemReplay:
+		return entry.resp, true
+	case idemMismatch:
+		return s.fail(http.StatusUnprocessableEntity, CodeIdempotencyKeyReused,
+			"this Idempotency-Key was already used with a different request body"), false
+	case idemInProgress:
+		return s.fail(http.StatusConflict, CodeIdempotencyInProgress,
+			"a request with this Idempotency-Key is still being processed; retry shortly"), false
+	}
+	if !s.pause(r.Context()) {
+		s.idem.finish(k, entry, nil)
+		return s.abandoned(), false
+	}
+	resp = s.run(h, rq)
+	s.idem.finish(k, entry, resp)
+	return resp, false
+}
+
+// run calls the operation; a panic in it (a bug of the fake) becomes a 500
+// answer instead of a dropped connection.
+func (s *Server) run(h handlerFunc, rq *apiRequest) (resp *response) {
+	defer func() {
+		if v := recover(); v != nil {
+			resp = s.internal(fmt.Errorf("panic: %v", v))
+		}
+	}()
+	return h(s, rq)
+}
+
+// pause waits for the latency set by SetLatency. It reports false when the
+// request's context ended or the server is closing.
+func (s *Server) pause(ctx context.Context) bool {
+	d := time.Duration(s.latency.Load())
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	return false
+}
+
+// abandoned is the answer to a request dropped during the latency wait: none
+// when the client left, 503 when the server is closing.
+func (s *Server) abandoned() *response {
+	if s.closed() {
+		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	}
+	return nil
+}
+
+func (s *Server) authorize(r *http.Request) (string, bool) {
+	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	if h == "" {
+		return "missing Authorization header: send Authorization: Bearer <API key>", false
+	}
+	scheme, token, _ := strings.Cut(h, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "the Authorization header must use the Bearer scheme", false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	if subtle.ConstantTimeCompare(sum[:], s.apiKeyHash[:]) != 1 {
+		return "invalid API key", false
+	}
+	return "", true
+}
+
+// route finds the operation for a method and an escaped path. A path that
+// names no resource gives 404, a method the resource does not take 405.
+func (s *Server) route(method, path string) (handlerFunc, string, *response) {
+	seg := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	var (
+		h     handlerFunc
+		allow = http.MethodPost
+		param string
+	)
+	switch {
+	case len(seg) == 2 && seg[0] == "payments" && seg[1] == "recipients":
+		h = (*Server).createRecipient
+	case len(seg) == 3 && seg[0] == "payments" && seg[1] == "recipients" && seg[2] != "":
+		h, allow, param = (*Server).updateRecipient, http.MethodPut, seg[2]
+	case len(seg) == 2 && seg[0] == "payments" && seg[1] == "initiate":
+		h = (*Server).initiatePayment
+	case len(seg) == 2 && seg[0] == "payments" && seg[1] == "confirm":
+		h = (*Server).confirmPayment
+	case len(seg) == 2 && seg[0] == "accounts" && seg[1] == "virtual-accounts":
+		h = (*Server).createVirtualAccount
+	case len(seg) == 4 && seg[0] == "webhooks" && seg[1] == "events" && seg[2] == "trigger" && seg[3] != "":
+		h, param = (*Server).triggerEvent, seg[3]
+	default:
+		return nil, "", s.fail(http.StatusNotFound, CodeNotFound, "no such endpoint: "+path)
+	}
+	if method != allow {
+		return nil, "", s.fail(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			fmt.Sprintf("%s is not allowed on %s; use %s", method, path, allow)).withHeader("Allow", allow)
+	}
+	if param != "" {
+		p, err := url.PathUnescape(param)
+		if err != nil {
+			return nil, "", s.fail(http.StatusNotFound, CodeNotFound, "no such endpoint: "+path)
+		}
+		param = p
+	}
+	return h, param, nil
+}
+
+func (s *Server) record(ctx context.Context, rec RequestRecord, took time.Duration) {
+	s.reqs.add(rec)
+	if s.logger == nil {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", rec.Method),
+		slog.String("path", rec.Path),
+		slog.Int("status", rec.StatusCode),
+		slog.Duration("duration", took),
+	}
+	if rec.Stan != "" {
+		attrs = append(attrs, slog.String("stan", rec.Stan))
+	}
+	if rec.IdempotencyKey != "" {
+		attrs = append(attrs, slog.String("idempotency_key", rec.IdempotencyKey))
+	}
+	if rec.Replayed {
+		attrs = append(attrs, slog.Bool("replayed", true))
+	}
+	if rec.Fault != 0 {
+		attrs = append(attrs, slog.String("fault", rec.Fault.String()))
+	}
+	s.logger.LogAttrs(ctx, slog.LevelInfo, "paymentstest: request", attrs...)
+}

@@ -1,0 +1,151 @@
+package paymentstest
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Defaults of the fake's webhook delivery.
+const (
+	// DefaultWebhookRetryWait is the wait before the first retry of a failed
+	// delivery; each later retry waits twice as long (1s, 2s, 4s, 8s).
+	DefaultWebhookRetryWait = time.Second
+	// DefaultWebhookTimeout bounds each delivery attempt.
+	DefaultWebhookTimeout = 10 * time.Second
+	// WebhookRetries is how many times a failed delivery is retried after
+	// its first attempt, as the specification says.
+	WebhookRetries = 4
+)
+
+var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
+
+type config struct {
+	addr             string
+	apiKey           string
+	now              func() time.Time
+	webhookURL       string
+	webhookSecrets   []string
+	webhookRetryWait time.Duration
+	webhookTimeout   time.Duration
+	rates            map[[2]string]decimal.Decimal
+	logger           *slog.Logger
+	err              error
+}
+
+func (c *config) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("paymentstest: "+format, args...)
+	}
+}
+
+// Option configures a Server. An invalid option makes StartServer return an
+// error (and NewServer panic).
+type Option func(*config)
+
+// WithAddr makes the server listen on addr ("host:port") instead of a random
+// loopback port. The payments-sandbox command uses it.
+func WithAddr(addr string) Option {
+	return func(c *config) {
+		if strings.TrimSpace(addr) == "" {
+			c.fail("WithAddr needs an address such as 127.0.0.1:8765")
+			return
+		}
+		c.addr = addr
+	}
+}
+
+// WithAPIKey makes the server accept key instead of a random JWT-shaped key.
+// The key must not be empty or contain spaces or control characters.
+func WithAPIKey(key string) Option {
+	return func(c *config) {
+		if key == "" || strings.ContainsFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			c.fail("WithAPIKey needs a non-empty key without spaces or control characters")
+			return
+		}
+		c.apiKey = key
+	}
+}
+
+// WithClock makes the server read the time from now instead of time.Now.
+// Advance moves the server's time forward from whatever now returns.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now == nil {
+			c.fail("WithClock(nil)")
+			return
+		}
+		c.now = now
+	}
+}
+
+// WithWebhook sets the URL that webhook deliveries are sent to and the
+// signing secrets (give two while rotating: every delivery then carries one
+// v1 signature per secret). It is the dashboard setting of the real service;
+// SetWebhook changes it at run time.
+func WithWebhook(url string, secrets ...string) Option {
+	return func(c *config) {
+		if err := checkWebhookURL(url); err != nil {
+			c.fail("WithWebhook: %v", err)
+			return
+		}
+		c.webhookURL = url
+		c.webhookSecrets = append([]string(nil), secrets...)
+	}
+}
+
+// WithWebhookRetryWait sets the wait before the first retry of a failed
+// delivery (default DefaultWebhookRetryWait); each later retry waits twice
+// as long. Tests pass a millisecond or so. Zero retries at once.
+func WithWebhookRetryWait(base time.Duration) Option {
+	return func(c *config) {
+		if base < 0 {
+			c.fail("WithWebhookRetryWait(%s) is negative", base)
+			return
+		}
+		c.webhookRetryWait = base
+	}
+}
+
+// WithWebhookTimeout bounds each delivery attempt (default
+// DefaultWebhookTimeout). A receiver slower than that counts as failed.
+func WithWebhookTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.fail("WithWebhookTimeout(%s) must be positive", d)
+			return
+		}
+		c.webhookTimeout = d
+	}
+}
+
+// WithExchangeRate sets the rate quoted for payments in currency from to
+// recipients whose account currency is to (one unit of from buys rate units
+// of to). It overrides the built-in table; see the package documentation.
+func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
+	return func(c *config) {
+		if !currencyPattern.MatchString(from) || !currencyPattern.MatchString(to) {
+			c.fail("WithExchangeRate(%q, %q): currencies are three capital letters", from, to)
+			return
+		}
+		if !rate.IsPositive() {
+			c.fail("WithExchangeRate(%q, %q): the rate must be positive", from, to)
+			return
+		}
+		if c.rates == nil {
+			c.rates = make(map[[2]string]decimal.Decimal)
+		}
+		c.rates[[2]string{from, to}] = rate
+	}
+}
+
+// WithLogger makes the server log every request (method, path, status, stan,
+// idempotency key, injected fault) and every webhook attempt. The API key
+// and bodies are never logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}

@@ -1,0 +1,315 @@
+package paymentstest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// DeliveryStatus is the state of a webhook delivery.
+type DeliveryStatus string
+
+// Delivery states.
+const (
+	// DeliveryPending: not yet attempted, being retried, or cut short by
+	// Close.
+	DeliveryPending DeliveryStatus = "pending"
+	// DeliveryDelivered: an attempt got a 2xx answer.
+	DeliveryDelivered DeliveryStatus = "delivered"
+	// DeliveryFailed: the first attempt and all WebhookRetries retries
+	// failed.
+	DeliveryFailed DeliveryStatus = "failed"
+)
+
+// Delivery is the log of one event sent to the webhook URL.
+type Delivery struct {
+	EventID string
+	Event   payments.EventType
+	URL     string
+	// Body is the request body of every attempt, byte for byte.
+	Body      []byte
+	Status    DeliveryStatus
+	Attempts  []DeliveryAttempt
+	CreatedAt time.Time
+}
+
+// DeliveryAttempt is one POST of a delivery.
+type DeliveryAttempt struct {
+	// At is the server's time of the attempt; the signature's t is At.
+	At time.Time
+	// StatusCode is the receiver's answer, or 0 when there was none.
+	StatusCode int
+	// Error is the connection error, when there was one.
+	Error string
+	// Signature is the Payments-Signature header sent.
+	Signature string
+	// Duration is how long the attempt took (wall clock).
+	Duration time.Duration
+}
+
+// dispatcher sends webhook deliveries, one at a time and in the order the
+// events occurred, from a single goroutine that Close stops.
+type dispatcher struct {
+	client    *http.Client
+	transport *http.Transport
+	retryWait time.Duration
+	now       func() time.Time
+	logger    *slog.Logger
+	ctx       context.Context
+	cancel    context.CancelFunc
+	stopped   chan struct{}
+	wake      chan struct{}
+
+	mu         sync.Mutex
+	url        string
+	secrets    []string
+	events     []Event
+	deliveries []*Delivery
+	queue      []*Delivery
+	busy       bool
+	changed    chan struct{} // closed and replaced on every change
+}
+
+func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *dispatcher {
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}
+	d := &dispatcher{
+		transport: tr,
+		client: &http.Client{
+			Transport: tr,
+			Timeout:   cfg.webhookTimeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+		retryWait: cfg.webhookRetryWait,
+		now:       now,
+		logger:    logger,
+		stopped:   make(chan struct{}),
+		wake:      make(chan struct{}, 1),
+		url:       cfg.webhookURL,
+		secrets:   cfg.webhookSecrets,
+		changed:   make(chan struct{}),
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	go d.run()
+	return d
+}
+
+func checkWebhookURL(u string) error {
+	if u == "" {
+		return nil
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return errors.New("the webhook URL must be an absolute http or https URL")
+	}
+	return nil
+}
+
+// SetWebhook sets the URL that deliveries go to and the signing secrets,
+// replacing those of WithWebhook. An empty url stops sending new events
+// (deliveries already queued still go out). Without secrets the signature
+// header carries only "t=...", which a receiver must refuse: a way to test
+// that it does. It fails for a URL that is not absolute http or https.
+func (s *Server) SetWebhook(url string, secrets ...string) error {
+	if err := checkWebhookURL(url); err != nil {
+		return errors.New("paymentstest: SetWebhook: " + err.Error())
+	}
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.url, d.secrets = url, append([]string(nil), secrets...)
+	return nil
+}
+
+func (d *dispatcher) webhookURL() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.url
+}
+
+// notify wakes WaitForDeliveries. d.mu must be held.
+func (d *dispatcher) notify() {
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// publish records an event and queues its delivery when a webhook URL is set.
+func (d *dispatcher) publish(ev Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.events = appendCapped(d.events, ev)
+	if d.url == "" || d.ctx.Err() != nil {
+		return
+	}
+	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: d.url, Body: ev.Body, Status: DeliveryPending, CreatedAt: ev.CreatedAt}
+	d.deliveries = appendCapped(d.deliveries, dl)
+	d.queue = append(d.queue, dl)
+	d.notify()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (d *dispatcher) run() {
+	defer close(d.stopped)
+	for {
+		dl := d.next()
+		if dl == nil {
+			return
+		}
+		d.deliver(dl)
+		d.mu.Lock()
+		d.busy = false
+		d.notify()
+		d.mu.Unlock()
+	}
+}
+
+// next takes the oldest queued delivery, waiting for one; nil means stop.
+func (d *dispatcher) next() *Delivery {
+	for {
+		d.mu.Lock()
+		if len(d.queue) > 0 && d.ctx.Err() == nil {
+			dl := d.queue[0]
+			d.queue[0] = nil
+			d.queue = d.queue[1:]
+			d.busy = true
+			d.mu.Unlock()
+			return dl
+		}
+		d.mu.Unlock()
+		select {
+		case <-d.wake:
+		case <-d.ctx.Done():
+			return nil
+		}
+	}
+}
+
+// deliver makes the first attempt and up to WebhookRetries retries, waiting
+// retryWait, then twice as long each time.
+func (d *dispatcher) deliver(dl *Delivery) {
+	wait := d.retryWait
+	for attempt := 0; attempt <= WebhookRetries; attempt++ {
+		if attempt > 0 {
+			if !d.sleep(wait) {
+				return // closing: the delivery stays pending
+			}
+			wait *= 2
+		}
+		a := d.attempt(dl)
+		ok := a.StatusCode >= 200 && a.StatusCode <= 299
+		d.mu.Lock()
+		dl.Attempts = append(dl.Attempts, a)
+		switch {
+		case ok:
+			dl.Status = DeliveryDelivered
+		case attempt == WebhookRetries:
+			dl.Status = DeliveryFailed
+		}
+		d.notify()
+		d.mu.Unlock()
+		if ok || d.ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func (d *dispatcher) sleep(wait time.Duration) bool {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-d.ctx.Done():
+		return false
+	}
+}
+
+func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
+	d.mu.Lock()
+	secrets := d.secrets
+	d.mu.Unlock()
+	a := DeliveryAttempt{At: d.now()}
+	start := time.Now()
+	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, dl.URL, bytes.NewReader(dl.Body))
+	if err != nil {
+		a.Error = err.Error()
+		return a
+	}
+	a.Signature = payments.SignPayload(dl.Body, a.At, secrets...)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "payments-go-paymentstest/"+payments.Version)
+	req.Header.Set(payments.SignatureHeader, a.Signature)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		a.Error = err.Error()
+	} else {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+		a.StatusCode = resp.StatusCode
+	}
+	a.Duration = time.Since(start)
+	if d.logger != nil {
+		d.logger.LogAttrs(d.ctx, slog.LevelInfo, "paymentstest: webhook attempt",
+			slog.String("event_id", dl.EventID), slog.String("event", string(dl.Event)),
+			slog.Int("status", a.StatusCode), slog.String("error", a.Error), slog.Duration("duration", a.Duration))
+	}
+	return a
+}
+
+// close stops the delivery goroutine and waits for it.
+func (d *dispatcher) close() {
+	d.cancel()
+	<-d.stopped
+	d.transport.CloseIdleConnections()
+}
+
+// Deliveries returns the webhook delivery log, oldest first (at most the
+// last 10,000): one entry per event sent to the webhook URL, with every
+// attempt.
+func (s *Server) Deliveries() []Delivery {
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]Delivery, len(d.deliveries))
+	for i, dl := range d.deliveries {
+		out[i] = *dl
+		out[i].Body = append([]byte(nil), dl.Body...)
+		out[i].Attempts = append([]DeliveryAttempt(nil), dl.Attempts...)
+	}
+	return out
+}
+
+// WaitForDeliveries blocks until every queued delivery is delivered or has
+// failed all its attempts. It returns ctx's error if ctx ends first, and
+// ErrClosed if the server closes with deliveries still pending.
+func (s *Server) WaitForDeliveries(ctx context.Context) error {
+	d := s.hooks
+	for {
+		d.mu.Lock()
+		if len(d.queue) == 0 && !d.busy {
+			d.mu.Unlock()
+			return nil
+		}
+		ch := d.changed
+		d.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-d.stopped:
+			return ErrClosed
+		}
+	}
+}
