@@ -1,17 +1,24 @@
-// Command quickstart runs the whole merchant journey with the payments SDK:
-// create a recipient, edit it, open a virtual account, initiate a payment,
-// print its quote and confirm it.
+// Command quickstart runs the whole merchant journey with the payments SDK
+// and prints what happens at each step: create a recipient, edit it, open a
+// virtual account, receive a payment into it, initiate a payment, show its
+// quote, confirm it, and receive and verify each webhook.
 //
-// It talks to the service at PAYMENTS_BASE_URL with the key in
-// PAYMENTS_API_KEY:
+// With no PAYMENTS_API_KEY set it starts the fake service of paymentstest in
+// process, plus a webhook receiver built on payments.NewWebhookHandler, so it
+// runs anywhere:
+//
+//	go run ./examples/quickstart
+//
+// With PAYMENTS_API_KEY and PAYMENTS_BASE_URL set it runs against the real
+// service instead (webhooks then go to the URL in your dashboard):
 //
 //	PAYMENTS_API_KEY=... PAYMENTS_BASE_URL=https://... go run ./examples/quickstart
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"time"
@@ -22,24 +29,48 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 )
 
+// journey is what the steps need: a client, where to write, and, when the
+// fake service runs in process, the extras only it can do.
+type journey struct {
+	client *payments.Client
+	out    io.Writer
+	local  *local // nil against the real service
+}
+
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-
-	client, err := payments.NewClientFromEnv(payments.WithUserAgent("quickstart-example"))
-	if err != nil {
-		log.Fatalf("configure the client: %v", err)
-	}
-	if err := run(ctx, client); err != nil {
+	if err := run(ctx, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, client *payments.Client) error {
-	// 1. Save a recipient. The SDK sends an Idempotency-Key with the create
-	//    and reuses it on every retry, so a flaky network cannot create two.
+func run(ctx context.Context, out io.Writer) error {
+	j := &journey{out: out}
+	if os.Getenv("PAYMENTS_API_KEY") == "" {
+		l, err := startLocal(out)
+		if err != nil {
+			return err
+		}
+		defer l.close()
+		j.local, j.client = l, l.client
+	} else {
+		client, err := payments.NewClientFromEnv(payments.WithUserAgent("quickstart-example"))
+		if err != nil {
+			return fmt.Errorf("configure the client: %w", err)
+		}
+		fmt.Fprintf(out, "Running against the service at %s\n", os.Getenv("PAYMENTS_BASE_URL"))
+		j.client = client
+	}
+	return j.steps(ctx)
+}
+
+func (j *journey) steps(ctx context.Context) error {
+	j.step(1, "Save a recipient")
+	// The SDK sends an Idempotency-Key with the create and reuses it on
+	// every retry, so a flaky network cannot create the recipient twice.
 	limit := decimal.RequireFromString("250000")
-	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+	params := &payments.RecipientCreateParams{
 		AccountNumber:      "0123456789",
 		AccountName:        "Ada Okafor",
 		AccountType:        payments.AccountTypeIndividual,
@@ -48,24 +79,34 @@ func run(ctx context.Context, client *payments.Client) error {
 		AccountBankName:    "Example Bank",
 		AccountBankCode:    "058",
 		AmountLimit:        &limit,
-	})
+	}
+	recipient, err := j.client.Recipients.Create(ctx, params)
 	if err != nil {
 		return explain("create recipient", err)
 	}
-	fmt.Printf("1. recipient %s created (idempotency key %s, stan %s)\n",
-		recipient.ID, recipient.LastResponse().IdempotencyKey, recipient.LastResponse().Stan)
+	j.say("recipient %s: %s, %s, limit %s", recipient.ID, recipient.AccountName, recipient.AccountCurrency, recipient.Limit)
+	key := recipient.LastResponse().IdempotencyKey
+	j.say("idempotency key %s, stan %s", key, recipient.LastResponse().Stan)
+	// Sending the same create again with the same key (as a retry after a
+	// timeout would) returns the first answer instead of a second recipient.
+	again, err := j.client.Recipients.Create(ctx, params, payments.WithIdempotencyKey(key))
+	if err != nil {
+		return explain("repeat the create", err)
+	}
+	j.say("the same create sent again with that key returns the same recipient: %t", again.ID == recipient.ID)
+	j.webhooks(ctx)
 
-	// 2. Edit it: only the fields you set are sent.
-	recipient, err = client.Recipients.Update(ctx, recipient.ID, &payments.RecipientUpdateParams{
+	j.step(2, "Edit the recipient")
+	recipient, err = j.client.Recipients.Update(ctx, recipient.ID, &payments.RecipientUpdateParams{
 		AccountName: "Ada N. Okafor",
 	})
 	if err != nil {
 		return explain("edit recipient", err)
 	}
-	fmt.Printf("2. recipient renamed to %q\n", recipient.AccountName)
+	j.say("account name is now %q", recipient.AccountName)
 
-	// 3. Open a virtual account that customers can pay into.
-	account, err := client.VirtualAccounts.Create(ctx, &payments.VirtualAccountCreateParams{
+	j.step(3, "Open a virtual account")
+	account, err := j.client.VirtualAccounts.Create(ctx, &payments.VirtualAccountCreateParams{
 		AccountType: payments.AccountTypeIndividual,
 		AccountName: "Ada Okafor Collections",
 		Email:       "ada@example.com",
@@ -77,10 +118,23 @@ func run(ctx context.Context, client *payments.Client) error {
 	if err != nil {
 		return explain("open virtual account", err)
 	}
-	fmt.Printf("3. virtual account %s at %s opened (%s)\n", account.AccountNumber, account.BankName, account.Currency)
+	j.say("account %s at %s (%s), active: %t", account.AccountNumber, account.BankName, account.Currency, account.IsActive)
+	j.webhooks(ctx)
 
-	// 4. Initiate a payment: this only creates a quote.
-	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+	j.step(4, "Receive a payment into the virtual account")
+	if j.local == nil {
+		j.say("skipped: against the real service a customer pays in; watch for virtual_account.payment_received")
+	} else {
+		in, err := j.local.payIn(account.AccountNumber, decimal.RequireFromString("50000"), account.Currency)
+		if err != nil {
+			return err
+		}
+		j.say("%s paid %s %s in (reference %s)", in.PayerName, in.Amount, in.Currency, in.Reference)
+		j.webhooks(ctx)
+	}
+
+	j.step(5, "Initiate a payment (this only creates a quote)")
+	payment, err := j.client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
 		Amount:      decimal.RequireFromString("15000.50"),
 		Currency:    "NGN",
 		RecipientID: recipient.ID,
@@ -91,36 +145,36 @@ func run(ctx context.Context, client *payments.Client) error {
 		return explain("initiate payment", err)
 	}
 	q := payment.Quote
-	fmt.Printf("4. quote %s: amount %s %s, fee %s, rate %s, total to collect %s, expires %s\n",
-		q.ID, q.Amount, q.Currency, q.Fee, q.ExchangeRate, q.TotalAmount, q.ExpiresAt.Format(time.RFC3339))
+	j.say("payment %s is %s; quote %s:", payment.ID, payment.Status, q.ID)
+	j.say("  amount %s %s + fee %s = total to collect %s (exchange rate %s)", q.Amount, q.Currency, q.Fee, q.TotalAmount, q.ExchangeRate)
+	j.say("  confirm before %s", q.ExpiresAt.Format(time.RFC3339))
+	j.webhooks(ctx)
 
-	// 5. Confirm the quote before it expires: this executes the payment.
-	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
+	j.step(6, "Confirm the quote (this executes the payment)")
+	payment, err = j.client.Payments.Confirm(ctx, payment.ConfirmParams())
 	if err != nil {
 		return explain("confirm payment", err)
 	}
-	fmt.Printf("5. payment %s is %s (completed: %t)\n", payment.ID, payment.Status, payment.IsCompleted)
+	j.say("payment %s is %s (completed: %t)", payment.ID, payment.Status, payment.IsCompleted)
+	j.webhooks(ctx)
+
+	fmt.Fprintln(j.out, "\nDone.")
 	return nil
 }
 
-// explain turns an SDK error into a message that says what to do about it.
-func explain(step string, err error) error {
-	var (
-		valErr *payments.ValidationError
-		apiErr *payments.APIError
-	)
-	switch {
-	case errors.As(err, &valErr):
-		return fmt.Errorf("%s: fix the input, nothing was sent: %w", step, err)
-	case errors.Is(err, payments.ErrUnauthorized):
-		fmt.Fprintln(os.Stderr, "check PAYMENTS_API_KEY")
-	case errors.Is(err, payments.ErrQuoteExpired):
-		return fmt.Errorf("%s: the quote expired; initiate again: %w", step, err)
-	case errors.As(err, &apiErr):
-		return fmt.Errorf("%s: the service refused (stan %s): %w", step, apiErr.Stan, err)
+func (j *journey) step(n int, title string) { fmt.Fprintf(j.out, "\n%d. %s\n", n, title) }
+
+func (j *journey) say(format string, args ...any) {
+	fmt.Fprintf(j.out, "   "+format+"\n", args...)
+}
+
+// webhooks prints the webhooks received and verified since the last call,
+// when the fake service runs in process.
+func (j *journey) webhooks(ctx context.Context) {
+	if j.local == nil {
+		return
 	}
-	if key, ok := payments.IdempotencyKeyOf(err); ok {
-		return fmt.Errorf("%s: retry later with WithIdempotencyKey(%q): %w", step, key, err)
+	for _, line := range j.local.received(ctx) {
+		j.say("webhook %s", line)
 	}
-	return fmt.Errorf("%s: %w", step, err)
 }
