@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/paymentsapi/payments-go/internal/redact"
 )
 
 // Sentinel errors. An *APIError matches the sentinel of its HTTP status with
@@ -79,8 +81,15 @@ type APIError struct {
 	IdempotencyKey string
 	// Attempts is the number of HTTP attempts made.
 	Attempts int
+	// Err is why the body could not be read in full (the context's
+	// deadline, a dropped connection), or nil. Unwrap returns it, so
+	// errors.Is(err, context.DeadlineExceeded) holds for an answer cut short
+	// by the deadline.
+	Err error
 }
 
+// Error describes the failure: status, the service's (masked) message and
+// field problems, code, stan, idempotency key and attempts.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "payments: HTTP %d", e.StatusCode)
@@ -108,6 +117,9 @@ func (e *APIError) Is(target error) bool {
 	return ok && s == target
 }
 
+// Unwrap returns Err.
+func (e *APIError) Unwrap() error { return e.Err }
+
 // Temporary reports whether the same call may succeed later: rate limiting,
 // conflicts with a request still running, timeouts and server errors.
 func (e *APIError) Temporary() bool {
@@ -124,6 +136,8 @@ type ValidationError struct {
 	Fields []FieldError
 }
 
+// Error lists every invalid field with what is wrong with it. It never
+// repeats a field's value.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	b.WriteString("payments: invalid parameters: ")
@@ -162,6 +176,7 @@ type TransportError struct {
 	Err            error
 }
 
+// Error names the request, the cause, the idempotency key and the attempts.
 func (e *TransportError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "payments: %s %s: %v", e.Method, e.Path, e.Err)
@@ -185,8 +200,14 @@ type MalformedResponseError struct {
 	Response *Response
 	// Err is the decoding error, if any.
 	Err error
+
+	// secret is the client's API key, masked in Error(): the reason, the
+	// stan and a decoding error can all quote text the service sent.
+	secret string
 }
 
+// Error says what was wrong with the response, with its status, stan and
+// idempotency key.
 func (e *MalformedResponseError) Error() string {
 	var b strings.Builder
 	b.WriteString("payments: malformed response: " + e.Reason)
@@ -202,7 +223,7 @@ func (e *MalformedResponseError) Error() string {
 		}
 		b.WriteString(")")
 	}
-	return b.String()
+	return redact.Secrets(b.String(), e.secret)
 }
 
 // Is makes errors.Is(err, ErrMalformedResponse) true.
@@ -218,6 +239,7 @@ type QuoteExpiredError struct {
 	ExpiredAt time.Time
 }
 
+// Error names the quote and when it expired.
 func (e *QuoteExpiredError) Error() string {
 	return fmt.Sprintf("payments: quote %s expired at %s; initiate the payment again", e.QuoteID, e.ExpiredAt.UTC().Format(time.RFC3339))
 }

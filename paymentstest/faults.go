@@ -26,6 +26,7 @@ const (
 	FaultDropAfterWork
 )
 
+// String names the fault kind: "status", "drop" or "drop_after_work".
 func (k FaultKind) String() string {
 	switch k {
 	case FaultStatus:
