@@ -10,23 +10,34 @@ import (
 )
 
 // apiError builds the error for a non-2xx answer, whatever its body: the
-// envelope, another JSON shape, an HTML page, text, or nothing.
-func (c *Client) apiError(r *Response, raw []byte) error {
+// envelope, another JSON shape, an HTML page, text, or nothing. readErr is
+// why the body could not be read in full (the context's deadline, a dropped
+// connection), or nil.
+func (c *Client) apiError(r *Response, raw []byte, readErr error) error {
+	if readErr == errBodyTooLarge {
+		readErr = nil // documented: the body is cut at the cap
+	}
 	var env envelope
 	switch {
-	case len(bytes.TrimSpace(raw)) == 0:
+	case len(bytes.TrimSpace(raw)) == 0 && readErr == nil:
 		env = envelope{Message: "the body is empty"}
-	case json.Unmarshal(raw, &env) != nil:
+	case json.Unmarshal(raw, &env) == nil:
+		r.Stan, r.Message = env.Stan, env.Message
+	case readErr != nil:
+		// The status came but the body stopped: say so rather than blame
+		// the body's format, and keep the cause for errors.Is.
+		env = envelope{Message: "reading the body failed: " + readErr.Error()}
+	default:
 		// Say what came instead of the envelope (an HTML page from a proxy,
 		// text): the body itself stays in APIError.Body.
 		env = envelope{Message: notEnvelopeReason(r.Header)}
-	default:
-		r.Stan, r.Message = env.Stan, env.Message
 	}
-	return c.apiErrorFrom(r, raw, &env)
+	e := c.apiErrorFrom(r, raw, &env)
+	e.Err = readErr
+	return e
 }
 
-func (c *Client) apiErrorFrom(r *Response, raw []byte, env *envelope) error {
+func (c *Client) apiErrorFrom(r *Response, raw []byte, env *envelope) *APIError {
 	e := &APIError{
 		StatusCode:     r.StatusCode,
 		Stan:           env.Stan,

@@ -209,11 +209,14 @@ type MalformedResponseError struct {
 // Error says what was wrong with the response, with its status, stan and
 // idempotency key.
 func (e *MalformedResponseError) Error() string {
-	var b strings.Builder
-	b.WriteString("payments: malformed response: " + e.Reason)
+	// The reason and the decoding error can quote what the service sent (a
+	// Content-Type, a value that did not decode): masked like its messages.
+	what := e.Reason
 	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
+		what += ": " + e.Err.Error()
 	}
+	var b strings.Builder
+	b.WriteString("payments: malformed response: " + redact.String(what, e.secret))
 	if r := e.Response; r != nil {
 		fmt.Fprintf(&b, " (HTTP %d", r.StatusCode)
 		for _, kv := range [][2]string{{"stan", r.Stan}, {"idempotency_key", r.IdempotencyKey}} {

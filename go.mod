@@ -8,6 +8,7 @@ require (
 	github.com/jarcoal/httpmock v1.4.2
 	github.com/shopspring/decimal v1.6.0
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -93,12 +93,16 @@ type PaymentInitiateParams struct {
 
 // MarshalJSON encodes the params as the service expects them, with amount as
 // an exact JSON number.
-func (p PaymentInitiateParams) MarshalJSON() ([]byte, error) {
+func (p PaymentInitiateParams) MarshalJSON() ([]byte, error) { return json.Marshal(p.wire()) }
+
+// wire returns the value that encodes as the params' JSON (see
+// RecipientCreateParams.wire).
+func (p *PaymentInitiateParams) wire() any {
 	type plain PaymentInitiateParams
-	return json.Marshal(struct {
+	return struct {
 		Amount json.Number `json:"amount"`
 		plain
-	}{jsonNumber(&p.Amount), plain(p)})
+	}{jsonNumber(&p.Amount), plain(*p)}
 }
 
 // PaymentConfirmParams name the quote to execute. Payment.ConfirmParams
@@ -121,12 +125,12 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 		return nil, err
 	}
 	p := new(Payment)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/initiate", body: params, idempotent: true, out: p}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/initiate", body: params.wire(), idempotent: true, out: p, outIsNew: true}, opts)
 	if err != nil {
 		return nil, err
 	}
 	if p.Quote == nil || p.Quote.ID == "" {
-		return nil, &MalformedResponseError{Reason: "the initiate response carries no quote id", Response: p.resp}
+		return nil, &MalformedResponseError{Reason: "the initiate response carries no quote id", Response: p.resp, secret: s.client.apiKey}
 	}
 	if p.Quote.ExpiresAt.IsZero() {
 		p.Quote.ExpiresAt = s.client.now().Add(QuoteLifetime)
@@ -147,7 +151,7 @@ func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmPar
 		return nil, &QuoteExpiredError{QuoteID: params.QuoteID, ExpiredAt: exp}
 	}
 	p := new(Payment)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/confirm", body: params, idempotent: true, out: p}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/confirm", body: params, idempotent: true, out: p, outIsNew: true}, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -11,49 +11,85 @@ import (
 // quoteWire is every shape of quote the SDK accepts: the documented nested
 // object and the common aliases seen in payment APIs.
 type quoteWire struct {
-	QuoteID         string           `json:"quote_id"`
-	ID              string           `json:"id"`
-	Amount          *decimal.Decimal `json:"amount"`
-	Fee             *decimal.Decimal `json:"fee"`
-	Fees            *decimal.Decimal `json:"fees"`
-	ExchangeRate    *decimal.Decimal `json:"exchange_rate"`
-	Rate            *decimal.Decimal `json:"rate"`
-	TotalAmount     *decimal.Decimal `json:"total_amount"`
-	AmountToCollect *decimal.Decimal `json:"amount_to_collect"`
-	Currency        string           `json:"currency"`
-	ExpiresAt       time.Time        `json:"expires_at"`
-	CreatedAt       time.Time        `json:"created_at"`
+	QuoteID         string     `json:"quote_id"`
+	ID              string     `json:"id"`
+	Amount          optDecimal `json:"amount"`
+	Fee             optDecimal `json:"fee"`
+	Fees            optDecimal `json:"fees"`
+	ExchangeRate    optDecimal `json:"exchange_rate"`
+	Rate            optDecimal `json:"rate"`
+	TotalAmount     optDecimal `json:"total_amount"`
+	AmountToCollect optDecimal `json:"amount_to_collect"`
+	Currency        string     `json:"currency"`
+	ExpiresAt       time.Time  `json:"expires_at"`
+	CreatedAt       time.Time  `json:"created_at"`
+}
+
+// optDecimal is a decimal that remembers whether the JSON gave it: null and
+// an absent member leave it unset. (A *decimal.Decimal would do, at the cost
+// of an allocation per amount.)
+type optDecimal struct {
+	d   decimal.Decimal
+	set bool
+}
+
+func (o *optDecimal) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = optDecimal{}
+		return nil
+	}
+	o.set = true
+	return o.d.UnmarshalJSON(b)
+}
+
+// or returns o's value when it was given, else alt.
+func (o *optDecimal) or(alt decimal.Decimal) decimal.Decimal {
+	if o.set {
+		return o.d
+	}
+	return alt
 }
 
 var quoteIDKey = []byte(`"quote_id"`)
+
+// paymentWire is what a payment's JSON decodes into: the payment's own
+// fields and, in the same pass, its nested quote.
+type paymentWire struct {
+	*plainPayment
+	Quote *quoteWire `json:"quote"`
+}
+
+// plainPayment is Payment without its methods, so that decoding it does not
+// call Payment.UnmarshalJSON.
+type plainPayment Payment
 
 // UnmarshalJSON decodes a payment and its quote, whether the quote is nested
 // under "quote" (the documented shape) or its fields stand flat in the
 // payment object.
 func (p *Payment) UnmarshalJSON(b []byte) error {
-	type plain Payment
-	aux := struct {
-		*plain
-		Quote json.RawMessage `json:"quote"`
-	}{plain: (*plain)(p)}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	w := p.newWire()
+	if err := json.Unmarshal(b, w); err != nil {
 		return err
 	}
+	return p.fromWire(w, b)
+}
+
+// newWire and fromWire let the pipeline's one-pass decoder (decodeFast)
+// decode a payment inside the envelope, as UnmarshalJSON does.
+func (p *Payment) newWire() any { return &paymentWire{plainPayment: (*plainPayment)(p)} }
+
+// fromWire sets the quote from the decoded wire and the payment's JSON b.
+func (p *Payment) fromWire(wire any, b []byte) error {
 	p.Quote = nil
-	var (
-		w      quoteWire
-		nested = len(aux.Quote) > 0 && !bytes.Equal(aux.Quote, []byte("null"))
-	)
+	w := wire.(*paymentWire).Quote
 	switch {
-	case nested:
-		if err := json.Unmarshal(aux.Quote, &w); err != nil {
-			return err
-		}
+	case w != nil:
 		if w.QuoteID == "" {
 			w.QuoteID = w.ID
 		}
 	case bytes.Contains(b, quoteIDKey):
-		if err := json.Unmarshal(b, &w); err != nil {
+		w = new(quoteWire)
+		if err := json.Unmarshal(b, w); err != nil {
 			return err
 		}
 		w.CreatedAt = time.Time{} // the payment's own creation time, applied below
@@ -69,10 +105,10 @@ func (p *Payment) UnmarshalJSON(b []byte) error {
 
 func (w *quoteWire) quote(p *Payment) *Quote {
 	q := &Quote{ID: w.QuoteID, Currency: w.Currency, ExpiresAt: w.ExpiresAt}
-	q.Amount = firstDecimal(w.Amount, &p.Amount)
-	q.Fee = firstDecimal(w.Fee, w.Fees)
-	q.ExchangeRate = firstDecimal(w.ExchangeRate, w.Rate)
-	q.TotalAmount = firstDecimal(w.TotalAmount, w.AmountToCollect)
+	q.Amount = w.Amount.or(p.Amount)
+	q.Fee = w.Fee.or(w.Fees.d)
+	q.ExchangeRate = w.ExchangeRate.or(w.Rate.d)
+	q.TotalAmount = w.TotalAmount.or(w.AmountToCollect.d)
 	if q.Currency == "" {
 		q.Currency = p.Currency
 	}
@@ -85,13 +121,4 @@ func (w *quoteWire) quote(p *Payment) *Quote {
 		}
 	}
 	return q
-}
-
-func firstDecimal(ds ...*decimal.Decimal) decimal.Decimal {
-	for _, d := range ds {
-		if d != nil {
-			return *d
-		}
-	}
-	return decimal.Decimal{}
 }

@@ -38,6 +38,9 @@ type call struct {
 	dataOptional bool
 	// resp receives the response metadata on success.
 	resp *Response
+	// outIsNew says that out was made for this call and is dropped on
+	// error, so the one-pass decoder may write to it (see decodeFast).
+	outIsNew bool
 }
 
 var ownedHeaders = map[string]bool{
@@ -102,7 +105,7 @@ func (c *Client) call(ctx context.Context, cl *call, opts []RequestOption) error
 	}
 	defer resp.Body.Close()
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: key, Attempts: max(st.attempts, 1)}
-	raw, readErr := readCapped(resp.Body, MaxResponseBytes)
+	raw, readErr := readCapped(resp.Body, resp.ContentLength, MaxResponseBytes)
 	err = c.decode(cl, r, raw, readErr)
 	level := slog.LevelDebug
 	if err != nil {
@@ -133,13 +136,30 @@ func checkRequestConfig(rc *requestConfig) error {
 var errBodyTooLarge = errors.New("body too large")
 
 // readCapped reads at most limit bytes; a longer body returns the first
-// limit bytes and errBodyTooLarge.
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if int64(len(b)) > limit {
-		return b[:limit], errBodyTooLarge
+// limit bytes and errBodyTooLarge. size is the announced length, or -1: a
+// buffer of that size (up to 64 KiB) plus one byte, to see the end, reads a
+// usual answer with one allocation where io.ReadAll would grow its buffer
+// three times.
+func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
+	if size < 0 || size > 64<<10 {
+		size = 512
 	}
-	return b, err
+	b := make([]byte, 0, min(size, limit)+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(int64(cap(b)), limit+1)])
+		b = b[:len(b)+n]
+		switch {
+		case int64(len(b)) > limit:
+			return b[:limit], errBodyTooLarge
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return b, err
+		}
+	}
 }
 
 type envelope struct {
@@ -154,11 +174,11 @@ type envelope struct {
 
 func (c *Client) decode(cl *call, r *Response, raw []byte, readErr error) error {
 	if r.StatusCode < 200 || r.StatusCode > 299 {
-		return c.apiError(r, raw)
+		return c.apiError(r, raw, readErr)
 	}
 	malformed := func(reason string, err error) error {
 		r.RawData = raw
-		return &MalformedResponseError{Reason: reason, Response: r, Err: err}
+		return &MalformedResponseError{Reason: reason, Response: r, Err: err, secret: c.apiKey}
 	}
 	switch {
 	case readErr == errBodyTooLarge:
@@ -172,6 +192,9 @@ func (c *Client) decode(cl *call, r *Response, raw []byte, readErr error) error 
 		return nil
 	case len(bytes.TrimSpace(raw)) == 0:
 		return malformed("the body is empty", nil)
+	}
+	if decodeFast(cl, r, raw) {
+		return nil
 	}
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil {
@@ -224,7 +247,7 @@ func (c *Client) log(ctx context.Context, level slog.Level, st *callState, statu
 		slog.Duration("duration", time.Since(start)),
 	}
 	if stan != "" {
-		attrs = append(attrs, slog.String("stan", stan))
+		attrs = append(attrs, slog.String("stan", c.scrub(stan)))
 	}
 	if key != "" {
 		attrs = append(attrs, slog.String("idempotency_key", key))

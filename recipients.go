@@ -78,12 +78,17 @@ type RecipientCreateParams struct {
 
 // MarshalJSON encodes the params as the service expects them, with
 // amount_limit as an exact JSON number.
-func (p RecipientCreateParams) MarshalJSON() ([]byte, error) {
+func (p RecipientCreateParams) MarshalJSON() ([]byte, error) { return json.Marshal(p.wire()) }
+
+// wire returns the value that encodes as the params' JSON. The pipeline
+// encodes it directly: given the params, encoding/json would call
+// MarshalJSON and then validate and copy its output.
+func (p *RecipientCreateParams) wire() any {
 	type plain RecipientCreateParams
-	return json.Marshal(struct {
+	return struct {
 		plain
 		AmountLimit json.Number `json:"amount_limit,omitempty"`
-	}{plain(p), jsonNumber(p.AmountLimit)})
+	}{plain(*p), jsonNumber(p.AmountLimit)}
 }
 
 // RecipientUpdateParams are the fields to change on a recipient (the
@@ -107,12 +112,16 @@ type RecipientUpdateParams struct {
 
 // MarshalJSON encodes the params as the service expects them, with
 // amount_limit as an exact JSON number.
-func (p RecipientUpdateParams) MarshalJSON() ([]byte, error) {
+func (p RecipientUpdateParams) MarshalJSON() ([]byte, error) { return json.Marshal(p.wire()) }
+
+// wire returns the value that encodes as the params' JSON (see
+// RecipientCreateParams.wire).
+func (p *RecipientUpdateParams) wire() any {
 	type plain RecipientUpdateParams
-	return json.Marshal(struct {
+	return struct {
 		plain
 		AmountLimit json.Number `json:"amount_limit,omitempty"`
-	}{plain(p), jsonNumber(p.AmountLimit)})
+	}{plain(*p), jsonNumber(p.AmountLimit)}
 }
 
 // RecipientsService creates and edits recipients. Reach it as
@@ -128,7 +137,7 @@ func (s *RecipientsService) Create(ctx context.Context, params *RecipientCreateP
 		return nil, err
 	}
 	r := new(Recipient)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/recipients", body: params, idempotent: true, out: r}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/recipients", body: params.wire(), idempotent: true, out: r, outIsNew: true}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +151,7 @@ func (s *RecipientsService) Update(ctx context.Context, id string, params *Recip
 		return nil, err
 	}
 	r := new(Recipient)
-	err := s.client.call(ctx, &call{method: http.MethodPut, path: "/payments/recipients/" + url.PathEscape(id), body: params, out: r}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPut, path: "/payments/recipients/" + url.PathEscape(id), body: params.wire(), out: r, outIsNew: true}, opts)
 	if err != nil {
 		return nil, err
 	}

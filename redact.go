@@ -3,6 +3,8 @@ package payments
 import (
 	"fmt"
 	"log/slog"
+
+	"github.com/paymentsapi/payments-go/internal/redact"
 )
 
 // mask hides personal data in printed values: it keeps no character of s,
@@ -13,6 +15,11 @@ func mask(s string) string {
 	}
 	return "[redacted]"
 }
+
+// scrub masks the client's API key in text the service sent that is logged
+// as received (the stan): a service or proxy that echoes the key must not
+// put it in a log line.
+func (c *Client) scrub(s string) string { return redact.Secrets(s, c.apiKey) }
 
 // String prints the identification with its number and image hidden.
 func (i Identification) String() string {

@@ -120,9 +120,23 @@ func (v *validator) amount(field string, d decimal.Decimal) {
 		v.add(field, "must be greater than zero")
 	case d.Cmp(maxAmount) >= 0:
 		v.add(field, "must be less than 10^18")
-	case -d.Exponent() > maxAmountScale:
+	case decimalPlaces(d) > maxAmountScale:
 		v.add(field, fmt.Sprintf("has more than %d decimal places", maxAmountScale))
 	}
+}
+
+// decimalPlaces counts the decimal places of d's value, as d.String() (what
+// is sent) writes it: trailing zeros of its representation do not count, so
+// 100 held as 100.00000000000000000000 (the product of two amounts with ten
+// places each, say) has none.
+func decimalPlaces(d decimal.Decimal) int64 {
+	exp := int64(d.Exponent())
+	if exp >= 0 {
+		return 0
+	}
+	digits := d.Coefficient().String()
+	zeros := int64(len(digits) - len(strings.TrimRight(digits, "0")))
+	return max(-exp-zeros, 0)
 }
 
 func (v *validator) identification(id *Identification) {

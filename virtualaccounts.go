@@ -82,7 +82,7 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 		return nil, err
 	}
 	va := new(VirtualAccount)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/accounts/virtual-accounts", body: params, out: va}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/accounts/virtual-accounts", body: params, out: va, outIsNew: true}, opts)
 	if err != nil {
 		return nil, err
 	}

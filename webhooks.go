@@ -186,7 +186,7 @@ func (e *Event) decodeResource(r resource, want string) error {
 	if len(e.Data) == 0 {
 		return fmt.Errorf("%w: event %s (%s) has no data", ErrInvalidEventData, e.ID, e.Type)
 	}
-	if err := json.Unmarshal(e.Data, r); err != nil {
+	if err := unmarshalResource(e.Data, r); err != nil {
 		return &eventDataError{id: e.ID, typ: e.Type, want: want, err: err}
 	}
 	r.setResponse(nil, e.Data)

@@ -50,7 +50,10 @@
 //     8s (WithWebhookRetryWait scales this). Deliveries and Events are logs
 //     to assert on; WaitForDeliveries waits for the queue to drain.
 //   - Faults: FailNext, DropNext, DropNextAfterWork and InjectFault break
-//     chosen requests; SetLatency slows every request down.
+//     chosen requests (an error status, a connection dropped before or after
+//     the work, or a delay with FaultLatency); SetLatency slows every request
+//     down. SetRandomFaults breaks a random share of requests, from a seed,
+//     for chaos tests.
 //
 // Reads such as Payments, Recipients and Requests let a test check the
 // server's side, for example that a retried payment exists exactly once.

@@ -24,6 +24,11 @@ const (
 	// a connection error although the operation took effect. A retry with
 	// the same Idempotency-Key gets the stored answer.
 	FaultDropAfterWork
+	// FaultLatency makes the request take Fault.Latency longer, then
+	// serves it normally, as an overloaded service would: the wait comes
+	// where SetLatency's does (after the Idempotency-Key is reserved, before
+	// the work), and a client that gives up during it abandons the request.
+	FaultLatency
 )
 
 // String names the fault kind: "status", "drop" or "drop_after_work".
@@ -35,6 +40,8 @@ func (k FaultKind) String() string {
 		return "drop"
 	case FaultDropAfterWork:
 		return "drop_after_work"
+	case FaultLatency:
+		return "latency"
 	}
 	return fmt.Sprintf("FaultKind(%d)", int(k))
 }
@@ -49,6 +56,8 @@ type Fault struct {
 	// RetryAfter, when positive, is sent as a Retry-After header (in whole
 	// seconds, rounded up) with a FaultStatus.
 	RetryAfter time.Duration
+	// Latency is how long a FaultLatency holds the request (positive).
+	Latency time.Duration
 	// Times is how many requests the fault breaks (at least 1).
 	Times int
 	// Method and Path, when set, restrict the fault to requests with that
@@ -66,19 +75,33 @@ type faultQueue struct {
 	mu       sync.Mutex
 	pending  []*pendingFault
 	injected int
+	random   *randomFaults // nil when SetRandomFaults is off
 }
 
-// InjectFault adds a fault. It returns an error, and injects nothing, for an
-// unknown kind or a FaultStatus whose status is not 400 to 599.
-func (s *Server) InjectFault(f Fault) error {
+// checkFault reports why f cannot be injected, or nil.
+func checkFault(f Fault) error {
 	switch f.Kind {
 	case FaultStatus:
 		if f.Status < 400 || f.Status > 599 {
 			return fmt.Errorf("paymentstest: a FaultStatus needs a status from 400 to 599, not %d", f.Status)
 		}
+	case FaultLatency:
+		if f.Latency <= 0 {
+			return fmt.Errorf("paymentstest: a FaultLatency needs a positive Latency, not %s", f.Latency)
+		}
 	case FaultDrop, FaultDropAfterWork:
 	default:
 		return errors.New("paymentstest: unknown fault kind " + f.Kind.String())
+	}
+	return nil
+}
+
+// InjectFault adds a fault. It returns an error, and injects nothing, for an
+// unknown kind, a FaultStatus whose status is not 400 to 599, or a
+// FaultLatency without a positive Latency.
+func (s *Server) InjectFault(f Fault) error {
+	if err := checkFault(f); err != nil {
+		return err
 	}
 	if f.Times < 1 {
 		f.Times = 1
@@ -119,11 +142,13 @@ func (s *Server) DropNextAfterWork(n int) {
 	}
 }
 
-// ClearFaults removes every pending fault.
+// ClearFaults removes every pending fault and turns random faults
+// (SetRandomFaults) off.
 func (s *Server) ClearFaults() {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	s.faults.pending = nil
+	s.faults.random = nil
 }
 
 // FaultsInjected returns how many requests a fault has broken so far.
@@ -144,7 +169,8 @@ func (s *Server) PendingFaults() int {
 	return n
 }
 
-// take returns the fault that breaks this request, if any.
+// take returns the fault that breaks this request, if any: the first
+// pending fault that matches it, else a random one (SetRandomFaults).
 func (q *faultQueue) take(method, path string) (Fault, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -158,6 +184,10 @@ func (q *faultQueue) take(method, path string) (Fault, bool) {
 		}
 		q.injected++
 		return f.Fault, true
+	}
+	if f, ok := q.random.pick(method, path); ok {
+		q.injected++
+		return f, true
 	}
 	return Fault{}, false
 }

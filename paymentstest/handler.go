@@ -19,6 +19,7 @@ type apiRequest struct {
 	body  []byte
 	param string // {id} or {event_id}, unescaped
 	notes []string
+	delay time.Duration // of a FaultLatency, on top of SetLatency
 }
 
 type handlerFunc func(s *Server, rq *apiRequest) *response
@@ -55,9 +56,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rq := &apiRequest{r: r}
+	if faulted && fault.Kind == FaultLatency {
+		rq.delay = fault.Latency
+	}
 	resp, replayed := s.handle(w, rq)
 	rec.Notes, rec.Replayed = rq.notes, replayed
-	if resp == nil { // the client went away during SetLatency
+	if resp == nil { // the client went away during the latency
 		logged()
 		return
 	}
@@ -93,7 +97,7 @@ func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, 
 
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
-		if !s.pause(r.Context()) {
+		if !s.pause(r.Context(), rq.delay) {
 			return s.abandoned(), false
 		}
 		return s.run(h, rq), false
@@ -114,7 +118,7 @@ func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, 
 		return s.fail(http.StatusConflict, CodeIdempotencyInProgress,
 			"a request with this Idempotency-Key is still being processed; retry shortly"), false
 	}
-	if !s.pause(r.Context()) {
+	if !s.pause(r.Context(), rq.delay) {
 		s.idem.finish(k, entry, nil)
 		return s.abandoned(), false
 	}
@@ -134,10 +138,10 @@ func (s *Server) run(h handlerFunc, rq *apiRequest) (resp *response) {
 	return h(s, rq)
 }
 
-// pause waits for the latency set by SetLatency. It reports false when the
-// request's context ended or the server is closing.
-func (s *Server) pause(ctx context.Context) bool {
-	d := time.Duration(s.latency.Load())
+// pause waits for the latency set by SetLatency plus extra (a FaultLatency).
+// It reports false when the request's context ended or the server is closing.
+func (s *Server) pause(ctx context.Context, extra time.Duration) bool {
+	d := time.Duration(s.latency.Load()) + extra
 	if d <= 0 {
 		return true
 	}

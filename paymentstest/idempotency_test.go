@@ -119,7 +119,7 @@ func TestConcurrentSameKeyCreatesOnce(t *testing.T) {
 	srv, _ := start(t)
 	c := srv.Client(payments.WithMaxRetries(20))
 	r := createRecipient(t, c, "")
-	srv.SetLatency(5 * time.Millisecond) // widen the window so that 409s happen
+	srv.SetLatency(50 * time.Millisecond) // a window wide enough, even under -race on a busy machine, for 409s to happen
 
 	const n = 40
 	params := &payments.PaymentInitiateParams{Amount: dec("75.25"), Currency: "NGN", RecipientID: r.ID, Reference: "order-c"}
