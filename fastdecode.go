@@ -180,6 +180,21 @@ func skipValue(b []byte, i int) int {
 	return -1
 }
 
+// unquoteJSON is json.Unmarshal(b, &s) for the JSON string literal b,
+// without encoding/json when the literal is printable ASCII with nothing to
+// unescape (ids, event names, timestamps).
+func unquoteJSON(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		in := b[1 : len(b)-1]
+		if !bytes.ContainsFunc(in, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r >= 0x7f }) {
+			return string(in), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
+}
+
 func plainASCII(b []byte) bool {
 	for _, c := range b {
 		if c == '\\' || c >= 0x80 {

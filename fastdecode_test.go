@@ -59,7 +59,28 @@ func FuzzDecodeFastMatchesGeneral(f *testing.F) {
 		checkFastDecode(t, body, func() any { return new(VirtualAccount) })
 		checkFastDecode(t, body, func() any { return new(json.RawMessage) })
 		checkUnmarshalResource(t, body)
+		checkUnquote(t, body)
 	})
+}
+
+// checkUnquote compares unquoteJSON with json.Unmarshal into a string.
+func checkUnquote(t *testing.T, b []byte) {
+	t.Helper()
+	got, errGot := unquoteJSON(b)
+	var want string
+	errWant := json.Unmarshal(b, &want)
+	if (errGot == nil) != (errWant == nil) || got != want {
+		t.Fatalf("unquoteJSON(%q) = %q, %v; json.Unmarshal: %q, %v", b, got, errGot, want, errWant)
+	}
+}
+
+func TestUnquoteJSON(t *testing.T) {
+	for _, s := range []string{
+		`"payment.completed"`, `""`, `"2025-03-01T10:00:00Z"`, `"a\"b"`, `"\u00e9t\u00e9"`, `"été"`,
+		"\"tab\there\"", `"\ud800"`, "\"\xff\"", `"a"b"`, `"unterminated`, `"`, `5`, `null`, `"del\u007f"`, "\"del\x7f\"",
+	} {
+		checkUnquote(t, []byte(s))
+	}
 }
 
 // checkUnmarshalResource compares unmarshalResource with json.Unmarshal on

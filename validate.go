@@ -120,7 +120,9 @@ func (v *validator) amount(field string, d decimal.Decimal) {
 		v.add(field, "must be greater than zero")
 	case d.Cmp(maxAmount) >= 0:
 		v.add(field, "must be less than 10^18")
-	case decimalPlaces(d) > maxAmountScale:
+	case -int64(d.Exponent()) > maxAmountScale && decimalPlaces(d) > maxAmountScale:
+		// decimalPlaces (which allocates) runs only when the representation
+		// has more places than allowed: it never counts more than it has.
 		v.add(field, fmt.Sprintf("has more than %d decimal places", maxAmountScale))
 	}
 }

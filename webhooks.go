@@ -221,8 +221,8 @@ func (s *looseString) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '"':
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
+		v, err := unquoteJSON(b)
+		if err != nil {
 			return err
 		}
 		*s = looseString(v)
@@ -269,8 +269,8 @@ func parseLooseTime(b []byte) time.Time {
 		}
 		return time.Unix(secs, 0).UTC()
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := unquoteJSON(b)
+	if err != nil {
 		return time.Time{}
 	}
 	s = strings.TrimSpace(s)
