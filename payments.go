@@ -143,6 +143,12 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 // payment after execution. It carries an Idempotency-Key like Initiate. When
 // this client issued the quote and it has expired, Confirm returns an error
 // matching ErrQuoteExpired without sending anything: initiate again.
+//
+// A nil error means the service took the confirmation, not that the money
+// moved: check the returned payment's Status (and IsCompleted). A payment the
+// service refused to execute, for example above the recipient's limit, comes
+// back with PaymentStatusRejected; the payment.completed, payment.failed and
+// payment.rejected webhooks report the final outcome.
 func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmParams, opts ...RequestOption) (*Payment, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
