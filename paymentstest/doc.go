@@ -61,4 +61,37 @@
 // The package imports only the SDK's public API, never its internals, so a
 // bug in the client cannot be hidden by shared code. The payments-sandbox
 // command runs the same fake as a standalone server.
+//
+// # Admin API
+//
+// WithAdminAPI (on in payments-sandbox, off by default) lets code outside Go
+// do over HTTP what a Go test does with the methods above. Its routes live
+// under /_sandbox/, take the same bearer key (401 otherwise) and answer the
+// same envelope, with the result in data. They are never faulted or slowed
+// down, ignore Idempotency-Key and are not in Requests. Bodies are JSON
+// objects (the Content-Type is not checked); malformed JSON is 400, and
+// unknown members or bad values 422 naming the field. Numbers may also be
+// sent as strings; amounts keep their exact digits.
+//
+//	GET    /_sandbox/clock                 data {"now"}
+//	POST   /_sandbox/clock/advance         {"seconds": 301} or {"duration": "5m1s"}: Advance; data {"now"}
+//	POST   /_sandbox/virtual-accounts/{account_number}/incoming-payments
+//	                                       {"amount": 5000.00, "currency": "NGN"} (currency optional):
+//	                                       SimulateIncomingPayment; data is the event's payment
+//	GET    /_sandbox/faults                data {"pending", "injected"}
+//	POST   /_sandbox/faults                {"kind": "status"|"drop"|"drop_after_work"|"latency",
+//	                                        "status": 503, "retry_after_seconds": 1 (status only),
+//	                                        "latency_ms": 100 (latency only), "times": 2,
+//	                                        "method": "POST", "path": "/payments/initiate"}: InjectFault
+//	DELETE /_sandbox/faults                ClearFaults
+//	GET    /_sandbox/deliveries            data {"pending", "deliveries": [{"event_id", "event", "url",
+//	                                        "status", "created_at", "attempts", "body"}]}
+//	POST   /_sandbox/deliveries/wait       {"timeout_seconds": 10} (optional; at most 300):
+//	                                       WaitForDeliveries, then the same data; 504
+//	                                       "deliveries_pending" with it when time runs out
+//
+// For example, to expire every quote issued so far:
+//
+//	curl -X POST "$PAYMENTS_BASE_URL/_sandbox/clock/advance" \
+//	    -H "Authorization: Bearer $PAYMENTS_API_KEY" -d '{"seconds": 301}'
 package paymentstest

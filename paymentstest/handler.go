@@ -28,8 +28,13 @@ type handlerFunc func(s *Server, rq *apiRequest) *response
 // be mounted in a server of your own (without a listener, Close still stops
 // webhook delivery). Each request is added to the Requests log before its
 // answer is sent (or its connection dropped), so a client that got an answer
-// finds its request logged.
+// finds its request logged. With WithAdminAPI, requests under AdminPrefix
+// go to the admin API instead.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.admin && isAdminPath(r.URL.EscapedPath()) {
+		s.serveAdmin(w, r)
+		return
+	}
 	start := time.Now()
 	rec := RequestRecord{
 		Method:         r.Method,

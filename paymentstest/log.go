@@ -44,7 +44,8 @@ func (l *requestLog) add(r RequestRecord) {
 }
 
 // Requests returns every request the server has received, oldest first (at
-// most the last 10,000).
+// most the last 10,000). Requests to the admin API (WithAdminAPI) are not
+// in it.
 func (s *Server) Requests() []RequestRecord {
 	s.reqs.mu.Lock()
 	defer s.reqs.mu.Unlock()

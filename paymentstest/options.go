@@ -34,6 +34,7 @@ type config struct {
 	webhookTimeout   time.Duration
 	rates            map[[2]string]decimal.Decimal
 	logger           *slog.Logger
+	admin            bool
 	err              error
 }
 
@@ -141,6 +142,23 @@ func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
 		}
 		c.rates[[2]string{from, to}] = rate
 	}
+}
+
+// WithAdminAPI makes the server also answer a small admin API under
+// AdminPrefix ("/_sandbox/"), so that code outside Go (curl, Python, Node)
+// can do what a Go test does with the server's methods: move the clock
+// (Advance), pay into a virtual account (SimulateIncomingPayment), inject
+// and clear faults (InjectFault, ClearFaults), and read or wait for the
+// webhook delivery log (Deliveries, WaitForDeliveries). The routes are
+// listed in the package documentation.
+//
+// It is off by default: without it, paths under /_sandbox/ are unknown
+// paths, as they are on the real service. Admin requests take the same
+// bearer key and answer the same envelope as the API, but are never faulted
+// or slowed down, ignore Idempotency-Key and are not in the Requests log.
+// The payments-sandbox command turns it on.
+func WithAdminAPI() Option {
+	return func(c *config) { c.admin = true }
 }
 
 // WithLogger makes the server log every request (method, path, status, stan,

@@ -39,6 +39,7 @@ type Server struct {
 	hooks   *dispatcher
 	reqs    requestLog
 	latency atomic.Int64
+	admin   bool // WithAdminAPI
 
 	http      *http.Server
 	listener  net.Listener
@@ -85,6 +86,7 @@ func StartServer(opts ...Option) (*Server, error) {
 		clock:  &clock{base: cfg.now},
 		logger: cfg.logger,
 		rates:  cfg.rates,
+		admin:  cfg.admin,
 		served: make(chan struct{}),
 		done:   make(chan struct{}),
 	}

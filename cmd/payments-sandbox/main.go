@@ -6,7 +6,7 @@
 //
 //	payments-sandbox [-addr 127.0.0.1:8765] [-api-key KEY]
 //	                 [-webhook-url URL] [-webhook-secret SECRET]
-//	                 [-webhook-retry-wait 1s] [-quiet]
+//	                 [-webhook-retry-wait 1s] [-admin=true] [-quiet]
 //
 // It prints its URL and API key, and the lines to export so that the SDK
 // (payments.NewClientFromEnv) and the examples use it:
@@ -15,7 +15,13 @@
 //	export PAYMENTS_API_KEY=eyJhbGciOi...
 //
 // With -webhook-url, every event is POSTed there, signed with the
-// -webhook-secret (a random one, printed, when none is given). Requests and
+// -webhook-secret (a random one, printed, when none is given).
+//
+// The admin API of paymentstest.WithAdminAPI is on (-admin=false turns it
+// off): routes under /_sandbox/ that move the clock, pay into a virtual
+// account, inject faults, and read or wait for webhook deliveries, with the
+// same API key. The command prints curl lines to start from; the routes are
+// listed in the paymentstest package documentation. Requests and
 // webhook attempts are logged to standard error unless -quiet is set. State
 // lives in memory and is lost when the command stops. SIGINT or SIGTERM stops
 // it gracefully: requests being handled are finished first.
@@ -32,6 +38,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/paymentsapi/payments-go/paymentstest"
@@ -60,6 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hookSecret := fs.String("webhook-secret", "", "webhook signing `secret` (default: a random one)")
 	retryWait := fs.Duration("webhook-retry-wait", paymentstest.DefaultWebhookRetryWait,
 		"wait before the first retry of a failed webhook delivery; it doubles for each of the 4 retries")
+	admin := fs.Bool("admin", true, "serve the admin API under "+paymentstest.AdminPrefix+" (clock, incoming payments, faults, deliveries)")
 	quiet := fs.Bool("quiet", false, "do not log requests and webhook attempts")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -83,6 +91,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		opts = append(opts, paymentstest.WithWebhook(*hookURL, secret))
 	}
+	if *admin {
+		opts = append(opts, paymentstest.WithAdminAPI())
+	}
 	if !*quiet {
 		opts = append(opts, paymentstest.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
 	}
@@ -103,10 +114,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "\nTo point the SDK and its examples at it:\n\n")
 	fmt.Fprintf(stdout, "export PAYMENTS_BASE_URL=%s\n", srv.URL())
 	fmt.Fprintf(stdout, "export PAYMENTS_API_KEY=%s\n\n", srv.APIKey())
+	if *admin {
+		printAdminHelp(stdout, srv.URL(), srv.APIKey())
+	}
 	fmt.Fprintf(stdout, "Press Ctrl+C to stop.\n")
 
 	<-ctx.Done()
 	srv.Close()
 	fmt.Fprintln(stdout, "payments-sandbox: stopped")
 	return nil
+}
+
+// printAdminHelp prints curl lines that call the admin API, ready to paste
+// into a POSIX shell.
+func printAdminHelp(w io.Writer, baseURL, apiKey string) {
+	curl := func(method, path, body string) string {
+		line := fmt.Sprintf("curl -sS -X %s %s -H %s", method,
+			shellQuote(baseURL+path), shellQuote("Authorization: Bearer "+apiKey))
+		if body != "" {
+			line += " -d " + shellQuote(body)
+		}
+		return line
+	}
+	fmt.Fprintf(w, "Admin API (%s; -admin=false turns it off), for example:\n\n", paymentstest.AdminPrefix)
+	fmt.Fprintf(w, "# Move the clock 5m1s forward: quotes issued before have expired.\n%s\n",
+		curl("POST", "/_sandbox/clock/advance", `{"seconds": 301}`))
+	fmt.Fprintf(w, "# A customer pays into a virtual account (put its account_number in the path).\n%s\n",
+		curl("POST", "/_sandbox/virtual-accounts/ACCOUNT_NUMBER/incoming-payments", `{"amount": 5000.00, "currency": "NGN"}`))
+	fmt.Fprintf(w, "# The next POST /payments/initiate fails with 503 (DELETE /_sandbox/faults clears faults).\n%s\n",
+		curl("POST", "/_sandbox/faults", `{"kind": "status", "status": 503, "times": 1, "path": "/payments/initiate"}`))
+	fmt.Fprintf(w, "# Wait for webhook deliveries to finish, then list them.\n%s\n\n",
+		curl("POST", "/_sandbox/deliveries/wait", `{"timeout_seconds": 10}`))
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

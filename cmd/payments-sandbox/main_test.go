@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -126,6 +128,86 @@ func TestRunFixedKeyQuiet(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 	assert.Empty(t, stderr.String())
+}
+
+var advanceLine = regexp.MustCompile(`(?m)^curl -sS -X POST '([^']+/_sandbox/clock/advance)' -H '([^':]+): ([^']+)' -d '([^']+)'$`)
+
+// startRun runs the command until the test ends and returns its base URL,
+// API key and output.
+func startRun(t *testing.T, args ...string) (baseURL, apiKey string, stdout, stderr *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr = new(syncBuffer), new(syncBuffer)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "Press Ctrl+C") }, 5*time.Second, 5*time.Millisecond)
+	out := stdout.String()
+	return baseURLLine.FindStringSubmatch(out)[1], apiKeyLine.FindStringSubmatch(out)[1], stdout, stderr
+}
+
+func TestRunAdminAPI(t *testing.T) {
+	ctx := context.Background()
+	baseURL, apiKey, stdout, stderr := startRun(t)
+	out := stdout.String()
+	for _, route := range []string{"/_sandbox/virtual-accounts/ACCOUNT_NUMBER/incoming-payments", "/_sandbox/faults", "/_sandbox/deliveries/wait"} {
+		assert.Contains(t, out, route, "a curl line for %s", route)
+	}
+
+	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL), payments.WithMaxRetries(0))
+	require.NoError(t, err)
+	r, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	require.NoError(t, err)
+	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: decimal.RequireFromString("120.50"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
+	})
+	require.NoError(t, err)
+
+	// Do what the printed curl line does.
+	m := advanceLine.FindStringSubmatch(out)
+	require.NotNil(t, m, "the clock/advance curl line in:\n%s", out)
+	assert.Equal(t, baseURL+"/_sandbox/clock/advance", m[1])
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m[1], strings.NewReader(m[4]))
+	require.NoError(t, err)
+	req.Header.Set(m[2], m[3])
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var env struct {
+		Success bool   `json:"success"`
+		Stan    string `json:"stan"`
+		Data    struct {
+			Now time.Time `json:"now"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.True(t, env.Success)
+	assert.NotEmpty(t, env.Stan)
+	assert.WithinDuration(t, time.Now().Add(301*time.Second), env.Data.Now, time.Minute)
+
+	_, err = client.Payments.Confirm(ctx, p.ConfirmParams())
+	require.ErrorIs(t, err, payments.ErrQuoteExpired, "the quote expired on the sandbox's clock")
+	assert.Contains(t, stderr.String(), "paymentstest: admin request")
+	assert.NotContains(t, stderr.String(), apiKey)
+}
+
+func TestRunAdminOff(t *testing.T) {
+	baseURL, apiKey, stdout, _ := startRun(t, "-admin=false", "-quiet")
+	assert.NotContains(t, stdout.String(), "curl")
+	req, err := http.NewRequest(http.MethodGet, baseURL+"/_sandbox/clock", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
 func TestRunBadArguments(t *testing.T) {

@@ -1,0 +1,357 @@
+package paymentstest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// The admin routes themselves; admin.go routes to them and checks their input.
+
+// Clock.
+
+type adminClockJSON struct {
+	Now string `json:"now"`
+}
+
+// adminClock is GET /_sandbox/clock.
+func (s *Server) adminClock(*apiRequest) *response {
+	return s.adminOK("The server's time", adminClockJSON{Now: stamp(s.clock.now())})
+}
+
+// adminAdvance is POST /_sandbox/clock/advance {"seconds": 301} or
+// {"duration": "5m1s"}.
+func (s *Server) adminAdvance(rq *apiRequest) *response {
+	o, p, bad := s.adminObject(rq, false)
+	if bad != nil {
+		return bad
+	}
+	o.only("seconds", "duration")
+	var (
+		d     time.Duration
+		field = "seconds"
+	)
+	switch {
+	case o.present("seconds") && o.present("duration"):
+		p.add("duration", "give seconds or duration, not both")
+	case o.present("duration"):
+		field = "duration"
+		var text string
+		if json.Unmarshal(o.m["duration"], &text) != nil {
+			p.add("duration", "must be a string holding a Go duration such as \"5m1s\"")
+			break
+		}
+		v, err := time.ParseDuration(strings.TrimSpace(text))
+		switch {
+		case err != nil:
+			p.add("duration", "must be a Go duration such as \"5m1s\" or \"-1h\"")
+		case v > maxClockOffset || v < -maxClockOffset:
+			p.add("duration", "must be at most %s either way", maxClockOffsetText)
+		default:
+			d = v
+		}
+	case o.present("seconds"):
+		var text string
+		if json.Unmarshal(o.m["seconds"], &text) == nil {
+			_, numErr := decimal.NewFromString(strings.TrimSpace(text))
+			if _, err := time.ParseDuration(strings.TrimSpace(text)); numErr != nil && err == nil {
+				p.add("seconds", "must be a number of seconds; send a Go duration such as %q as duration", text)
+				break
+			}
+		}
+		d, _ = o.seconds("seconds", -maxClockOffset, maxClockOffset)
+	default:
+		p.add("seconds", "is required (a number of seconds, or duration: a Go duration such as \"5m1s\")")
+	}
+	if len(*p) > 0 {
+		return s.invalid(*p)
+	}
+	if !s.clock.advanceWithin(d, maxClockOffset) {
+		return s.invalid(problems{{Field: field, Message: "would move the server's clock more than " +
+			maxClockOffsetText + " away from its base clock in total"}})
+	}
+	return s.adminOK("Clock advanced", adminClockJSON{Now: stamp(s.clock.now())})
+}
+
+// advanceWithin is advance, refused (false) when the total offset would
+// exceed lim either way.
+func (c *clock) advanceWithin(d, lim time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.offset + d
+	if (d > 0 && n < c.offset) || (d < 0 && n > c.offset) || n > lim || n < -lim {
+		return false
+	}
+	c.offset = n
+	return true
+}
+
+// Virtual accounts.
+
+// adminIncomingPayment is POST
+// /_sandbox/virtual-accounts/{account_number}/incoming-payments
+// {"amount": 5000.00, "currency": "NGN"}: SimulateIncomingPayment.
+func (s *Server) adminIncomingPayment(rq *apiRequest) *response {
+	o, p, bad := s.adminObject(rq, false)
+	if bad != nil {
+		return bad
+	}
+	o.only("amount", "currency")
+	amount, ok := o.amount("amount")
+	if !ok && !o.present("amount") {
+		p.add("amount", "is required")
+	}
+	currency := o.str("currency")
+	p.currency("currency", currency)
+	if len(*p) > 0 {
+		return s.invalid(*p)
+	}
+
+	s.mu.Lock()
+	va := s.st.accountByNumber[rq.param]
+	var accountCurrency string
+	if va != nil {
+		accountCurrency = va.Currency
+	}
+	s.mu.Unlock()
+	if va == nil {
+		return s.notFound(fmt.Sprintf("virtual account with number %q", rq.param))
+	}
+	if currency != "" && currency != accountCurrency {
+		return s.invalid(problems{{Field: "currency", Message: "must be the account's currency, " + accountCurrency}})
+	}
+	in, err := s.SimulateIncomingPayment(rq.param, amount, currency)
+	switch {
+	case errors.Is(err, ErrClosed):
+		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	case err != nil:
+		return s.fail(http.StatusUnprocessableEntity, CodeValidationFailed, err.Error())
+	}
+	return s.adminOK("Incoming payment received", in.json())
+}
+
+// Faults.
+
+var faultKinds = map[string]FaultKind{
+	FaultStatus.String():        FaultStatus,
+	FaultDrop.String():          FaultDrop,
+	FaultDropAfterWork.String(): FaultDropAfterWork,
+	FaultLatency.String():       FaultLatency,
+}
+
+type adminFaultJSON struct {
+	Kind              string `json:"kind"`
+	Status            int    `json:"status,omitempty"`
+	RetryAfterSeconds int64  `json:"retry_after_seconds,omitempty"`
+	LatencyMS         int64  `json:"latency_ms,omitempty"`
+	Times             int    `json:"times"`
+	Method            string `json:"method,omitempty"`
+	Path              string `json:"path,omitempty"`
+}
+
+type adminFaultsJSON struct {
+	// Fault is the fault just injected, as the server understood it.
+	Fault    *adminFaultJSON `json:"fault,omitempty"`
+	Pending  int             `json:"pending"`
+	Injected int             `json:"injected"`
+}
+
+func (s *Server) faultsState(f *adminFaultJSON) adminFaultsJSON {
+	return adminFaultsJSON{Fault: f, Pending: s.PendingFaults(), Injected: s.FaultsInjected()}
+}
+
+// adminFaults is GET /_sandbox/faults.
+func (s *Server) adminFaults(*apiRequest) *response {
+	return s.adminOK("Faults", s.faultsState(nil))
+}
+
+// adminClearFaults is DELETE /_sandbox/faults: ClearFaults.
+func (s *Server) adminClearFaults(*apiRequest) *response {
+	s.ClearFaults()
+	return s.adminOK("Faults cleared", s.faultsState(nil))
+}
+
+// adminInjectFault is POST /_sandbox/faults: InjectFault.
+func (s *Server) adminInjectFault(rq *apiRequest) *response {
+	o, p, bad := s.adminObject(rq, false)
+	if bad != nil {
+		return bad
+	}
+	o.only("kind", "status", "retry_after_seconds", "latency_ms", "times", "method", "path")
+	var kinds []string
+	for k := range faultKinds {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	name := o.required("kind", maxCodeLen)
+	kind := faultKinds[name]
+	if name != "" && kind == 0 {
+		p.add("kind", "must be one of %s", strings.Join(kinds, ", "))
+	}
+	f := Fault{Kind: kind, Times: 1}
+	out := adminFaultJSON{Kind: name}
+
+	// applies reports whether a member is present and applies to the kind,
+	// and reports one that does not, or that the kind requires.
+	applies := func(field string, want FaultKind) bool {
+		if !o.present(field) {
+			if kind == want && (field == "status" || field == "latency_ms") {
+				p.add(field, "is required for kind %s", want)
+			}
+			return false
+		}
+		if kind != 0 && kind != want {
+			p.add(field, "applies only to kind %s", want)
+			return false
+		}
+		return true
+	}
+	if applies("status", FaultStatus) {
+		if n, ok := o.integer("status", 400, 599); ok {
+			f.Status, out.Status = int(n), int(n)
+		}
+	}
+	if applies("retry_after_seconds", FaultStatus) {
+		if n, ok := o.integer("retry_after_seconds", 0, maxFaultRetryAfter); ok {
+			f.RetryAfter, out.RetryAfterSeconds = time.Duration(n)*time.Second, n
+		}
+	}
+	if applies("latency_ms", FaultLatency) {
+		if n, ok := o.integer("latency_ms", 1, maxFaultLatencyMS); ok {
+			f.Latency, out.LatencyMS = time.Duration(n)*time.Millisecond, n
+		}
+	}
+	if o.present("times") {
+		if n, ok := o.integer("times", 1, maxFaultTimes); ok {
+			f.Times = int(n)
+		}
+	}
+	out.Times = f.Times
+	if m := strings.ToUpper(strings.TrimSpace(o.str("method"))); m != "" {
+		if !httpMethodPattern.MatchString(m) {
+			p.add("method", "must be an HTTP method such as POST")
+		}
+		f.Method, out.Method = m, m
+	}
+	if path := o.text("path", maxTextLen); path != "" {
+		switch {
+		case !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?# \t\r\n"):
+			p.add("path", "must be a path such as /payments/initiate, without a query")
+		case isAdminPath(path):
+			p.add("path", "admin requests are never faulted")
+		}
+		f.Path, out.Path = path, path
+	}
+	if len(*p) > 0 {
+		return s.invalid(*p)
+	}
+	if err := s.InjectFault(f); err != nil { // checked above: cannot happen
+		return s.invalid(problems{{Field: "kind", Message: err.Error()}})
+	}
+	return s.adminOK("Fault injected", s.faultsState(&out))
+}
+
+// Webhook deliveries.
+
+type adminAttemptJSON struct {
+	At         string `json:"at"`
+	StatusCode int    `json:"status_code"`
+	Error      string `json:"error,omitempty"`
+	Signature  string `json:"signature"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+type adminDeliveryJSON struct {
+	EventID   string             `json:"event_id"`
+	Event     string             `json:"event"`
+	URL       string             `json:"url"`
+	Status    DeliveryStatus     `json:"status"`
+	CreatedAt string             `json:"created_at"`
+	Attempts  []adminAttemptJSON `json:"attempts"`
+	// Body is the webhook body sent: {"id", "event", "created_at", "data"}.
+	Body json.RawMessage `json:"body"`
+}
+
+type adminDeliveriesJSON struct {
+	// Pending counts deliveries not yet delivered or failed.
+	Pending    int                 `json:"pending"`
+	Deliveries []adminDeliveryJSON `json:"deliveries"`
+}
+
+func (s *Server) deliveriesJSON() adminDeliveriesJSON {
+	log := s.Deliveries()
+	out := adminDeliveriesJSON{Deliveries: make([]adminDeliveryJSON, len(log))}
+	for i, dl := range log {
+		body := json.RawMessage(dl.Body)
+		if !json.Valid(body) { // the server's own JSON: cannot happen
+			body, _ = json.Marshal(string(dl.Body))
+		}
+		d := adminDeliveryJSON{
+			EventID: dl.EventID, Event: string(dl.Event), URL: dl.URL, Status: dl.Status,
+			CreatedAt: stamp(dl.CreatedAt), Attempts: make([]adminAttemptJSON, len(dl.Attempts)), Body: body,
+		}
+		for j, a := range dl.Attempts {
+			d.Attempts[j] = adminAttemptJSON{
+				At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Signature: a.Signature,
+				DurationMS: a.Duration.Milliseconds(),
+			}
+		}
+		if dl.Status == DeliveryPending {
+			out.Pending++
+		}
+		out.Deliveries[i] = d
+	}
+	return out
+}
+
+// adminDeliveries is GET /_sandbox/deliveries.
+func (s *Server) adminDeliveries(*apiRequest) *response {
+	return s.adminOK("Webhook deliveries", s.deliveriesJSON())
+}
+
+// adminWaitDeliveries is POST /_sandbox/deliveries/wait
+// {"timeout_seconds": 10}: WaitForDeliveries, bounded.
+func (s *Server) adminWaitDeliveries(rq *apiRequest) *response {
+	o, p, bad := s.adminObject(rq, true)
+	if bad != nil {
+		return bad
+	}
+	o.only("timeout_seconds")
+	timeout := defaultAdminWait
+	if d, ok := o.seconds("timeout_seconds", 0, maxAdminWait); ok {
+		if d <= 0 {
+			p.add("timeout_seconds", "must be positive")
+		}
+		timeout = d
+	}
+	if len(*p) > 0 {
+		return s.invalid(*p)
+	}
+	ctx, cancel := context.WithTimeout(rq.r.Context(), timeout)
+	defer cancel()
+	err := s.WaitForDeliveries(ctx)
+	switch {
+	case err == nil:
+		return s.adminOK("Webhook deliveries done", s.deliveriesJSON())
+	case errors.Is(err, ErrClosed):
+		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	case rq.r.Context().Err() != nil:
+		return nil // the client went away
+	}
+	data, err := json.Marshal(s.deliveriesJSON())
+	if err != nil {
+		return s.internal(err)
+	}
+	return newEnvelope(envelopeJSON{
+		Message: fmt.Sprintf("deliveries still pending after %s", timeout),
+		Code:    codeDeliveryPending,
+		Data:    data,
+	}, http.StatusGatewayTimeout, s.ids.uuid())
+}
