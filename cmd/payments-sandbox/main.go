@@ -112,8 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  Webhooks: none (set -webhook-url to receive events)\n")
 	}
 	fmt.Fprintf(stdout, "\nTo point the SDK and its examples at it:\n\n")
-	fmt.Fprintf(stdout, "export PAYMENTS_BASE_URL=%s\n", srv.URL())
-	fmt.Fprintf(stdout, "export PAYMENTS_API_KEY=%s\n\n", srv.APIKey())
+	fmt.Fprintf(stdout, "export PAYMENTS_BASE_URL=%s\n", shellWord(srv.URL()))
+	fmt.Fprintf(stdout, "export PAYMENTS_API_KEY=%s\n\n", shellWord(srv.APIKey()))
 	if *admin {
 		printAdminHelp(stdout, srv.URL(), srv.APIKey())
 	}
@@ -145,6 +145,21 @@ func printAdminHelp(w io.Writer, baseURL, apiKey string) {
 		curl("POST", "/_sandbox/faults", `{"kind": "status", "status": 503, "times": 1, "path": "/payments/initiate"}`))
 	fmt.Fprintf(w, "# Wait for webhook deliveries to finish, then list them.\n%s\n\n",
 		curl("POST", "/_sandbox/deliveries/wait", `{"timeout_seconds": 10}`))
+}
+
+// shellWord returns s as it is when a POSIX shell would read it as one plain
+// word (URLs and the default JWT-shaped key), and quoted otherwise, so that a
+// custom -api-key with quotes, spaces or $ still exports intact.
+func shellWord(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/=+-@%,", r)) {
+			return shellQuote(s)
+		}
+	}
+	if s == "" {
+		return "''"
+	}
+	return s
 }
 
 // shellQuote quotes s for a POSIX shell.

@@ -229,3 +229,16 @@ func TestRunBadArguments(t *testing.T) {
 	require.True(t, errors.Is(err, flag.ErrHelp))
 	assert.Contains(t, errOut.String(), "-webhook-url")
 }
+
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8765":   "http://127.0.0.1:8765",
+		"eyJhbGciOi.eyJzdWIi.sig": "eyJhbGciOi.eyJzdWIi.sig",
+		"it's $HOME":              `'it'\''s $HOME'`,
+		"":                        "''",
+	} {
+		if got := shellWord(in); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
