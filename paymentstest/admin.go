@@ -181,26 +181,10 @@ func (o *object) only(fields ...string) {
 // with its exact digits. ok is false when the member is absent or invalid
 // (an invalid one is reported). The exponent is bounded before any
 // arithmetic, so that a number such as 1e999999999 costs nothing.
-func (o *object) number(field string) (d decimal.Decimal, ok bool) {
-	raw, present := o.m[field]
-	if !present || isNull(raw) {
-		return decimal.Decimal{}, false
-	}
-	raw = bytes.TrimSpace(raw)
-	text := string(raw)
-	if raw[0] == '"' {
-		if json.Unmarshal(raw, &text) != nil {
-			o.p.add(o.name(field), "must be a number")
-			return decimal.Decimal{}, false
-		}
-	} else if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
-		o.p.add(o.name(field), "must be a number")
-		return decimal.Decimal{}, false
-	}
-	d, err := decimal.NewFromString(strings.TrimSpace(text))
+func (o *object) number(field string) (decimal.Decimal, bool) {
+	d, _, ok := o.decimalMember(field)
 	switch {
-	case err != nil:
-		o.p.add(o.name(field), "must be a number")
+	case !ok:
 	case d.Exponent() < -maxAmountDecs:
 		o.p.add(o.name(field), "has more than %d decimal places", maxAmountDecs)
 	case d.Exponent() > maxAmountExp:

@@ -166,30 +166,44 @@ func (o *object) child(field string) *object {
 	return &object{prefix: o.name(field) + ".", m: m, p: o.p, notes: o.notes}
 }
 
-// amount returns a money member. The specification sends amounts as JSON
-// numbers; their exact digits are kept. A JSON string holding a number is
-// accepted too, and noted in the request log. ok is false when the member is
-// absent or invalid (an invalid one is reported).
-func (o *object) amount(field string) (d decimal.Decimal, ok bool) {
+// decimalMember reads a JSON number, or a JSON string holding one, with its
+// exact digits; quoted says it came as a string. ok is false when the member
+// is absent or not a number (the latter is reported).
+func (o *object) decimalMember(field string) (d decimal.Decimal, quoted, ok bool) {
 	raw, present := o.m[field]
 	if !present || isNull(raw) {
-		return decimal.Decimal{}, false
+		return decimal.Decimal{}, false, false
 	}
 	raw = bytes.TrimSpace(raw)
 	text := string(raw)
 	if raw[0] == '"' {
 		if json.Unmarshal(raw, &text) != nil {
 			o.p.add(o.name(field), "must be a number")
-			return decimal.Decimal{}, false
+			return decimal.Decimal{}, false, false
 		}
-		*o.notes = append(*o.notes, o.name(field)+" was sent as a JSON string; the specification says number")
+		quoted = true
 	} else if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 		o.p.add(o.name(field), "must be a number")
-		return decimal.Decimal{}, false
+		return decimal.Decimal{}, false, false
 	}
 	d, err := decimal.NewFromString(strings.TrimSpace(text))
 	if err != nil {
 		o.p.add(o.name(field), "must be a number")
+		return decimal.Decimal{}, quoted, false
+	}
+	return d, quoted, true
+}
+
+// amount returns a money member. The specification sends amounts as JSON
+// numbers; their exact digits are kept. A JSON string holding a number is
+// accepted too, and noted in the request log. ok is false when the member is
+// absent or invalid (an invalid one is reported).
+func (o *object) amount(field string) (decimal.Decimal, bool) {
+	d, quoted, ok := o.decimalMember(field)
+	if quoted {
+		*o.notes = append(*o.notes, o.name(field)+" was sent as a JSON string; the specification says number")
+	}
+	if !ok {
 		return decimal.Decimal{}, false
 	}
 	if msg := amountProblem(d); msg != "" {
