@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -95,16 +94,8 @@ func TestAdminDeliveries(t *testing.T) {
 }
 
 func TestAdminWaitIsBounded(t *testing.T) {
-	block := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-block:
-		case <-r.Context().Done():
-		}
-	}))
-	defer slow.Close()
-	defer close(block)
-	srv, c := startAdmin(t, fastHooks(slow.URL)...)
+	slow := stalledReceiver(t)
+	srv, c := startAdmin(t, fastHooks(slow)...)
 	createRecipient(t, c, "")
 
 	begin := time.Now()

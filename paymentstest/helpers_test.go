@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -121,4 +122,20 @@ func send(t *testing.T, srv *paymentstest.Server, method, path, body string, hea
 	require.NoError(t, json.Unmarshal(out.body, &out.env), "body: %s", out.body)
 	require.NotEmpty(t, out.env.Stan, "every answer carries a stan")
 	return out
+}
+
+// stalledReceiver starts a webhook receiver that never answers until the
+// request gives up or the test ends, and returns its URL.
+func stalledReceiver(t *testing.T) string {
+	t.Helper()
+	block := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(block) })
+	return slow.URL
 }

@@ -196,16 +196,7 @@ func TestWebhookConnectionErrorsAndTimeouts(t *testing.T) {
 	assert.Zero(t, d.Attempts[0].StatusCode)
 	assert.NotEmpty(t, d.Attempts[0].Error)
 
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer slow.Close()
-	defer close(release)
-	srv2, c2 := start(t, append(fastHooks(slow.URL), paymentstest.WithWebhookTimeout(20*time.Millisecond))...)
+	srv2, c2 := start(t, append(fastHooks(stalledReceiver(t)), paymentstest.WithWebhookTimeout(20*time.Millisecond))...)
 	_, err = c2.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
 	waitDeliveries(t, srv2)
@@ -315,16 +306,8 @@ func TestWebhookSignedOnServerClock(t *testing.T) {
 }
 
 func TestWaitForDeliveries(t *testing.T) {
-	block := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-block:
-		case <-r.Context().Done():
-		}
-	}))
-	defer slow.Close()
-	defer close(block)
-	srv, c := start(t, fastHooks(slow.URL)...)
+	slow := stalledReceiver(t)
+	srv, c := start(t, fastHooks(slow)...)
 	assert.NoError(t, srv.WaitForDeliveries(ctx(t)), "nothing queued")
 	createRecipient(t, c, "")
 	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
