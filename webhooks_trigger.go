@@ -70,3 +70,10 @@ func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts
 	res.setResponse(cl.resp, data)
 	return res, nil
 }
+
+// TriggeredReferencePrefix starts the reference of every resource in a test
+// event sent by Trigger, in paymentstest and the sandbox (the specification
+// does not say how the real service marks test events: see the README's
+// Assumptions). An EventFunc that books orders should ignore such events;
+// Event.Triggered checks for it.
+const TriggeredReferencePrefix = "test_trigger_"
