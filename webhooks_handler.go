@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"time"
 )
 
@@ -21,7 +22,9 @@ const DefaultMaxWebhookBodyBytes = 1 << 20
 // so that the service delivers the event again later.
 //
 // ctx is the request's context: it is cancelled if the service drops the
-// connection. The error is logged by the handler (see WithHandlerLogger), so
+// connection, and when the claim's lease runs out (see Claim). It carries
+// the claim (ClaimFromContext). A panic is recovered and treated as an error,
+// logged with its stack. The error is logged by the handler (see WithHandlerLogger), so
 // keep secrets and personal data out of it.
 type EventFunc func(ctx context.Context, ev *Event) error
 
@@ -140,56 +143,100 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	claim, err := h.store.Claim(ctx, ev.ID)
+	claim, err := h.store.Claim(ctx, h.eventID(ev, r.Header))
 	switch {
 	case err != nil:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, "event store unavailable", slog.String("error", err.Error()))
 		return
-	case claim == ClaimDone:
+	case claim.Status == ClaimDone:
 		h.answer(ctx, w, http.StatusOK, ev, slog.LevelDebug, "duplicate delivery of a processed event")
 		return
-	case claim == ClaimInProgress:
+	case claim.Status == ClaimInProgress:
 		h.refuse(ctx, w, http.StatusConflict, ev, "event is being processed by another delivery")
 		return
-	case claim != ClaimAcquired:
+	case claim.Status != ClaimAcquired:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, "event store gave an unknown claim status")
 		return
 	}
-	h.process(ctx, w, ev)
+	h.process(ctx, w, ev, claim)
 }
 
-// process runs fn for a claimed event and settles the claim. The claim is
-// released if fn fails or panics, so that the next delivery processes the
-// event; the panic itself goes on to net/http, which drops the connection.
-func (h *WebhookHandler) process(ctx context.Context, w http.ResponseWriter, ev *Event) {
+// eventID is the id the handler dedupes on: the one a verifier signs into a
+// header (Standard Webhooks' webhook-id), else the event's own id.
+func (h *WebhookHandler) eventID(ev *Event, header http.Header) string {
+	if v, ok := h.verifier.(interface{ EventID(http.Header) string }); ok {
+		if id := v.EventID(header); id != "" {
+			return id
+		}
+	}
+	return ev.ID
+}
+
+type claimKey struct{}
+
+// ClaimFromContext returns the claim under which the handler runs an
+// EventFunc, from the context it passes to the function. Stores that commit
+// the function's work together with the completion use it.
+func ClaimFromContext(ctx context.Context) (Claim, bool) {
+	c, ok := ctx.Value(claimKey{}).(Claim)
+	return c, ok
+}
+
+// process runs fn for a claimed event and settles the claim: Complete after
+// success, Release after an error or a panic, so that the next delivery
+// processes the event. A panic is answered 500 and logged with its stack.
+func (h *WebhookHandler) process(ctx context.Context, w http.ResponseWriter, ev *Event, claim Claim) {
 	// The claim must be settled even when the service has hung up.
 	settleCtx := context.WithoutCancel(ctx)
 	start := time.Now()
-	returned := false
-	defer func() {
-		if !returned {
-			h.release(settleCtx, ev)
-		}
-	}()
-	err := h.fn(ctx, ev)
-	returned = true
+	err := h.run(ctx, ev, claim)
 	if err != nil {
-		h.release(settleCtx, ev)
-		h.answer(ctx, w, http.StatusInternalServerError, ev, slog.LevelError, "event processing failed",
-			slog.String("error", err.Error()), slog.Duration("duration", time.Since(start)))
+		h.release(settleCtx, ev, claim)
+		attrs := []slog.Attr{slog.String("error", err.Error()), slog.Duration("duration", time.Since(start))}
+		var p *panicError
+		if errors.As(err, &p) {
+			attrs = append(attrs, slog.String("stack", string(p.stack)))
+		}
+		h.answer(ctx, w, http.StatusInternalServerError, ev, slog.LevelError, "event processing failed", attrs...)
 		return
 	}
-	if err := h.store.Complete(settleCtx, ev.ID); err != nil {
+	if err := h.store.Complete(settleCtx, claim); err != nil {
 		// The event was processed: answering an error would have it
-		// processed again. Its claim stays taken, so redeliveries get 409.
+		// processed again. Its claim stays taken (or was taken over), so
+		// redeliveries get 409 until the store settles it.
 		h.log(ctx, slog.LevelError, "event processed but not recorded as done", ev, slog.String("error", err.Error()))
 	}
 	h.answer(ctx, w, http.StatusOK, ev, slog.LevelInfo, "event processed", slog.Duration("duration", time.Since(start)))
 }
 
-func (h *WebhookHandler) release(ctx context.Context, ev *Event) {
-	if err := h.store.Release(ctx, ev.ID); err != nil {
-		h.log(ctx, slog.LevelError, "could not release the claim on a failed event; redeliveries may be refused until the store frees it", ev, slog.String("error", err.Error()))
+// panicError is a panic of the EventFunc, turned into an error.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// run calls fn with the claim in its context, bounded by the claim's lease,
+// and turns a panic into an error.
+func (h *WebhookHandler) run(ctx context.Context, ev *Event, claim Claim) (err error) {
+	ctx = context.WithValue(ctx, claimKey{}, claim)
+	if !claim.LeaseExpires.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, claim.LeaseExpires)
+		defer cancel()
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicError{value: v, stack: debug.Stack()}
+		}
+	}()
+	return h.fn(ctx, ev)
+}
+
+func (h *WebhookHandler) release(ctx context.Context, ev *Event, claim Claim) {
+	if err := h.store.Release(ctx, claim); err != nil {
+		h.log(ctx, slog.LevelError, "could not release the claim on a failed event; redeliveries may be refused until its lease lapses", ev, slog.String("error", err.Error()))
 	}
 }
 

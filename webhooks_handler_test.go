@@ -3,6 +3,7 @@ package payments_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -203,14 +204,27 @@ func TestWebhookHandlerFailingFunctionIsRetried(t *testing.T) {
 
 func TestWebhookHandlerPanickingFunctionReleasesTheEvent(t *testing.T) {
 	var rec whRecorder
+	var logs bytes.Buffer
 	h := whHandler(t, rec.fn(func(n int64) error {
 		if n == 1 {
 			panic("bug in the merchant's code")
 		}
 		return nil
-	}))
+	}), payments.WithHandlerLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	payload := whPayload()
-	assert.Panics(t, func() { whServe(h, whDelivery(payload, whNow, whSecret)) }, "the panic goes on to net/http")
+	var first *httptest.ResponseRecorder
+	require.NotPanics(t, func() { first = whServe(h, whDelivery(payload, whNow, whSecret)) })
+	assert.Equal(t, http.StatusInternalServerError, first.Code, "a panic is answered 500, not a cut connection")
+
+	var line struct {
+		Level, Msg, Error, Stack string
+	}
+	require.NoError(t, json.Unmarshal(bytes.SplitN(logs.Bytes(), []byte("\n"), 2)[0], &line))
+	assert.Equal(t, "ERROR", line.Level)
+	assert.Equal(t, "panic: bug in the merchant's code", line.Error)
+	assert.Contains(t, line.Stack, "webhooks_handler_test.go", "the stack points at the panicking code")
+	assert.NotContains(t, logs.String(), `"amount"`, "the body is never logged")
+
 	resp := whServe(h, whDelivery(payload, whNow, whSecret))
 	assert.Equal(t, http.StatusOK, resp.Code, "the event was released, not left in progress")
 	assert.EqualValues(t, 2, rec.calls.Load())

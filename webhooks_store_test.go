@@ -1,10 +1,15 @@
 package payments_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,18 +23,18 @@ type whFailingStore struct {
 	claimErr, completeErr error
 }
 
-func (s *whFailingStore) Claim(ctx context.Context, id string) (payments.ClaimStatus, error) {
+func (s *whFailingStore) Claim(ctx context.Context, id string) (payments.Claim, error) {
 	if s.claimErr != nil {
-		return 0, s.claimErr
+		return payments.Claim{}, s.claimErr
 	}
 	return s.MemoryEventStore.Claim(ctx, id)
 }
 
-func (s *whFailingStore) Complete(ctx context.Context, id string) error {
+func (s *whFailingStore) Complete(ctx context.Context, c payments.Claim) error {
 	if s.completeErr != nil {
 		return s.completeErr
 	}
-	return s.MemoryEventStore.Complete(ctx, id)
+	return s.MemoryEventStore.Complete(ctx, c)
 }
 
 func TestWebhookHandlerStoreFailures(t *testing.T) {
@@ -60,43 +65,102 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 	})
 }
 
-func TestMemoryEventStore(t *testing.T) {
+func TestMemoryEventStoreClaims(t *testing.T) {
 	ctx := context.Background()
 	s := payments.NewMemoryEventStore(2)
-	claim := func(id string) payments.ClaimStatus {
-		st, err := s.Claim(ctx, id)
+	claim := func(id string) payments.Claim {
+		c, err := s.Claim(ctx, id)
 		require.NoError(t, err)
-		return st
+		assert.Equal(t, id, c.EventID)
+		return c
 	}
 
-	assert.Equal(t, payments.ClaimAcquired, claim("a"))
-	assert.Equal(t, payments.ClaimInProgress, claim("a"))
-	require.NoError(t, s.Release(ctx, "a"))
-	assert.Equal(t, payments.ClaimAcquired, claim("a"), "released: free again")
-	require.NoError(t, s.Complete(ctx, "a"))
-	assert.Equal(t, payments.ClaimDone, claim("a"))
+	a := claim("a")
+	assert.Equal(t, payments.ClaimAcquired, a.Status)
+	assert.NotEmpty(t, a.Token)
+	assert.True(t, a.LeaseExpires.IsZero(), "a memory claim never lapses")
+	assert.Equal(t, payments.ClaimInProgress, claim("a").Status)
+	require.NoError(t, s.Release(ctx, a))
+	assert.ErrorIs(t, s.Release(ctx, a), payments.ErrClaimLost, "settled once")
 
-	for _, id := range []string{"b", "c"} {
-		assert.Equal(t, payments.ClaimAcquired, claim(id))
-		require.NoError(t, s.Complete(ctx, id))
-	}
-	assert.Equal(t, 2, s.Len(), "bounded to 2 processed ids")
-	assert.Equal(t, payments.ClaimAcquired, claim("a"), "the least recently seen id was forgotten")
-	assert.Equal(t, payments.ClaimDone, claim("c"))
-
-	// In-progress claims are never evicted, whatever the bound.
-	for _, id := range []string{"d", "e", "f"} {
-		assert.Equal(t, payments.ClaimAcquired, claim(id))
-	}
-	require.NoError(t, s.Complete(ctx, "d"))
-	assert.Equal(t, payments.ClaimInProgress, claim("e"))
-	assert.Equal(t, payments.ClaimInProgress, claim("f"))
+	a2 := claim("a")
+	assert.Equal(t, payments.ClaimAcquired, a2.Status, "released: free again")
+	assert.NotEqual(t, a.Token, a2.Token, "every claim has its own token")
+	assert.ErrorIs(t, s.Complete(ctx, a), payments.ErrClaimLost, "an old claim cannot settle the new one")
+	require.NoError(t, s.Complete(ctx, a2))
+	assert.Equal(t, payments.ClaimDone, claim("a").Status)
+	assert.ErrorIs(t, s.Complete(ctx, payments.Claim{EventID: "zz"}), payments.ErrClaimLost, "no claim, no completion")
 
 	var zero payments.MemoryEventStore
-	st, err := zero.Claim(ctx, "x")
+	z, err := zero.Claim(ctx, "x")
 	require.NoError(t, err)
-	assert.Equal(t, payments.ClaimAcquired, st, "the zero value is ready to use")
+	assert.Equal(t, payments.ClaimAcquired, z.Status, "the zero value is ready to use")
 
 	assert.Equal(t, "done", payments.ClaimDone.String())
 	assert.Equal(t, "ClaimStatus(0)", payments.ClaimStatus(0).String())
+}
+
+// TestMemoryEventStoreReplayWindow: past its bound the store forgets only ids
+// processed longer ago than the replay window; inside the window it keeps
+// every id and warns, so a captured delivery cannot be replayed while its
+// signature still verifies, however many events arrive meanwhile.
+func TestMemoryEventStoreReplayWindow(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var logs bytes.Buffer
+	s := payments.NewMemoryEventStore(3,
+		payments.WithStoreClock(func() time.Time { return now }),
+		payments.WithStoreLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	process := func(id string) {
+		c, err := s.Claim(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, payments.ClaimAcquired, c.Status, id)
+		require.NoError(t, s.Complete(ctx, c))
+	}
+	status := func(id string) payments.ClaimStatus {
+		c, err := s.Claim(ctx, id)
+		require.NoError(t, err)
+		if c.Status == payments.ClaimAcquired {
+			require.NoError(t, s.Release(ctx, c))
+		}
+		return c.Status
+	}
+
+	// 20 events within one minute: far over the bound of 3, all kept.
+	for i := range 20 {
+		process("evt-" + strconv.Itoa(i))
+		now = now.Add(3 * time.Second)
+	}
+	assert.Equal(t, 20, s.Len())
+	assert.Equal(t, payments.ClaimDone, status("evt-0"), "the first id can still be replayed: it is remembered")
+	assert.Equal(t, 1, strings.Count(logs.String(), "level=WARN"), "one warning a minute, not one per event")
+	assert.Contains(t, logs.String(), "bound=3")
+
+	// Once the window has passed, the bound applies again: oldest first.
+	now = now.Add(payments.DefaultReplayWindow)
+	process("late")
+	assert.Equal(t, 3, s.Len())
+	assert.Equal(t, payments.ClaimAcquired, status("evt-0"), "forgotten past the window and the bound")
+	assert.Equal(t, payments.ClaimDone, status("evt-19"))
+	assert.Equal(t, payments.ClaimDone, status("late"))
+}
+
+// TestMemoryEventStoreReplayAfterManyEvents replays the attack of the issue:
+// a captured delivery sent again within the signature tolerance, after more
+// events than the default bound, on the real clock. It must not be processed
+// twice.
+func TestMemoryEventStoreReplayAfterManyEvents(t *testing.T) {
+	var rec whRecorder
+	store := payments.NewMemoryEventStore(0)
+	h := whHandler(t, rec.fn(whOK), payments.WithEventStore(store))
+	payload := whPayload()
+	require.Equal(t, http.StatusOK, whServe(h, whDelivery(payload, whNow, whSecret)).Code)
+	ctx := context.Background()
+	for i := range payments.DefaultMemoryEventStoreSize + 10 {
+		c, err := store.Claim(ctx, "other-"+strconv.Itoa(i))
+		require.NoError(t, err)
+		require.NoError(t, store.Complete(ctx, c))
+	}
+	assert.Equal(t, http.StatusOK, whServe(h, whDelivery(payload, whNow.Add(4*time.Minute), whSecret)).Code)
+	assert.EqualValues(t, 1, rec.calls.Load(), "the replay was not processed")
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,28 +102,4 @@ func TestIdempotencyKeyRandomSourceFailure(t *testing.T) {
 	p, err = c.Payments.Initiate(ctx, params, payments.WithIdempotencyKey("order-entropy-1"))
 	require.NoError(t, err)
 	assert.Equal(t, "order-entropy-1", p.LastResponse().IdempotencyKey)
-}
-
-// TestMemoryEventStoreDefaultBound: the default store remembers
-// DefaultMemoryEventStoreSize (10,000) processed event ids, the most
-// recently seen, and no more.
-func TestMemoryEventStoreDefaultBound(t *testing.T) {
-	require.Equal(t, 10000, payments.DefaultMemoryEventStoreSize)
-	ctx := context.Background()
-	for _, s := range []*payments.MemoryEventStore{payments.NewMemoryEventStore(0), {}} {
-		for i := 0; i <= payments.DefaultMemoryEventStoreSize; i++ {
-			id := "evt-" + strconv.Itoa(i)
-			st, err := s.Claim(ctx, id)
-			require.NoError(t, err)
-			require.Equal(t, payments.ClaimAcquired, st)
-			require.NoError(t, s.Complete(ctx, id))
-		}
-		assert.Equal(t, payments.DefaultMemoryEventStoreSize, s.Len())
-		st, err := s.Claim(ctx, "evt-1")
-		require.NoError(t, err)
-		assert.Equal(t, payments.ClaimDone, st, "a recent id is remembered")
-		st, err = s.Claim(ctx, "evt-0")
-		require.NoError(t, err)
-		assert.Equal(t, payments.ClaimAcquired, st, "the oldest id was forgotten")
-	}
 }
