@@ -22,7 +22,7 @@ func (c *Client) apiError(r *Response, raw []byte, readErr error) error {
 	case len(bytes.TrimSpace(raw)) == 0 && readErr == nil:
 		env = envelope{Message: "the body is empty"}
 	case json.Unmarshal(raw, &env) == nil:
-		r.Stan, r.Message = env.Stan, env.Message
+		r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
 	case readErr != nil:
 		// The status came but the body stopped: say so rather than blame
 		// the body's format, and keep the cause for errors.Is.
@@ -51,13 +51,15 @@ func (c *Client) apiErrorFrom(r *Response, raw []byte, env *envelope) *APIError 
 	if msg == "" {
 		msg = errorMember(env.Error, &e.Code)
 	}
-	e.Message = redact.String(msg, c.apiKey)
-	// Everything the service wrote that reaches Error() is scrubbed.
-	e.Code = redact.Secrets(e.Code, c.apiKey)
-	e.Stan = redact.Secrets(e.Stan, c.apiKey)
+	// Everything the service wrote that reaches Error() is scrubbed, and
+	// made printable on one line.
+	e.Stan = redact.Secrets(e.Stan, c.key.raw)
+	keep := []string{e.Stan}
+	e.Message = redact.String(msg, keep, c.key.raw)
+	e.Code = redact.Secrets(e.Code, c.key.raw)
 	for i := range e.Errors {
-		e.Errors[i].Field = redact.Secrets(e.Errors[i].Field, c.apiKey)
-		e.Errors[i].Message = redact.String(e.Errors[i].Message, c.apiKey)
+		e.Errors[i].Field = redact.Secrets(e.Errors[i].Field, c.key.raw)
+		e.Errors[i].Message = redact.String(e.Errors[i].Message, keep, c.key.raw)
 	}
 	if len(raw) > maxErrorBodyBytes {
 		raw = raw[:maxErrorBodyBytes]

@@ -404,3 +404,12 @@ func TestBenchBaselineMatchesSDK(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCallsUnderFailures makes calls from 16 goroutines through one
+// Client while 1 call in 10 fails with 503 on every attempt, and reports how
+// many connections the server accepted (new-conns): failed calls must not
+// empty the pool that the others share.
+func BenchmarkCallsUnderFailures(b *testing.B) {
+	b.ReportAllocs()
+	b.ReportMetric(float64(poolRun(b, b.N, 10)), "new-conns")
+}

@@ -30,14 +30,47 @@ type Client struct {
 	// Webhooks triggers test events.
 	Webhooks *WebhooksService
 
-	authorization string // "Bearer <key>"; never logged, never in an error
-	apiKey        string
-	baseURL       string // scheme://host[/prefix], no trailing slash
-	userAgent     string
-	logger        *slog.Logger
-	http          *retryablehttp.Client
-	quotes        quoteBook
-	now           func() time.Time
+	// key is behind a pointer so that printing a Client by value (%+v of
+	// *c) shows an address, never the key; see also String and LogValue.
+	key       *credentials
+	baseURL   string // scheme://host[/prefix], no trailing slash
+	userAgent string
+	logger    *slog.Logger
+	http      *retryablehttp.Client
+	// idle closes the idle connections of the transport NewClient made,
+	// or is nil when the caller gave its own client.
+	idle   interface{ CloseIdleConnections() }
+	quotes quoteBook
+	now    func() time.Time
+}
+
+// credentials hold the API key; never logged, never in an error.
+type credentials struct {
+	raw    string
+	bearer string // "Bearer <key>"
+}
+
+// String shows the client's base URL and never its API key.
+func (c *Client) String() string { return "payments.Client(" + c.baseURL + ")" }
+
+// GoString is String, so that %#v shows no key either.
+func (c *Client) GoString() string { return c.String() }
+
+// LogValue logs the client's base URL and never its API key.
+func (c *Client) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("base_url", c.baseURL))
+}
+
+// Close closes the idle connections of the transport that NewClient made,
+// and does nothing to a client given with WithHTTPClient (its owner closes
+// it). Calling it is optional: a long-lived Client never needs it, and a
+// program that makes short-lived clients calls it to free their sockets at
+// once. The Client stays usable; later calls open new connections.
+func (c *Client) Close() error {
+	if c.idle != nil {
+		c.idle.CloseIdleConnections()
+	}
+	return nil
 }
 
 // NewClient returns a Client that authenticates with apiKey. WithBaseURL is
@@ -66,20 +99,20 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	c := &Client{
+		key:       &credentials{raw: apiKey, bearer: "Bearer " + apiKey},
+		baseURL:   base,
+		userAgent: userAgent(cfg.userAgent),
+		logger:    cfg.logger,
+		now:       time.Now,
+	}
 	hc := cfg.httpClient
 	if hc == nil {
-		hc = defaultHTTPClient()
-	}
-	c := &Client{
-		authorization: "Bearer " + apiKey,
-		apiKey:        apiKey,
-		baseURL:       base,
-		userAgent:     userAgent(cfg.userAgent),
-		logger:        cfg.logger,
-		now:           time.Now,
+		t := defaultTransport()
+		hc, c.idle = &http.Client{Transport: t, Timeout: 60 * time.Second}, t
 	}
 	c.http = &retryablehttp.Client{
-		HTTPClient:   hc,
+		HTTPClient:   sharedClient(hc),
 		Logger:       nil, // go-retryablehttp's own logger writes URLs to stderr
 		RetryWaitMin: cfg.retryWaitMin,
 		RetryWaitMax: cfg.retryWaitMax,
@@ -150,12 +183,10 @@ func userAgent(prefix string) string {
 	return ua
 }
 
-// defaultHTTPClient pools enough idle connections per host for many
-// goroutines (net/http keeps 2), bounds every phase of an attempt, and does
-// not follow redirects: a payments API that redirects a POST is answered with
-// an *APIError rather than a silently changed request.
-func defaultHTTPClient() *http.Client {
-	t := &http.Transport{
+// defaultTransport pools enough idle connections per host for many
+// goroutines (net/http keeps 2) and bounds every phase of an attempt.
+func defaultTransport() *http.Transport {
+	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
@@ -166,14 +197,34 @@ func defaultHTTPClient() *http.Client {
 		ResponseHeaderTimeout: 60 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	return &http.Client{
-		Transport: t,
-		Timeout:   60 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
 }
+
+// sharedClient returns a copy of hc (its transport, timeout and cookie jar)
+// that the retry layer may use without harming other calls:
+//
+//   - it follows no redirect, whatever hc's policy: a redirect answers the
+//     call as an *APIError, so the bearer token never follows a 3xx to
+//     another URL (net/http would resend it to the same host over plain
+//     http) and a redirect loop costs one request;
+//   - its transport cannot be told to close idle connections: go-retryablehttp
+//     closes them whenever a call ends in an error, which would empty the
+//     pool every other call shares and multiply new connections during an
+//     outage. Client.Close closes them instead.
+func sharedClient(hc *http.Client) *http.Client {
+	shared := *hc
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	shared.Transport = keepIdle{rt}
+	shared.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &shared
+}
+
+// keepIdle hides its transport's CloseIdleConnections.
+type keepIdle struct{ rt http.RoundTripper }
+
+func (k keepIdle) RoundTrip(r *http.Request) (*http.Response, error) { return k.rt.RoundTrip(r) }
 
 // callState travels in the request context so that the retry hooks, which
 // go-retryablehttp shares between all calls, can see each call's own facts.

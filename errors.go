@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -166,7 +167,9 @@ func (e *ValidationError) Has(field string) bool {
 // TransportError is a call that got no usable HTTP response: the connection
 // failed or timed out, or the context ended, on the last attempt. Unwrap gives
 // the cause, so errors.Is(err, context.DeadlineExceeded) works. The request
-// may have reached the service: retry with the same IdempotencyKey.
+// may have reached the service, so its outcome is unknown: retry with the same
+// IdempotencyKey to learn it (the service replays the first answer). The
+// cause's text is masked like the service's messages.
 type TransportError struct {
 	Method string
 	// Path is the request path, without host or query.
@@ -176,12 +179,17 @@ type TransportError struct {
 	Err            error
 }
 
-// Error names the request, the cause, the idempotency key and the attempts.
+// Error names the request, the cause, the idempotency key and the attempts,
+// and, when the call carried a key, that its outcome is unknown and how to
+// learn it.
 func (e *TransportError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "payments: %s %s: %v", e.Method, e.Path, e.Err)
+	fmt.Fprintf(&b, "payments: %s %s: %v", e.Method, redact.Secrets(e.Path), e.Err)
 	writeDetails(&b, "idempotency_key", e.IdempotencyKey)
 	fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	if e.IdempotencyKey != "" {
+		b.WriteString("; the outcome is unknown: retry with the same idempotency key to learn it")
+	}
 	return b.String()
 }
 
@@ -191,42 +199,77 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // MalformedResponseError is a response the SDK cannot use: a 2xx with no
 // data, a body that is not the JSON envelope (an HTML page from a proxy, an
 // empty or truncated body), or one over the size cap. The operation may have
-// taken effect: Response keeps what was received, and retrying with
-// WithIdempotencyKey(IdempotencyKey) is safe. It matches ErrMalformedResponse.
+// taken effect and its outcome is unknown: Response keeps what was received,
+// and retrying with WithIdempotencyKey(IdempotencyKey) is safe and returns
+// the outcome. It matches ErrMalformedResponse.
 type MalformedResponseError struct {
-	// Reason says what was wrong.
+	// Reason says what was wrong, with any text the service sent masked.
 	Reason string
-	// Response is what was received, with RawData holding the body (capped).
+	// Response is what was received, with RawData holding the body (capped,
+	// not masked).
 	Response *Response
-	// Err is the decoding error, if any.
+	// Err is the decoding error, if any. When its text quoted a secret the
+	// service echoed, it is replaced by an error with that text masked.
 	Err error
-
-	// secret is the client's API key, masked in Error(): the reason, the
-	// stan and a decoding error can all quote text the service sent.
-	secret string
 }
 
+// newMalformed masks, at construction, whatever the service sent that the
+// error's text repeats: no error value holds the key.
+func newMalformed(reason string, r *Response, err error, secret string) *MalformedResponseError {
+	return &MalformedResponseError{Reason: redact.String(reason, nil, secret), Response: r, Err: scrubErr(err, secret)}
+}
+
+// scrubErr returns err, or, when its text carries a secret, a bearer token or
+// characters that could forge a log line, an error with that text masked.
+func scrubErr(err error, secret string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if clean := redact.String(msg, nil, secret); clean != msg {
+		se := &scrubbedError{msg: clean}
+		for _, ctxErr := range []error{context.DeadlineExceeded, context.Canceled} {
+			if errors.Is(err, ctxErr) {
+				se.ctxErr = ctxErr
+			}
+		}
+		return se
+	}
+	return err
+}
+
+// scrubbedError stands in for an error whose text had to be masked. It keeps
+// only the context's error, when that was the cause, for errors.Is.
+type scrubbedError struct {
+	msg    string
+	ctxErr error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.ctxErr }
+
 // Error says what was wrong with the response, with its status, stan and
-// idempotency key.
+// idempotency key, and that the outcome is unknown.
 func (e *MalformedResponseError) Error() string {
-	// The reason and the decoding error can quote what the service sent (a
-	// Content-Type, a value that did not decode): masked like its messages.
 	what := e.Reason
 	if e.Err != nil {
 		what += ": " + e.Err.Error()
 	}
 	var b strings.Builder
-	b.WriteString("payments: malformed response: " + redact.String(what, e.secret))
+	b.WriteString("payments: malformed response: " + what)
 	if r := e.Response; r != nil {
 		fmt.Fprintf(&b, " (HTTP %d", r.StatusCode)
 		for _, kv := range [][2]string{{"stan", r.Stan}, {"idempotency_key", r.IdempotencyKey}} {
 			if kv[1] != "" {
-				b.WriteString(", " + kv[0] + "=" + kv[1])
+				b.WriteString(", " + kv[0] + "=" + redact.Secrets(kv[1]))
 			}
 		}
 		b.WriteString(")")
+		if r.IdempotencyKey != "" {
+			b.WriteString("; the outcome is unknown: retry with the same idempotency key to learn it")
+		}
 	}
-	return redact.Secrets(b.String(), e.secret)
+	return b.String()
 }
 
 // Is makes errors.Is(err, ErrMalformedResponse) true.
@@ -236,15 +279,20 @@ func (e *MalformedResponseError) Is(target error) bool { return target == ErrMal
 func (e *MalformedResponseError) Unwrap() error { return e.Err }
 
 // QuoteExpiredError is returned by Confirm, without sending anything, for a
-// quote this client issued whose lifetime is over. It matches ErrQuoteExpired.
+// quote this client issued whose life ended more than QuoteExpiryGrace ago by
+// the service's clock (see Confirm). It matches ErrQuoteExpired.
 type QuoteExpiredError struct {
-	QuoteID   string
+	QuoteID string
+	// ExpiredAt is when the quote expired, on this client's clock.
 	ExpiredAt time.Time
 }
 
-// Error names the quote and when it expired.
+// Error names the quote and when it expired. It does not tell to initiate
+// again: an earlier Confirm of the quote whose answer was lost may have paid.
 func (e *QuoteExpiredError) Error() string {
-	return fmt.Sprintf("payments: quote %s expired at %s; initiate the payment again", e.QuoteID, e.ExpiredAt.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("payments: quote %s expired at %s (local clock) and nothing was sent; "+
+		"if an earlier Confirm of it ended without an answer, retry that call with its idempotency key to learn whether it paid",
+		e.QuoteID, e.ExpiredAt.UTC().Format(time.RFC3339))
 }
 
 // Is makes errors.Is(err, ErrQuoteExpired) true.

@@ -1,14 +1,19 @@
 package payments_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
@@ -164,7 +169,7 @@ func TestMalformedSuccessResponses(t *testing.T) {
 		{"missing data", jsonResponder(201, `{"success":true,"message":"ok","stan":"s"}`), "the envelope has no data"},
 		{"null data", jsonResponder(201, `{"success":true,"message":"ok","stan":"s","data":null}`), "the envelope has no data"},
 		{"HTML from a proxy", typedResponder(200, "text/html; charset=utf-8", "<html><body>Welcome</body></html>"), "HTML page"},
-		{"plain text", typedResponder(200, "text/plain", "OK"), "text/plain, not the JSON envelope"},
+		{"plain text", typedResponder(200, "text/plain", "OK"), `"text/plain", not the JSON envelope`},
 		{"empty body", jsonResponder(201, ""), "the body is empty"},
 		{"whitespace body", jsonResponder(201, " \n "), "the body is empty"},
 		{"truncated JSON", jsonResponder(201, `{"success":true,"data":{"id":"3f2b`), "not the JSON envelope"},
@@ -390,12 +395,12 @@ func TestErrorStrings(t *testing.T) {
 		assert.Equal(t, "payments: PUT /payments/recipients/x: context deadline exceeded after 3 attempt(s)", e.Error())
 		assert.ErrorIs(t, e, context.DeadlineExceeded)
 		e.IdempotencyKey = "k-1"
-		assert.Equal(t, "payments: PUT /payments/recipients/x: context deadline exceeded (idempotency_key=k-1) after 3 attempt(s)", e.Error())
+		assert.Equal(t, "payments: PUT /payments/recipients/x: context deadline exceeded (idempotency_key=k-1) after 3 attempt(s); the outcome is unknown: retry with the same idempotency key to learn it", e.Error())
 	})
 	t.Run("MalformedResponseError", func(t *testing.T) {
 		e := &payments.MalformedResponseError{Reason: "the envelope has no data",
 			Response: &payments.Response{StatusCode: 200, Stan: "st-2", IdempotencyKey: "k-2"}}
-		assert.Equal(t, "payments: malformed response: the envelope has no data (HTTP 200, stan=st-2, idempotency_key=k-2)", e.Error())
+		assert.Equal(t, "payments: malformed response: the envelope has no data (HTTP 200, stan=st-2, idempotency_key=k-2); the outcome is unknown: retry with the same idempotency key to learn it", e.Error())
 		cause := errors.New("unexpected end of JSON input")
 		e = &payments.MalformedResponseError{Reason: "the body is not the JSON envelope", Err: cause}
 		assert.Equal(t, "payments: malformed response: the body is not the JSON envelope: unexpected end of JSON input", e.Error())
@@ -407,4 +412,105 @@ func TestErrorStrings(t *testing.T) {
 			assert.Equal(t, want, (&payments.APIError{StatusCode: status}).Temporary(), "%d", status)
 		}
 	})
+}
+
+// TestEchoedKeyNeverHeldByAnError: a service that echoes the key in a status
+// line, or in a value that fails to decode, gets errors whose text, %#v and
+// the SDK's WARN log line all mask it. No error value holds the key in a
+// field.
+func TestEchoedKeyNeverHeldByAnError(t *testing.T) {
+	t.Run("status line", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		go func() {
+			for {
+				conn, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer conn.Close()
+					_, _ = bufio.NewReader(conn).ReadString('\n')
+					_, _ = io.WriteString(conn, "HTTP/1.1 "+harnessKey+" OK\r\nContent-Length: 0\r\n\r\n")
+				}()
+			}
+		}()
+		var logs bytes.Buffer
+		c, err := payments.NewClient(harnessKey, payments.WithBaseURL("http://"+ln.Addr().String()),
+			payments.WithMaxRetries(0), payments.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		require.NoError(t, err)
+		_, err = c.Payments.Initiate(context.Background(), validInitiateParams())
+		var terr *payments.TransportError
+		require.ErrorAs(t, err, &terr)
+		assert.Contains(t, err.Error(), "malformed HTTP status code")
+		for _, printed := range []string{err.Error(), fmt.Sprintf("%+v|%#v", err, err), fmt.Sprintf("%#v", terr.Err), logs.String()} {
+			assert.NotContains(t, printed, harnessKey)
+		}
+		assert.Contains(t, logs.String(), "level=WARN")
+	})
+	t.Run("value that does not decode", func(t *testing.T) {
+		_, _, err := createRecipient(t, jsonResponder(201,
+			`{"success":true,"stan":"s","data":{"id":"x","created_at":"`+harnessKey+`"}}`))
+		var merr *payments.MalformedResponseError
+		require.ErrorAs(t, err, &merr)
+		assert.Contains(t, merr.Error(), "[redacted]")
+		assert.NotContains(t, fmt.Sprintf("%v|%+v|%#v|%#v", err, err, merr, merr.Err), harnessKey)
+	})
+}
+
+// TestRedirectsAreNeverFollowed: whatever *http.Client the caller gives, a
+// 3xx answers the call as an *APIError after one request: the token never
+// follows a redirect to plain http, and a redirect loop costs one request.
+func TestRedirectsAreNeverFollowed(t *testing.T) {
+	for name, location := range map[string]string{
+		"to plain http":   "http://api.payments.test/payments/initiate",
+		"to another host": "https://evil.example/steal",
+		"loop":            harnessBase + "/payments/initiate",
+	} {
+		t.Run(name, func(t *testing.T) {
+			mt := httpmock.NewMockTransport()
+			mt.RegisterNoResponder(httpmock.NewStringResponder(http.StatusTemporaryRedirect, "").
+				HeaderSet(http.Header{"Location": {location}}))
+			c, err := payments.NewClient(harnessKey, payments.WithBaseURL(harnessBase),
+				// The caller's client has net/http's default policy: follow 10 redirects.
+				payments.WithHTTPClient(&http.Client{Transport: mt}))
+			require.NoError(t, err)
+			_, err = c.Payments.Initiate(context.Background(), validInitiateParams())
+			var apiErr *payments.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, http.StatusTemporaryRedirect, apiErr.StatusCode)
+			assert.Equal(t, 1, mt.GetTotalCallCount(), "one request, no redirect followed")
+		})
+	}
+}
+
+// TestHostileTextIsEscaped: line breaks, ANSI escapes and invalid UTF-8 in
+// what the service sends cannot forge a log line or restyle a terminal.
+func TestHostileTextIsEscaped(t *testing.T) {
+	var logs bytes.Buffer
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(typedResponder(422, "application/json",
+		"{\"success\":false,\"message\":\"bad\\nlevel=ERROR msg=forged \\u001b[31mred\",\"code\":\"c\\r\\nX\",\"stan\":\"s\\n1\","+
+			"\"errors\":[{\"field\":\"f\\n\",\"message\":\"m\\u001b]0;title\\u0007\"}]}"))
+	c, err := payments.NewClient(harnessKey, payments.WithBaseURL(harnessBase),
+		payments.WithHTTPClient(&http.Client{Transport: mt}), payments.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	require.NoError(t, err)
+	_, err = c.Payments.Initiate(context.Background(), validInitiateParams())
+	require.Error(t, err)
+	msg := err.Error()
+	assert.NotContains(t, msg, "\n")
+	assert.NotContains(t, msg, "\r")
+	assert.NotContains(t, msg, "\x1b")
+	assert.NotContains(t, msg, "\x07")
+	assert.Contains(t, msg, `bad\nlevel=ERROR msg=forged \x1b[31mred`)
+	assert.Contains(t, msg, `code=c\r\nX`)
+	assert.Equal(t, 1, strings.Count(logs.String(), "\n"), "one log line, none forged")
+
+	mt.RegisterNoResponder(typedResponder(200, "text/html\nlevel=ERROR \xff", "<html>"))
+	_, err = c.Payments.Initiate(context.Background(), validInitiateParams())
+	require.ErrorIs(t, err, payments.ErrMalformedResponse)
+	assert.NotContains(t, err.Error(), "\n")
+	assert.NotContains(t, err.Error(), "\xff")
+	assert.True(t, utf8.ValidString(err.Error()))
 }

@@ -102,7 +102,7 @@ func TestNewClientFromEnv(t *testing.T) {
 		t.Setenv("PAYMENTS_BASE_URL", "https://sandbox.payments.example/")
 		c, err := NewClientFromEnv()
 		require.NoError(t, err)
-		assert.Equal(t, "Bearer sk_test_FromEnv", c.authorization)
+		assert.Equal(t, "Bearer sk_test_FromEnv", c.key.bearer)
 		assert.Equal(t, "https://sandbox.payments.example", c.baseURL)
 	})
 	t.Run("options override the environment", func(t *testing.T) {
@@ -161,16 +161,21 @@ func TestDefaultTransportPoolsConnections(t *testing.T) {
 	hc := c.http.HTTPClient
 	require.NotNil(t, hc)
 	assert.NotSame(t, http.DefaultClient, hc)
-	tr, ok := hc.Transport.(*http.Transport)
+	tr, ok := hc.Transport.(keepIdle).rt.(*http.Transport)
 	require.True(t, ok, "default transport is %T", hc.Transport)
 	assert.NotSame(t, http.DefaultTransport, tr, "the shared default transport must not be mutated or used")
-	assert.GreaterOrEqual(t, tr.MaxIdleConnsPerHost, 64)
+	assert.Same(t, tr, c.idle, "Close closes the idle connections of the transport NewClient made")
+	assert.Equal(t, 60*time.Second, hc.Timeout, "whole attempt")
+	assert.Equal(t, 10*time.Second, tr.TLSHandshakeTimeout)
+	assert.Equal(t, 60*time.Second, tr.ResponseHeaderTimeout)
+	assert.Equal(t, 128, tr.MaxIdleConnsPerHost)
 	assert.GreaterOrEqual(t, tr.MaxIdleConns, tr.MaxIdleConnsPerHost)
-	assert.Positive(t, tr.TLSHandshakeTimeout)
-	assert.Positive(t, tr.ResponseHeaderTimeout)
-	assert.Positive(t, tr.IdleConnTimeout)
-	assert.Positive(t, hc.Timeout)
+	assert.Equal(t, 90*time.Second, tr.IdleConnTimeout)
+	assert.NotNil(t, tr.Proxy, "HTTPS_PROXY and NO_PROXY are honoured")
 	assert.NotNil(t, tr.DialContext)
+	assert.Equal(t, DefaultMaxRetries, c.http.RetryMax)
+	assert.Equal(t, 500*time.Millisecond, c.http.RetryWaitMin)
+	assert.Equal(t, 10*time.Second, c.http.RetryWaitMax)
 
 	// Each client gets its own pool.
 	c2, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
@@ -185,7 +190,10 @@ func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
 	hc := &http.Client{Transport: mt, Timeout: 7 * time.Second}
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"), WithHTTPClient(hc))
 	require.NoError(t, err)
-	assert.Same(t, hc, c.http.HTTPClient)
+	used := c.http.HTTPClient
+	assert.Same(t, mt, used.Transport.(keepIdle).rt, "attempts go through the caller's transport")
+	assert.Equal(t, 7*time.Second, used.Timeout, "with the caller's timeout")
+	assert.Nil(t, c.idle, "Close leaves the caller's transport alone")
 
 	_, err = c.Do(context.Background(), http.MethodGet, "/x", nil, nil)
 	require.NoError(t, err)

@@ -125,41 +125,80 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 		return nil, err
 	}
 	p := new(Payment)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/initiate", body: params.wire(), idempotent: true, out: p, outIsNew: true}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/initiate", body: params.wire(), idempotent: true, out: p}, opts)
 	if err != nil {
 		return nil, err
 	}
 	if p.Quote == nil || p.Quote.ID == "" {
-		return nil, &MalformedResponseError{Reason: "the initiate response carries no quote id", Response: p.resp, secret: s.client.apiKey}
+		return nil, newMalformed("the initiate response carries no quote id", p.resp, nil, s.client.key.raw)
 	}
+	// The quote's life is measured on the service's clock (its Date header)
+	// and carried over to ours, so that a skewed local clock moves nothing.
+	serviceNow, dated := serviceTime(p.resp, s.client.now)
 	if p.Quote.ExpiresAt.IsZero() {
-		p.Quote.ExpiresAt = s.client.now().Add(QuoteLifetime)
+		p.Quote.ExpiresAt = serviceNow.Add(QuoteLifetime)
 	}
-	s.client.quotes.remember(p.Quote.ID, p.Quote.ExpiresAt)
+	if dated {
+		s.client.quotes.remember(p.Quote.ID, s.client.now().Add(p.Quote.ExpiresAt.Sub(serviceNow)))
+	}
 	return p, nil
 }
 
+// serviceTime is the service's clock at the moment it answered, from the Date
+// header, or the local time when there is none.
+func serviceTime(r *Response, now func() time.Time) (time.Time, bool) {
+	if r != nil {
+		if t, err := http.ParseTime(r.Header.Get("Date")); err == nil {
+			return t, true
+		}
+	}
+	return now(), false
+}
+
 // Confirm executes a quoted payment (POST /payments/confirm) and returns the
-// payment after execution. It carries an Idempotency-Key like Initiate. When
-// this client issued the quote and it has expired, Confirm returns an error
-// matching ErrQuoteExpired without sending anything: initiate again.
+// payment after execution. It carries an Idempotency-Key like Initiate.
+//
+// The service judges whether a quote has expired. Confirm refuses one
+// locally, with a *QuoteExpiredError and without sending anything, only when
+// this client issued the quote, the call carries no WithIdempotencyKey, and
+// the quote's life (measured on the service's clock at Initiate, so a skewed
+// local clock does not matter) ended more than QuoteExpiryGrace ago. A
+// Confirm retried with the key of an earlier attempt is always sent: the
+// earlier attempt may have paid, and only the service can replay its outcome.
 //
 // A nil error means the service took the confirmation, not that the money
 // moved: check the returned payment's Status (and IsCompleted). A payment the
 // service refused to execute, for example above the recipient's limit, comes
 // back with PaymentStatusRejected; the payment.completed, payment.failed and
-// payment.rejected webhooks report the final outcome.
+// payment.rejected webhooks report the final outcome. A *TransportError or
+// *MalformedResponseError means the outcome is unknown: call Confirm again
+// with WithIdempotencyKey and the key the error carries (IdempotencyKeyOf) to
+// learn it; never initiate again on such an error.
 func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmParams, opts ...RequestOption) (*Payment, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	if exp, ok := s.client.quotes.expiry(params.QuoteID); ok && !s.client.now().Before(exp) {
-		return nil, &QuoteExpiredError{QuoteID: params.QuoteID, ExpiredAt: exp}
+	if deadline, ok := s.client.quotes.expiry(params.QuoteID); ok && !hasCallerKey(opts) &&
+		s.client.now().After(deadline.Add(QuoteExpiryGrace)) {
+		return nil, &QuoteExpiredError{QuoteID: params.QuoteID, ExpiredAt: deadline}
 	}
 	p := new(Payment)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/confirm", body: params, idempotent: true, out: p, outIsNew: true}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/confirm", body: params, idempotent: true, out: p}, opts)
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// QuoteExpiryGrace is how long past a quote's expiry Confirm still sends it
+// to the service, to absorb the lag of the Date header and the network.
+const QuoteExpiryGrace = time.Minute
+
+// hasCallerKey reports whether opts carry WithIdempotencyKey.
+func hasCallerKey(opts []RequestOption) bool {
+	var rc requestConfig
+	for _, o := range opts {
+		o(&rc)
+	}
+	return rc.idempotencyKey != ""
 }

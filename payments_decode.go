@@ -67,21 +67,12 @@ type plainPayment Payment
 // under "quote" (the documented shape) or its fields stand flat in the
 // payment object.
 func (p *Payment) UnmarshalJSON(b []byte) error {
-	w := p.newWire()
-	if err := json.Unmarshal(b, w); err != nil {
+	wire := &paymentWire{plainPayment: (*plainPayment)(p)}
+	if err := json.Unmarshal(b, wire); err != nil {
 		return err
 	}
-	return p.fromWire(w, b)
-}
-
-// newWire and fromWire let the pipeline's one-pass decoder (decodeFast)
-// decode a payment inside the envelope, as UnmarshalJSON does.
-func (p *Payment) newWire() any { return &paymentWire{plainPayment: (*plainPayment)(p)} }
-
-// fromWire sets the quote from the decoded wire and the payment's JSON b.
-func (p *Payment) fromWire(wire any, b []byte) error {
 	p.Quote = nil
-	w := wire.(*paymentWire).Quote
+	w := wire.Quote
 	switch {
 	case w != nil:
 		if w.QuoteID == "" {

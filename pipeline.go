@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,9 +39,6 @@ type call struct {
 	dataOptional bool
 	// resp receives the response metadata on success.
 	resp *Response
-	// outIsNew says that out was made for this call and is dropped on
-	// error, so the one-pass decoder may write to it (see decodeFast).
-	outIsNew bool
 }
 
 var ownedHeaders = map[string]bool{
@@ -86,7 +84,7 @@ func (c *Client) call(ctx context.Context, cl *call, opts []RequestOption) error
 	for name, values := range rc.header {
 		req.Header[name] = values
 	}
-	req.Header.Set("Authorization", c.authorization)
+	req.Header.Set("Authorization", c.key.bearer)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
 	if body != nil {
@@ -99,7 +97,7 @@ func (c *Client) call(ctx context.Context, cl *call, opts []RequestOption) error
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		terr := &TransportError{Method: cl.method, Path: pathOnly(cl.path), IdempotencyKey: key, Attempts: max(st.attempts, 1), Err: err}
+		terr := &TransportError{Method: cl.method, Path: pathOnly(cl.path), IdempotencyKey: key, Attempts: max(st.attempts, 1), Err: scrubErr(err, c.key.raw)}
 		c.log(ctx, slog.LevelWarn, st, 0, "", key, start, terr)
 		return terr
 	}
@@ -178,7 +176,7 @@ func (c *Client) decode(cl *call, r *Response, raw []byte, readErr error) error 
 	}
 	malformed := func(reason string, err error) error {
 		r.RawData = raw
-		return &MalformedResponseError{Reason: reason, Response: r, Err: err, secret: c.apiKey}
+		return newMalformed(reason, r, err, c.key.raw)
 	}
 	switch {
 	case readErr == errBodyTooLarge:
@@ -193,14 +191,11 @@ func (c *Client) decode(cl *call, r *Response, raw []byte, readErr error) error 
 	case len(bytes.TrimSpace(raw)) == 0:
 		return malformed("the body is empty", nil)
 	}
-	if decodeFast(cl, r, raw) {
-		return nil
-	}
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil {
 		return malformed(notEnvelopeReason(r.Header), err)
 	}
-	r.Stan, r.Message = env.Stan, env.Message
+	r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
 	if env.Success != nil && !*env.Success {
 		return c.apiErrorFrom(r, raw, &env)
 	}
@@ -228,9 +223,9 @@ func notEnvelopeReason(h http.Header) string {
 	ct := h.Get("Content-Type")
 	switch {
 	case strings.Contains(ct, "html"):
-		return "the body is an HTML page (" + ct + "), not the JSON envelope; a proxy may have answered"
+		return "the body is an HTML page (" + strconv.Quote(ct) + "), not the JSON envelope; a proxy may have answered"
 	case ct != "" && !strings.Contains(ct, "json"):
-		return "the body is " + ct + ", not the JSON envelope"
+		return "the body is " + strconv.Quote(ct) + ", not the JSON envelope"
 	}
 	return "the body is not the JSON envelope"
 }

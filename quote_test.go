@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -165,46 +166,82 @@ func TestInitiateWithoutQuoteIDIsMalformed(t *testing.T) {
 	}
 }
 
-func TestConfirmRefusesQuoteItKnowsExpired(t *testing.T) {
+// datedResponder answers like jsonResponder with a Date header: the
+// service's clock.
+func datedResponder(status int, body string, date time.Time) httpmock.Responder {
+	return jsonResponder(status, body).HeaderSet(http.Header{"Date": {date.UTC().Format(http.TimeFormat)}})
+}
+
+const quoteAt = `{"id":"p","reference":"order-1","amount":"1","currency":"NGN","quote":{"quote_id":"q-exp","fee":"0","expires_at":"2030-01-02T03:09:05Z"}}`
+
+// TestConfirmRefusesQuoteLongExpiredByTheServiceClock: the local pre-check
+// measures the quote's life on the service's clock (Date at initiate) and
+// refuses, without sending, only well past its end.
+func TestConfirmRefusesQuoteLongExpiredByTheServiceClock(t *testing.T) {
 	h := newHarness(t)
-	clock := &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	service := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := &fakeClock{now: service.Add(-17 * time.Minute)} // this machine's clock is 17 minutes slow
 	payments.SetClockForTest(h.client, clock.Now)
-	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
-		`{"id":"p","reference":"order-1","amount":"1","currency":"NGN","quote":{"quote_id":"q-exp","fee":"0"}}`)))
+	h.on(http.MethodPost, "/payments/initiate", datedResponder(200, okEnvelope(quoteAt), service))
 	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
 
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
-	assert.False(t, p.Quote.Expired(clock.Now()))
 
-	clock.Advance(5*time.Minute - time.Second)
+	clock.Advance(5*time.Minute + payments.QuoteExpiryGrace)
 	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
-	require.NoError(t, err, "a second before expiry the quote is still confirmed")
+	require.NoError(t, err, "up to the grace past expiry the service judges")
 	require.Equal(t, 2, h.calls())
 
 	clock.Advance(time.Second)
-	assert.True(t, p.Quote.Expired(clock.Now()))
 	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
 	assert.ErrorIs(t, err, payments.ErrQuoteExpired)
 	var qerr *payments.QuoteExpiredError
 	require.ErrorAs(t, err, &qerr)
 	assert.Equal(t, "q-exp", qerr.QuoteID)
-	assert.Equal(t, p.Quote.ExpiresAt, qerr.ExpiredAt)
-	assert.Equal(t, "payments: quote q-exp expired at 2030-01-02T03:09:05Z; initiate the payment again", qerr.Error())
-	assert.Equal(t, 2, h.calls(), "nothing is sent for a quote known to have expired")
+	assert.Equal(t, service.Add(-17*time.Minute+5*time.Minute), qerr.ExpiredAt, "the expiry on this client's clock")
+	assert.NotContains(t, qerr.Error(), "initiate", "an earlier Confirm may have paid: never advise initiating again")
+	assert.Contains(t, qerr.Error(), "nothing was sent")
+	assert.Contains(t, qerr.Error(), "retry that call with its idempotency key")
+	assert.Equal(t, 2, h.calls(), "nothing is sent for a quote long expired")
 	assert.NotErrorIs(t, err, payments.ErrInvalidParams)
+
+	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams(), payments.WithIdempotencyKey("confirm-order-1"))
+	require.NoError(t, err, "a Confirm with the caller's key is always sent: an earlier attempt may have paid")
+	assert.Equal(t, 3, h.calls())
+	assert.Equal(t, "confirm-order-1", h.requests()[2].Header.Get("Idempotency-Key"))
 }
 
-func TestConfirmRefusesQuoteExpiredByResponseTime(t *testing.T) {
+// TestConfirmWithTheClientClockAhead: a client whose clock runs 6 minutes
+// ahead of the service's confirms a fresh quote.
+func TestConfirmWithTheClientClockAhead(t *testing.T) {
+	h := newHarness(t)
+	service := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := &fakeClock{now: service.Add(6 * time.Minute)}
+	payments.SetClockForTest(h.client, clock.Now)
+	h.on(http.MethodPost, "/payments/initiate", datedResponder(200, okEnvelope(quoteAt), service))
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
+	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
+	require.NoError(t, err)
+	clock.Advance(4 * time.Minute)
+	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
+	require.NoError(t, err)
+	assert.Equal(t, 2, h.calls())
+}
+
+// TestConfirmWithoutDateIsAlwaysSent: with no Date header there is no
+// clock to measure the quote's life on; the service judges.
+func TestConfirmWithoutDateIsAlwaysSent(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
 		`{"id":"p","reference":"order-1","amount":"1","currency":"NGN",
 		"quote":{"quote_id":"q-old","fee":"0","expires_at":"2001-01-01T00:00:00Z"}}`)))
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
 	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
-	assert.ErrorIs(t, err, payments.ErrQuoteExpired)
-	assert.Equal(t, 1, h.calls())
+	require.NoError(t, err)
+	assert.Equal(t, 2, h.calls())
 }
 
 func TestConfirmSendsUnknownQuotes(t *testing.T) {

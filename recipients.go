@@ -137,7 +137,7 @@ func (s *RecipientsService) Create(ctx context.Context, params *RecipientCreateP
 		return nil, err
 	}
 	r := new(Recipient)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/recipients", body: params.wire(), idempotent: true, out: r, outIsNew: true}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/recipients", body: params.wire(), idempotent: true, out: r}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (s *RecipientsService) Update(ctx context.Context, id string, params *Recip
 		return nil, err
 	}
 	r := new(Recipient)
-	err := s.client.call(ctx, &call{method: http.MethodPut, path: "/payments/recipients/" + url.PathEscape(id), body: params.wire(), out: r, outIsNew: true}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPut, path: "/payments/recipients/" + url.PathEscape(id), body: params.wire(), out: r}, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,6 @@ package payments
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 )
@@ -50,25 +48,6 @@ type VirtualAccountMetadata struct {
 	Reference string `json:"reference,omitempty"`
 }
 
-// String prints the params with the BVN hidden.
-func (p VirtualAccountCreateParams) String() string {
-	p.BVN = mask(p.BVN)
-	type plain VirtualAccountCreateParams
-	return fmt.Sprintf("%+v", plain(p))
-}
-
-// GoString prints the params with the BVN hidden.
-func (p VirtualAccountCreateParams) GoString() string { return p.String() }
-
-// LogValue logs the params with the BVN hidden.
-func (p VirtualAccountCreateParams) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("account_type", string(p.AccountType)),
-		slog.String("account_name", p.AccountName),
-		slog.String("bvn", mask(p.BVN)),
-	)
-}
-
 // VirtualAccountsService opens virtual accounts. Reach it as
 // Client.VirtualAccounts.
 type VirtualAccountsService struct{ client *Client }
@@ -82,7 +61,7 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 		return nil, err
 	}
 	va := new(VirtualAccount)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/accounts/virtual-accounts", body: params, out: va, outIsNew: true}, opts)
+	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/accounts/virtual-accounts", body: params, out: va}, opts)
 	if err != nil {
 		return nil, err
 	}

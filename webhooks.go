@@ -186,7 +186,7 @@ func (e *Event) decodeResource(r resource, want string) error {
 	if len(e.Data) == 0 {
 		return fmt.Errorf("%w: event %s (%s) has no data", ErrInvalidEventData, e.ID, e.Type)
 	}
-	if err := unmarshalResource(e.Data, r); err != nil {
+	if err := json.Unmarshal(e.Data, r); err != nil {
 		return &eventDataError{id: e.ID, typ: e.Type, want: want, err: err}
 	}
 	r.setResponse(nil, e.Data)
@@ -208,7 +208,7 @@ type eventDataError struct {
 }
 
 func (e *eventDataError) Error() string {
-	return fmt.Sprintf("payments: data of event %s (%s) is not %s: %s", e.id, e.typ, e.want, redact.String(e.err.Error()))
+	return fmt.Sprintf("payments: data of event %s (%s) is not %s: %s", e.id, e.typ, e.want, redact.String(e.err.Error(), nil))
 }
 
 func (e *eventDataError) Unwrap() []error { return []error{ErrInvalidEventData, e.err} }
@@ -221,7 +221,8 @@ func (s *looseString) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '"':
-		v, err := unquoteJSON(b)
+		var v string
+		err := json.Unmarshal(b, &v)
 		if err != nil {
 			return err
 		}
@@ -269,8 +270,8 @@ func parseLooseTime(b []byte) time.Time {
 		}
 		return time.Unix(secs, 0).UTC()
 	}
-	s, err := unquoteJSON(b)
-	if err != nil {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
 		return time.Time{}
 	}
 	s = strings.TrimSpace(s)

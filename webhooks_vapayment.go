@@ -1,6 +1,8 @@
 package payments
 
 import (
+	"github.com/paymentsapi/payments-go/internal/redact"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,7 +72,7 @@ type Payer struct {
 
 // String prints the payer with the account number masked.
 func (p Payer) String() string {
-	return fmt.Sprintf("{Name:%s AccountNumber:%s BankName:%s BankCode:%s}", p.Name, lastFour(p.AccountNumber), p.BankName, p.BankCode)
+	return fmt.Sprintf("{Name:%s AccountNumber:%s BankName:%s BankCode:%s}", p.Name, redact.LastFour(p.AccountNumber), p.BankName, p.BankCode)
 }
 
 // GoString prints the payer with the account number masked.
@@ -80,7 +82,7 @@ func (p Payer) GoString() string { return p.String() }
 func (p Payer) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("name", p.Name),
-		slog.String("account_number", lastFour(p.AccountNumber)),
+		slog.String("account_number", redact.LastFour(p.AccountNumber)),
 		slog.String("bank_name", p.BankName),
 	)
 }
@@ -88,7 +90,7 @@ func (p Payer) LogValue() slog.Value {
 // String prints the payment with account numbers masked.
 func (v *VirtualAccountPayment) String() string {
 	return fmt.Sprintf("{ID:%s Reference:%s Amount:%s Currency:%s VirtualAccountID:%s AccountNumber:%s Payer:%s ReceivedAt:%s}",
-		v.ID, v.Reference, v.Amount.String(), v.Currency, v.VirtualAccountID, lastFour(v.AccountNumber), v.Payer.String(), v.ReceivedAt.Format(time.RFC3339))
+		v.ID, v.Reference, v.Amount.String(), v.Currency, v.VirtualAccountID, redact.LastFour(v.AccountNumber), v.Payer.String(), v.ReceivedAt.Format(time.RFC3339))
 }
 
 // LogValue logs the payment with account numbers masked.
@@ -99,18 +101,9 @@ func (v *VirtualAccountPayment) LogValue() slog.Value {
 		slog.String("amount", v.Amount.String()),
 		slog.String("currency", v.Currency),
 		slog.String("virtual_account_id", v.VirtualAccountID),
-		slog.String("account_number", lastFour(v.AccountNumber)),
+		slog.String("account_number", redact.LastFour(v.AccountNumber)),
 		slog.Any("payer", v.Payer),
 	)
-}
-
-// lastFour masks all but the last four characters of an account number.
-func lastFour(s string) string {
-	r := []rune(s)
-	if len(r) <= 4 {
-		return mask(s)
-	}
-	return "****" + string(r[len(r)-4:])
 }
 
 type payerWire struct {

@@ -103,3 +103,67 @@ func TestIdempotencyKeyRandomSourceFailure(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "order-entropy-1", p.LastResponse().IdempotencyKey)
 }
+
+// confirmStory creates a recipient and a quote on srv, and returns the
+// confirm params.
+func confirmStory(t *testing.T, ctx context.Context, c *payments.Client, ref string) *payments.PaymentConfirmParams {
+	t.Helper()
+	r, err := c.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Okafor", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	require.NoError(t, err)
+	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: decimal.RequireFromString("2500.75"), Currency: "NGN", RecipientID: r.ID, Reference: ref,
+	})
+	require.NoError(t, err)
+	return p.ConfirmParams()
+}
+
+// TestConfirmLostAnswerAfterExpiryPaysOnce plays the recovery path the
+// README documents: a Confirm pays but its answer is lost on every attempt;
+// the quote then expires; the caller retries with the key the error named.
+// The SDK must send it (the service replays the payment), never refuse it
+// locally with advice to initiate again, which would pay twice.
+func TestConfirmLostAnswerAfterExpiryPaysOnce(t *testing.T) {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	c := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	params := confirmStory(t, ctx, c, "order-lost-confirm")
+
+	// net/http itself resends a keyed request on a dropped keep-alive
+	// connection: drop more than the attempts, then clear the rest.
+	srv.DropNextAfterWork(1)
+	srv.DropNext(20)
+	_, err := c.Payments.Confirm(ctx, params)
+	srv.ClearFaults()
+	var terr *payments.TransportError
+	require.ErrorAs(t, err, &terr, "every answer was lost")
+	assert.Contains(t, err.Error(), "the outcome is unknown")
+	assert.NotContains(t, err.Error(), "initiate")
+	key, ok := payments.IdempotencyKeyOf(err)
+	require.True(t, ok)
+
+	srv.Advance(payments.QuoteLifetime + 10*time.Minute)
+	paid, err := c.Payments.Confirm(ctx, params, payments.WithIdempotencyKey(key))
+	require.NoError(t, err, "the retry with the key is sent and replayed")
+	assert.Equal(t, payments.PaymentStatusCompleted, paid.Status)
+	all := srv.PaymentsByReference("order-lost-confirm")
+	require.Len(t, all, 1, "one payment")
+	assert.Equal(t, all[0].ID, paid.ID, "the retry returns the payment the first attempt made")
+}
+
+// TestConfirmWithClientClockAhead: a client whose clock runs 6 minutes ahead
+// of the service's confirms a fresh quote; the service is the judge.
+func TestConfirmWithClientClockAhead(t *testing.T) {
+	srv := paymentstest.NewServer(paymentstest.WithClock(func() time.Time { return time.Now().Add(-6 * time.Minute) }))
+	defer srv.Close()
+	c := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	params := confirmStory(t, ctx, c, "order-skewed-clock")
+	paid, err := c.Payments.Confirm(ctx, params)
+	require.NoError(t, err)
+	assert.Equal(t, payments.PaymentStatusCompleted, paid.Status)
+}
