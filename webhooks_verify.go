@@ -24,10 +24,12 @@ var (
 	// header (or an empty one).
 	ErrNoSignatureHeader = errors.New("payments: webhook has no " + SignatureHeader + " header")
 	// ErrMalformedSignatureHeader means the header is not
-	// "t=<unix seconds>,v1=<hex>[,v1=<hex>...]".
+	// "t=<unix seconds>,v1=<hex>[,v1=<hex>...]" (for a StandardVerifier:
+	// a webhook-* header is not as that scheme defines it).
 	ErrMalformedSignatureHeader = errors.New("payments: malformed " + SignatureHeader + " header")
 	// ErrNoMatchingSignature means no v1 signature of the header matches the
-	// payload under any of the secrets: the body was altered, or it was
+	// payload under any of the secrets: the body (or, for a
+	// StandardVerifier, the event id or timestamp) was altered, or it was
 	// signed with another secret.
 	ErrNoMatchingSignature = errors.New("payments: no webhook signature matches the payload")
 	// ErrTimestampOutOfTolerance means the signature is valid but its
@@ -41,8 +43,9 @@ var (
 // the raw body, byte for byte as received, and the request headers, and
 // returns nil only for an authentic delivery.
 //
-// SignatureVerifier implements the scheme the SDK assumes. If your account
-// signs deliveries differently, implement Verifier and pass it to
+// SignatureVerifier implements the scheme the SDK assumes, and
+// StandardVerifier the Standard Webhooks scheme. If your account signs
+// deliveries differently, implement Verifier and pass it to
 // NewWebhookHandler. The handler logs Verify's error, so it must not contain
 // secrets or signatures.
 type Verifier interface {
@@ -58,18 +61,28 @@ type Verifier interface {
 // and refuses every delivery); it is safe for concurrent use, and its printed
 // forms never show the secrets.
 type SignatureVerifier struct {
-	secrets   []string
+	secrets []string
+	verifierConfig
+}
+
+// verifierConfig is what VerifierOptions set; every verifier embeds it, so
+// that the same options configure each scheme.
+type verifierConfig struct {
 	tolerance time.Duration
 	now       func() time.Time
 }
 
-// VerifierOption configures a SignatureVerifier.
-type VerifierOption func(*SignatureVerifier) error
+func defaultVerifierConfig() verifierConfig {
+	return verifierConfig{tolerance: DefaultSignatureTolerance, now: time.Now}
+}
+
+// VerifierOption configures a SignatureVerifier or a StandardVerifier.
+type VerifierOption func(*verifierConfig) error
 
 // WithSignatureTolerance sets how far the signing time may be from now, in
 // either direction (default DefaultSignatureTolerance). It must be positive.
 func WithSignatureTolerance(d time.Duration) VerifierOption {
-	return func(v *SignatureVerifier) error {
+	return func(v *verifierConfig) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: WithSignatureTolerance(%s) must be positive", ErrInvalidConfig, d)
 		}
@@ -81,7 +94,7 @@ func WithSignatureTolerance(d time.Duration) VerifierOption {
 // WithSignatureClock makes the verifier read the current time from now
 // instead of time.Now; use it in tests.
 func WithSignatureClock(now func() time.Time) VerifierOption {
-	return func(v *SignatureVerifier) error {
+	return func(v *verifierConfig) error {
 		if now == nil {
 			return fmt.Errorf("%w: WithSignatureClock(nil)", ErrInvalidConfig)
 		}
@@ -99,7 +112,7 @@ func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureV
 	if len(secrets) == 0 {
 		return nil, fmt.Errorf("%w: NewSignatureVerifier needs at least one secret", ErrInvalidConfig)
 	}
-	v := &SignatureVerifier{tolerance: DefaultSignatureTolerance, now: time.Now}
+	v := &SignatureVerifier{verifierConfig: defaultVerifierConfig()}
 	for i, s := range secrets {
 		if s == "" {
 			return nil, fmt.Errorf("%w: NewSignatureVerifier: secret %d is empty", ErrInvalidConfig, i)
@@ -107,7 +120,7 @@ func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureV
 		v.secrets = append(v.secrets, s)
 	}
 	for _, o := range opts {
-		if err := o(v); err != nil {
+		if err := o(&v.verifierConfig); err != nil {
 			return nil, err
 		}
 	}
@@ -131,17 +144,35 @@ func (v *SignatureVerifier) Verify(payload []byte, header http.Header) error {
 	if !v.matches(payload, sh) {
 		return ErrNoMatchingSignature
 	}
-	if sh.unix > maxSignatureUnix {
-		return fmt.Errorf("%w: signed in the far future, tolerance %s", ErrTimestampOutOfTolerance, v.tolerance)
+	return v.checkTimestamp(sh.unix)
+}
+
+// checkTimestamp returns nil when the signing time unix (seconds) is within
+// the tolerance of now, either way.
+func (c verifierConfig) checkTimestamp(unix int64) error {
+	if unix > maxSignatureUnix {
+		return fmt.Errorf("%w: signed in the far future, beyond the %s tolerance", ErrTimestampOutOfTolerance, c.tolerance)
 	}
-	age := v.now().Sub(time.Unix(sh.unix, 0))
-	switch {
-	case age > v.tolerance:
-		return fmt.Errorf("%w: signed %s ago, tolerance %s", ErrTimestampOutOfTolerance, age.Truncate(time.Second), v.tolerance)
-	case age < -v.tolerance:
-		return fmt.Errorf("%w: signed %s in the future, tolerance %s", ErrTimestampOutOfTolerance, (-age).Truncate(time.Second), v.tolerance)
+	now, signed := c.now(), time.Unix(unix, 0)
+	// Each difference is taken in its own direction: Sub saturates, and
+	// negating the most negative Duration would overflow.
+	if age := now.Sub(signed); age > c.tolerance {
+		return fmt.Errorf("%w: signed %s ago, more than the %s tolerance", ErrTimestampOutOfTolerance, beyondTolerance(age, c.tolerance), c.tolerance)
+	}
+	if ahead := signed.Sub(now); ahead > c.tolerance {
+		return fmt.Errorf("%w: signed %s in the future, more than the %s tolerance", ErrTimestampOutOfTolerance, beyondTolerance(ahead, c.tolerance), c.tolerance)
 	}
 	return nil
+}
+
+// beyondTolerance formats d, which is more than tolerance, to the
+// millisecond, unless rounding would make it look no more than tolerance:
+// then exactly.
+func beyondTolerance(d, tolerance time.Duration) time.Duration {
+	if r := d.Round(time.Millisecond); r > tolerance {
+		return r
+	}
+	return d
 }
 
 // matches compares every v1 entry with the expected signature under every

@@ -1,0 +1,323 @@
+package payments
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The headers of the Standard Webhooks scheme (standardwebhooks.com). Header
+// names are case-insensitive: http.Header's Get and Set find these too.
+const (
+	// StandardIDHeader carries the event's id, the same on every retry of
+	// the event: it is the key that drops duplicate deliveries.
+	StandardIDHeader = "webhook-id"
+	// StandardTimestampHeader carries the signing time in unix seconds.
+	StandardTimestampHeader = "webhook-timestamp"
+	// StandardSignatureHeader carries the signatures: space-separated
+	// "v1,<base64 HMAC-SHA256>" entries, one per secret while a secret
+	// rotates.
+	StandardSignatureHeader = "webhook-signature"
+)
+
+// ErrMissingStandardHeader means the delivery lacks one of the three
+// Standard Webhooks headers (or has it blank); the message names which.
+var ErrMissingStandardHeader = errors.New("payments: webhook lacks a Standard Webhooks header")
+
+// standardSecretPrefix marks a Standard Webhooks HMAC secret.
+const standardSecretPrefix = "whsec_"
+
+// EventIDVerifier is a Verifier whose scheme signs the event's id into the
+// delivery's headers, as Standard Webhooks does with webhook-id. EventID
+// returns that id, or "" when the headers carry none (or several that
+// differ); trust it only after Verify has returned nil for the same headers.
+//
+// A webhook handler whose Verifier is an EventIDVerifier dedupes deliveries
+// by EventID rather than by an id read from the body: the sender promises
+// that id stays the same on every retry of the event.
+type EventIDVerifier interface {
+	Verifier
+	EventID(header http.Header) string
+}
+
+// StandardVerifier verifies deliveries signed with the Standard Webhooks
+// scheme: headers webhook-id, webhook-timestamp (unix seconds) and
+// webhook-signature, a space-separated list of
+// "v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>" entries. A
+// delivery is authentic when any v1 entry matches under any of the
+// verifier's secrets and the timestamp is within the tolerance of now, in
+// either direction. Entries of other versions (v1a, the ed25519 scheme) are
+// ignored.
+//
+// Make it with NewStandardVerifier (the zero value has no secret and refuses
+// every delivery). It is safe for concurrent use, and its printed forms
+// never show the secrets. It implements EventIDVerifier.
+type StandardVerifier struct {
+	keys [][]byte
+	verifierConfig
+}
+
+// NewStandardVerifier returns a verifier that accepts deliveries signed with
+// any of secrets (give the old and the new one while you rotate). A secret is
+// "whsec_" followed by the standard, padded base64 of the key bytes, as the
+// sender shows it; the base64 alone is accepted too. The options
+// (WithSignatureTolerance, WithSignatureClock) are those of
+// NewSignatureVerifier. It fails, with an error matching ErrInvalidConfig
+// that never repeats a secret, when secrets is empty, a secret is not valid
+// or an option is invalid.
+func NewStandardVerifier(secrets []string, opts ...VerifierOption) (*StandardVerifier, error) {
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("%w: NewStandardVerifier needs at least one secret", ErrInvalidConfig)
+	}
+	v := &StandardVerifier{verifierConfig: defaultVerifierConfig()}
+	for i, s := range secrets {
+		key, err := decodeStandardSecret(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: NewStandardVerifier: secret %d %s", ErrInvalidConfig, i, err)
+		}
+		v.keys = append(v.keys, key)
+	}
+	for _, o := range opts {
+		if err := o(&v.verifierConfig); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// Verify returns nil when header carries a valid Standard Webhooks signature
+// of payload, the raw body as received. Its errors match
+// ErrMissingStandardHeader, ErrMalformedSignatureHeader,
+// ErrNoMatchingSignature or ErrTimestampOutOfTolerance, and never repeat a
+// secret or a signature. The timestamp is checked after the signature, so
+// ErrTimestampOutOfTolerance always means an authentic but stale (or early)
+// delivery.
+func (v *StandardVerifier) Verify(payload []byte, header http.Header) error {
+	id, idErr := singleHeaderValue(header, StandardIDHeader)
+	ts, tsErr := singleHeaderValue(header, StandardTimestampHeader)
+	sigValues := headerValues(header, StandardSignatureHeader)
+	var missing []string
+	if errors.Is(idErr, ErrMissingStandardHeader) {
+		missing = append(missing, StandardIDHeader)
+	}
+	if errors.Is(tsErr, ErrMissingStandardHeader) {
+		missing = append(missing, StandardTimestampHeader)
+	}
+	if strings.TrimSpace(strings.Join(sigValues, "")) == "" {
+		missing = append(missing, StandardSignatureHeader)
+	}
+	switch {
+	case len(missing) > 0:
+		return &verifyError{"payments: webhook lacks " + strings.Join(missing, ", "), ErrMissingStandardHeader}
+	case idErr != nil:
+		return idErr
+	case tsErr != nil:
+		return tsErr
+	}
+	unix, err := parseUnixSeconds(ts)
+	if err != nil {
+		return malformedStandard(StandardTimestampHeader + " is not a non-negative whole number of seconds")
+	}
+	sigs, err := parseStandardSignatures(sigValues)
+	if err != nil {
+		return err
+	}
+	if !v.matches(id, ts, payload, sigs) {
+		return ErrNoMatchingSignature
+	}
+	return v.checkTimestamp(unix)
+}
+
+// EventID returns the webhook-id header: the event's id, the same on every
+// retry. It returns "" when the header is absent, empty, or given several
+// times with different values (Verify refuses such deliveries).
+func (v *StandardVerifier) EventID(header http.Header) string {
+	id, err := singleHeaderValue(header, StandardIDHeader)
+	if err != nil {
+		return ""
+	}
+	return id
+}
+
+// matches compares every v1 entry with the expected signature under every
+// key, in constant time per comparison.
+func (v *StandardVerifier) matches(id, ts string, payload []byte, sigs [][]byte) bool {
+	ok := false
+	for _, key := range v.keys {
+		want := standardSignature(key, id, ts, payload)
+		for _, got := range sigs {
+			if hmac.Equal(want, got) {
+				ok = true // keep going: the time taken does not depend on which one matched
+			}
+		}
+	}
+	return ok
+}
+
+// String describes the verifier without its secrets.
+func (v StandardVerifier) String() string {
+	return fmt.Sprintf("payments.StandardVerifier{secrets: %d, tolerance: %s}", len(v.keys), v.tolerance)
+}
+
+// GoString describes the verifier without its secrets.
+func (v StandardVerifier) GoString() string { return v.String() }
+
+// LogValue logs the verifier without its secrets.
+func (v StandardVerifier) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("secrets", len(v.keys)), slog.Duration("tolerance", v.tolerance))
+}
+
+// SignStandard signs payload as a Standard Webhooks sender would, for event
+// id at time t, with each of secrets (whsec_ secrets, as NewStandardVerifier
+// takes them), and returns the three headers to send with it: webhook-id,
+// webhook-timestamp and webhook-signature (one v1 entry per secret). Use it
+// to build signed deliveries in tests and fakes; copy the headers into a
+// request with Header.Set. It fails, with an error matching
+// ErrInvalidConfig, when id is empty, t is before 1970, no secret is given
+// or a secret is not valid.
+func SignStandard(id string, t time.Time, payload []byte, secrets ...string) (http.Header, error) {
+	switch {
+	case id == "":
+		return nil, fmt.Errorf("%w: SignStandard needs an event id", ErrInvalidConfig)
+	case t.Unix() < 0:
+		return nil, fmt.Errorf("%w: SignStandard: time %s is before 1970", ErrInvalidConfig, t.UTC().Format(time.RFC3339))
+	case len(secrets) == 0:
+		return nil, fmt.Errorf("%w: SignStandard needs at least one secret", ErrInvalidConfig)
+	}
+	ts := strconv.FormatInt(t.Unix(), 10)
+	entries := make([]string, len(secrets))
+	for i, s := range secrets {
+		key, err := decodeStandardSecret(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: SignStandard: secret %d %s", ErrInvalidConfig, i, err)
+		}
+		entries[i] = "v1," + base64.StdEncoding.EncodeToString(standardSignature(key, id, ts, payload))
+	}
+	h := http.Header{}
+	h.Set(StandardIDHeader, id)
+	h.Set(StandardTimestampHeader, ts)
+	h.Set(StandardSignatureHeader, strings.Join(entries, " "))
+	return h, nil
+}
+
+// NewStandardSecret returns a fresh secret for the Standard Webhooks scheme:
+// "whsec_" and the base64 of 32 bytes from crypto/rand. Use it to configure
+// a sender you control, such as a test fake.
+func NewStandardSecret() (string, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", fmt.Errorf("payments: NewStandardSecret: %w", err)
+	}
+	return standardSecretPrefix + base64.StdEncoding.EncodeToString(key), nil
+}
+
+// standardSignature is HMAC-SHA256(key, "<id>.<ts>.<payload>").
+func standardSignature(key []byte, id, ts string, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + ts + "."))
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+// decodeStandardSecret returns the key bytes of a whsec_ secret. Its error
+// completes "secret <i> ..." and never contains the secret.
+func decodeStandardSecret(s string) ([]byte, error) {
+	if s == "" {
+		return nil, errors.New("is empty")
+	}
+	if strings.HasPrefix(s, "whsk_") || strings.HasPrefix(s, "whpk_") {
+		return nil, errors.New("is an ed25519 (v1a) key: only whsec_ HMAC secrets are supported")
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, standardSecretPrefix))
+	switch {
+	case err != nil:
+		return nil, errors.New("is not whsec_ followed by standard (padded) base64")
+	case len(key) == 0:
+		return nil, errors.New("has no key bytes after whsec_")
+	}
+	return key, nil
+}
+
+// parseStandardSignatures returns the v1 signatures of the webhook-signature
+// header lines. Every v1 entry must be the padded base64 of 32 bytes, and at
+// least one is required; entries of other versions are skipped.
+func parseStandardSignatures(values []string) ([][]byte, error) {
+	var sigs [][]byte
+	n := 0
+	for _, value := range values {
+		for _, entry := range strings.Fields(value) {
+			if n++; n > maxSignatureEntries {
+				return nil, malformedStandard(StandardSignatureHeader + " has too many entries")
+			}
+			version, sig, ok := strings.Cut(entry, ",")
+			if !ok || version == "" {
+				return nil, malformedStandard("an entry of " + StandardSignatureHeader + " is not <version>,<signature>")
+			}
+			if version != "v1" {
+				continue
+			}
+			b, err := base64.StdEncoding.Strict().DecodeString(sig)
+			if err != nil || len(b) != sha256.Size {
+				return nil, malformedStandard("a v1 entry of " + StandardSignatureHeader + " is not the base64 of a 32-byte HMAC")
+			}
+			sigs = append(sigs, b)
+		}
+	}
+	if len(sigs) == 0 {
+		return nil, malformedStandard(StandardSignatureHeader + " has no v1 (HMAC-SHA256) entry")
+	}
+	return sigs, nil
+}
+
+// singleHeaderValue returns the one value of header name. Repeated lines
+// must agree; no value, or only blank ones, matches ErrMissingStandardHeader.
+func singleHeaderValue(h http.Header, name string) (string, error) {
+	values := headerValues(h, name)
+	if strings.TrimSpace(strings.Join(values, "")) == "" {
+		return "", ErrMissingStandardHeader
+	}
+	for _, v := range values[1:] {
+		if v != values[0] {
+			return "", malformedStandard(name + " is given several times with different values")
+		}
+	}
+	return values[0], nil
+}
+
+// headerValues returns the lines of header name; a map built by hand with
+// a key in another case is searched too.
+func headerValues(h http.Header, name string) []string {
+	if values := h.Values(name); len(values) > 0 {
+		return values
+	}
+	var values []string
+	for k, vs := range h {
+		if strings.EqualFold(k, name) {
+			values = append(values, vs...)
+		}
+	}
+	return values
+}
+
+// verifyError is an error with its own message that matches a sentinel.
+type verifyError struct {
+	msg  string
+	kind error
+}
+
+func (e *verifyError) Error() string { return e.msg }
+func (e *verifyError) Unwrap() error { return e.kind }
+
+// malformedStandard reports a malformed Standard Webhooks header; it
+// matches ErrMalformedSignatureHeader.
+func malformedStandard(reason string) error {
+	return &verifyError{"payments: malformed Standard Webhooks header: " + reason, ErrMalformedSignatureHeader}
+}
