@@ -164,7 +164,7 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // eventID is the id the handler dedupes on: the one a verifier signs into a
 // header (Standard Webhooks' webhook-id), else the event's own id.
 func (h *WebhookHandler) eventID(ev *Event, header http.Header) string {
-	if v, ok := h.verifier.(interface{ EventID(http.Header) string }); ok {
+	if v, ok := h.verifier.(EventIDVerifier); ok {
 		if id := v.EventID(header); id != "" {
 			return id
 		}

@@ -351,3 +351,46 @@ func whRecorderFn() payments.EventFunc {
 	var rec whRecorder
 	return rec.fn(whOK)
 }
+
+// idRecordingStore records the ids the handler claims.
+type idRecordingStore struct {
+	payments.MemoryEventStore
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *idRecordingStore) Claim(ctx context.Context, id string) (payments.Claim, error) {
+	s.mu.Lock()
+	s.ids = append(s.ids, id)
+	s.mu.Unlock()
+	return s.MemoryEventStore.Claim(ctx, id)
+}
+
+// TestWebhookHandlerStandardWebhooksDedupesOnWebhookID: with the Standard
+// Webhooks scheme the handler claims the signed webhook-id, not the id in
+// the body.
+func TestWebhookHandlerStandardWebhooksDedupesOnWebhookID(t *testing.T) {
+	secret, err := payments.NewStandardSecret()
+	require.NoError(t, err)
+	v, err := payments.NewStandardVerifier([]string{secret}, payments.WithSignatureClock(whClock))
+	require.NoError(t, err)
+	var rec whRecorder
+	store := &idRecordingStore{}
+	h := payments.NewWebhookHandler(v, rec.fn(whOK), payments.WithEventStore(store))
+	deliver := func(msgID string, payload []byte) int {
+		header, err := payments.SignStandard(msgID, whNow, payload, secret)
+		require.NoError(t, err)
+		req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(payload))
+		for k, vs := range header {
+			req.Header[k] = vs
+		}
+		return whServe(h, req).Code
+	}
+	assert.Equal(t, http.StatusOK, deliver("msg_2Kq9", whPayload()))
+	assert.Equal(t, http.StatusOK, deliver("msg_2Kq9", whPayload()), "a redelivery")
+	other := whEventJSON("7b2e4d3f-0c5e-4f9b-8c7d-6e5f4a3b2c1d", payments.EventPaymentCompleted, `{"id":"p-2"}`)
+	assert.Equal(t, http.StatusOK, deliver("msg_2Kq9", other), "same webhook-id, another body id: still a duplicate")
+	assert.EqualValues(t, 1, rec.calls.Load())
+	assert.Equal(t, []string{"msg_2Kq9", "msg_2Kq9", "msg_2Kq9"}, store.ids)
+	assert.Equal(t, http.StatusBadRequest, deliver("msg_other", []byte("{}")), "signed, but not an event")
+}
