@@ -1,21 +1,46 @@
+// Package payments is the typed Go client for the merchant Payments API:
+// recipients (saved payment destinations), two-step payments (a quote, then
+// its confirmation), virtual accounts that receive money, and webhooks.
+//
+// Make one Client and share it; it is safe for concurrent use:
+//
+//	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
+//	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{...})
+//	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{...})
+//	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
+//
+// Calls that create something carry an Idempotency-Key that is reused on
+// every retry, so a retried call never pays or creates twice. Amounts are
+// decimal.Decimal end to end. Params are validated before anything is sent,
+// and every failure is a typed error: *ValidationError, *APIError,
+// *TransportError, *MalformedResponseError or *QuoteExpiredError.
+//
+// The paymentstest package runs a stateful fake of the service in process,
+// for tests and for trying the SDK without an API key.
 package payments
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
-
+	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/retry"
 )
+
+// Version is the version of this SDK. It is sent in the User-Agent header of
+// every request so that the service's operators can tell SDK releases apart.
+const Version = "0.1.0"
 
 // Client talks to the Payments API. Make one with NewClient and share it: a
 // Client is safe for concurrent use, and its settings are its own, so two
@@ -39,9 +64,11 @@ type Client struct {
 	http      *retryablehttp.Client
 	// idle closes the idle connections of the transport NewClient made,
 	// or is nil when the caller gave its own client.
-	idle   interface{ CloseIdleConnections() }
-	quotes quoteBook
-	now    func() time.Time
+	idle           interface{ CloseIdleConnections() }
+	observer       OperationObserver
+	attemptTimeout time.Duration
+	quotes         quoteBook
+	now            func() time.Time
 }
 
 // credentials hold the API key; never logged, never in an error.
@@ -85,7 +112,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		retryWaitMax: DefaultRetryWaitMax,
 	}
 	for _, o := range opts {
-		if err := o(&cfg); err != nil {
+		if err := o.applyClient(&cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -95,7 +122,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	if strings.ContainsFunc(apiKey, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return nil, fmt.Errorf("%w: the API key contains spaces or control characters", ErrInvalidConfig)
 	}
-	base, err := parseBaseURL(cfg.baseURL)
+	base, err := parseBaseURL(cfg.baseURL, cfg.plainHTTP)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +132,9 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		userAgent: userAgent(cfg.userAgent),
 		logger:    cfg.logger,
 		now:       time.Now,
+
+		observer:       cfg.observer,
+		attemptTimeout: cfg.attemptTimeout,
 	}
 	hc := cfg.httpClient
 	if hc == nil {
@@ -112,7 +142,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		hc, c.idle = &http.Client{Transport: t, Timeout: 60 * time.Second}, t
 	}
 	c.http = &retryablehttp.Client{
-		HTTPClient:   sharedClient(hc),
+		HTTPClient:   sharedClient(hc, cfg.middleware),
 		Logger:       nil, // go-retryablehttp's own logger writes URLs to stderr
 		RetryWaitMin: cfg.retryWaitMin,
 		RetryWaitMax: cfg.retryWaitMax,
@@ -144,95 +174,118 @@ func NewClientFromEnv(opts ...Option) (*Client, error) {
 	return NewClient(os.Getenv("PAYMENTS_API_KEY"), opts...)
 }
 
-func parseBaseURL(raw string) (string, error) {
-	if raw == "" {
-		return "", fmt.Errorf("%w: no base URL: pass WithBaseURL or set PAYMENTS_BASE_URL", ErrInvalidConfig)
+// operation is an API operation as the pipeline runs it.
+type operation struct {
+	Operation
+	// idempotent makes the pipeline send a random Idempotency-Key when the
+	// caller gave none, so that the call is retried safely.
+	idempotent bool
+	// dataOptional accepts a success without data (Trigger, Do).
+	dataOptional bool
+}
+
+// do runs op: it validates the request options, sends body (JSON-encoded
+// when non-nil) to path (op's template with its ids escaped in, "" for the
+// template itself) through the retries, and decodes the envelope's data into
+// out (when non-nil). Every call of the SDK goes through here.
+func (c *Client) do(ctx context.Context, op *operation, path string, body, out any, opts []RequestOption) (*Response, error) {
+	rc, err := requestOptions(opts)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.Opaque != "" {
-		return "", fmt.Errorf("%w: the base URL is not an absolute URL", ErrInvalidConfig)
+	if path == "" {
+		path = op.PathTemplate
 	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("%w: the base URL %s must not carry credentials, a query or a fragment", ErrInvalidConfig, u.Redacted())
+	st := &callState{op: &op.Operation, path: path, key: rc.idempotencyKey, attemptTimeout: c.attemptTimeout, middleware: rc.middleware}
+	if rc.attemptTimeout > 0 {
+		st.attemptTimeout = rc.attemptTimeout
 	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !isLoopback(u.Hostname()) {
-			return "", fmt.Errorf("%w: the base URL %s is plain http and not loopback: the API key would travel in clear text", ErrInvalidConfig, u.Redacted())
+	if st.key == "" && op.idempotent {
+		u, err := uuid.NewRandom()
+		if err != nil {
+			return nil, fmt.Errorf("payments: making an idempotency key: %w", err)
 		}
-	default:
-		return "", fmt.Errorf("%w: the base URL scheme must be https", ErrInvalidConfig)
+		st.key = u.String()
 	}
-	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
+	st.retryable = st.key != "" || (op.Method != http.MethodPost && op.Method != http.MethodPatch)
+	var payload any
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("payments: encoding the request: %w", err)
+		}
+		payload = b
+	}
+	if c.observer == nil {
+		return c.send(context.WithValue(ctx, stateKey{}, st), st, rc.header, payload, out, op.dataOptional)
+	}
+	ctx, end := c.observer(ctx, op.Operation)
+	r, err := c.send(context.WithValue(ctx, stateKey{}, st), st, rc.header, payload, out, op.dataOptional)
+	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
+	var apiErr *APIError
+	switch {
+	case r != nil:
+		res.StatusCode, res.Stan = r.StatusCode, r.Stan
+	case errors.As(err, &apiErr):
+		res.StatusCode, res.Stan = apiErr.StatusCode, apiErr.Stan
+	}
+	end(res)
+	return r, err
 }
 
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
+// send makes the request, with its retries, and decodes the answer.
+func (c *Client) send(ctx context.Context, st *callState, header http.Header, payload, out any, dataOptional bool) (*Response, error) {
+	req, err := retryablehttp.NewRequestWithContext(ctx, st.op.Method, c.baseURL+st.path, payload)
+	if err != nil {
+		return nil, fmt.Errorf("payments: building the request: %w", err)
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	for name, values := range header {
+		req.Header[name] = values
+	}
+	st.owned = http.Header{"Authorization": {c.key.bearer}, "Accept": {"application/json"}, "User-Agent": {c.userAgent}}
+	if payload != nil {
+		st.owned.Set("Content-Type", "application/json")
+	}
+	if st.key != "" {
+		st.owned.Set("Idempotency-Key", st.key)
+	}
+	for name, values := range st.owned {
+		req.Header[name] = values
+	}
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: max(st.attempts, 1), Err: scrubErr(err, c.key.raw)}
+		c.log(ctx, slog.LevelWarn, st, &Response{}, start, terr)
+		return nil, terr
+	}
+	defer resp.Body.Close()
+	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
+	raw, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	if readErr == nil && len(raw) > MaxResponseBytes {
+		raw, readErr = raw[:MaxResponseBytes], errBodyTooLarge
+	}
+	err = c.decode(r, raw, readErr, out, dataOptional)
+	level := slog.LevelDebug
+	if err != nil {
+		level, r = slog.LevelWarn, nil
+	}
+	c.log(ctx, level, st, r, start, err)
+	return r, err
 }
 
-func userAgent(prefix string) string {
-	ua := fmt.Sprintf("payments-go/%s (%s; %s/%s)", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	if prefix != "" {
-		ua = prefix + " " + ua
-	}
-	return ua
-}
-
-// defaultTransport pools enough idle connections per host for many
-// goroutines (net/http keeps 2) and bounds every phase of an attempt.
-func defaultTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   128,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 60 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-}
-
-// sharedClient returns a copy of hc (its transport, timeout and cookie jar)
-// that the retry layer may use without harming other calls:
-//
-//   - it follows no redirect, whatever hc's policy: a redirect answers the
-//     call as an *APIError, so the bearer token never follows a 3xx to
-//     another URL (net/http would resend it to the same host over plain
-//     http) and a redirect loop costs one request;
-//   - its transport cannot be told to close idle connections: go-retryablehttp
-//     closes them whenever a call ends in an error, which would empty the
-//     pool every other call shares and multiply new connections during an
-//     outage. Client.Close closes them instead.
-func sharedClient(hc *http.Client) *http.Client {
-	shared := *hc
-	rt := hc.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	shared.Transport = keepIdle{rt}
-	shared.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &shared
-}
-
-// keepIdle hides its transport's CloseIdleConnections.
-type keepIdle struct{ rt http.RoundTripper }
-
-func (k keepIdle) RoundTrip(r *http.Request) (*http.Response, error) { return k.rt.RoundTrip(r) }
-
-// callState travels in the request context so that the retry hooks, which
-// go-retryablehttp shares between all calls, can see each call's own facts.
+// callState travels in the request context so that the retry hooks and the
+// attempt transport, which the client shares between all calls, see each
+// call's own facts.
 type callState struct {
-	retryable bool // a request that may be sent twice
-	attempts  int
-	method    string
-	path      string
+	op             *Operation
+	path           string
+	key            string      // the Idempotency-Key sent, or ""
+	owned          http.Header // the headers the SDK owns, restored after middleware
+	retryable      bool        // a request that may be sent twice
+	attempts       int
+	attemptTimeout time.Duration
+	middleware     []Middleware // the call's own, run after the client's
 }
 
 type stateKey struct{}
@@ -241,7 +294,7 @@ func stateOf(ctx context.Context) *callState {
 	if st, ok := ctx.Value(stateKey{}).(*callState); ok {
 		return st
 	}
-	return &callState{}
+	return &callState{op: &Operation{}}
 }
 
 func (c *Client) onAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
@@ -249,7 +302,8 @@ func (c *Client) onAttempt(_ retryablehttp.Logger, req *http.Request, attempt in
 	st.attempts = attempt + 1
 	if attempt > 0 && c.logger != nil {
 		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "payments: retrying request",
-			slog.String("method", st.method), slog.String("path", st.path), slog.Int("attempt", attempt+1))
+			slog.String("operation", st.op.Name), slog.String("method", st.op.Method),
+			slog.String("path", pathOnly(st.path)), slog.Int("attempt", attempt+1))
 	}
 }
 
@@ -270,3 +324,85 @@ func keepLastResponse(resp *http.Response, err error, _ int) (*http.Response, er
 func isContextErr(err error) bool {
 	return err == context.Canceled || err == context.DeadlineExceeded
 }
+
+// Do sends a request for an operation the SDK does not type yet (reads,
+// lists, the webhook events list) through the same pipeline as every other
+// call: authentication, retries, idempotency, the envelope and typed errors.
+//
+// path is the path below the base URL, starting with "/", with any query
+// already encoded; escape each path segment you interpolate with
+// url.PathEscape. params, when non-nil, is sent as the JSON body. The
+// envelope's data member is decoded into out, when out is non-nil; a success
+// envelope without data is accepted. POST and PATCH calls are retried only
+// when they carry WithIdempotencyKey; Do never invents one, because it cannot
+// know whether the operation honours it.
+//
+//	var events []map[string]any
+//	_, err := client.Do(ctx, http.MethodGet, "/webhooks/events?limit=10", nil, &events)
+func (c *Client) Do(ctx context.Context, method, path string, params, out any, opts ...RequestOption) (*Response, error) {
+	var v validator
+	switch method {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		v.add("method", "must be GET, POST, PUT, PATCH or DELETE")
+	}
+	if u, err := url.Parse(path); err != nil || !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") ||
+		u.Scheme != "" || u.Host != "" || u.Fragment != "" || hasDotSegment(u.Path) ||
+		strings.ContainsFunc(path, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		v.add("path", `must be an absolute path such as "/payments/recipients", without "..", spaces or a host`)
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	op := &operation{Operation: Operation{Name: "do", Method: method}, dataOptional: true}
+	return c.do(ctx, op, path, params, out, opts)
+}
+
+func hasDotSegment(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// log writes the call's line: debug on success, warning on failure.
+func (c *Client) log(ctx context.Context, level slog.Level, st *callState, r *Response, start time.Time, err error) {
+	if c.logger == nil || !c.logger.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("operation", st.op.Name),
+		slog.String("method", st.op.Method),
+		slog.String("path", pathOnly(st.path)),
+		slog.Int("attempts", max(st.attempts, 1)),
+		slog.String("duration", time.Since(start).Round(time.Microsecond).String()),
+	}
+	var apiErr *APIError
+	switch {
+	case r != nil:
+		attrs = append(attrs, slog.Int("status", r.StatusCode), slog.String("stan", r.Stan))
+	case errors.As(err, &apiErr):
+		attrs = append(attrs, slog.Int("status", apiErr.StatusCode), slog.String("stan", apiErr.Stan))
+	}
+	if st.key != "" {
+		attrs = append(attrs, slog.String("idempotency_key", st.key))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	c.logger.LogAttrs(ctx, level, "payments: request", attrs...)
+}
+
+func pathOnly(p string) string {
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+// scrub masks the client's API key in text the service sent that is logged
+// as received (the stan): a service or proxy that echoes the key must not
+// put it in a log line.
+func (c *Client) scrub(s string) string { return redact.Secrets(s, c.key.raw) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
+	"github.com/paymentsapi/payments-go/internal/retry"
 )
 
 // Sentinel errors. An *APIError matches the sentinel of its HTTP status with
@@ -121,15 +122,10 @@ func (e *APIError) Is(target error) bool {
 // Unwrap returns Err.
 func (e *APIError) Unwrap() error { return e.Err }
 
-// Temporary reports whether the same call may succeed later: rate limiting,
-// conflicts with a request still running, timeouts and server errors.
-func (e *APIError) Temporary() bool {
-	switch e.StatusCode {
-	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
-		return true
-	}
-	return e.StatusCode >= 500
-}
+// Temporary reports whether the same call may succeed later: exactly the
+// statuses the SDK retries (408, 409, 429, 500, 502, 503, 504), decided in
+// one place for both.
+func (e *APIError) Temporary() bool { return retry.RetryableStatus(e.StatusCode) }
 
 // ValidationError lists every invalid field of a call's params. Nothing was
 // sent. It matches ErrInvalidParams.

@@ -261,7 +261,9 @@ func FuzzDecodeErrorBody(f *testing.F) {
 				t.Fatalf("HTTP %d: errors.Is(err, %v) = %v", a.status, s, errors.Is(err, s))
 			}
 		}
-		temporary := a.status == 408 || a.status == 409 || a.status == 429 || a.status >= 500
+		// Temporary is exactly what the SDK retries.
+		temporary := a.status == 408 || a.status == 409 || a.status == 429 || a.status == 500 ||
+			a.status == 502 || a.status == 503 || a.status == 504
 		if apiErr.Temporary() != temporary {
 			t.Fatalf("HTTP %d: Temporary() = %v", a.status, apiErr.Temporary())
 		}

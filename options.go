@@ -3,7 +3,10 @@ package payments
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -16,25 +19,57 @@ const (
 )
 
 type clientConfig struct {
-	baseURL      string
-	httpClient   *http.Client
-	maxRetries   int
-	retryWaitMin time.Duration
-	retryWaitMax time.Duration
-	logger       *slog.Logger
-	userAgent    string
+	baseURL        string
+	plainHTTP      bool
+	httpClient     *http.Client
+	maxRetries     int
+	retryWaitMin   time.Duration
+	retryWaitMax   time.Duration
+	attemptTimeout time.Duration
+	logger         *slog.Logger
+	userAgent      string
+	middleware     []Middleware
+	observer       OperationObserver
 }
 
 // Option configures a Client. Options are applied in order by NewClient, which
 // reports the first invalid one.
-type Option func(*clientConfig) error
+type Option interface{ applyClient(*clientConfig) error }
+
+type optionFunc func(*clientConfig) error
+
+func (f optionFunc) applyClient(c *clientConfig) error { return f(c) }
+
+// RequestOption configures one call.
+type RequestOption interface{ applyRequest(*requestConfig) }
+
+type requestOptionFunc func(*requestConfig)
+
+func (f requestOptionFunc) applyRequest(r *requestConfig) { f(r) }
+
+// ClientOrRequestOption is an option that works in both places: given to
+// NewClient it applies to every call, given to one call it applies to that
+// call (WithMiddleware, WithAttemptTimeout).
+type ClientOrRequestOption interface {
+	Option
+	RequestOption
+}
+
+type bothOption struct {
+	client  func(*clientConfig) error
+	request func(*requestConfig)
+}
+
+func (o bothOption) applyClient(c *clientConfig) error { return o.client(c) }
+
+func (o bothOption) applyRequest(r *requestConfig) { o.request(r) }
 
 // WithBaseURL sets the address of the environment to use (production or
 // sandbox); the specification publishes no default. It must be https, except
 // for loopback hosts (127.0.0.1, ::1, localhost) used in tests. A path prefix
 // is kept: "https://host/api" sends recipients to "https://host/api/payments/recipients".
 func WithBaseURL(u string) Option {
-	return func(c *clientConfig) error { c.baseURL = u; return nil }
+	return optionFunc(func(c *clientConfig) error { c.baseURL = u; return nil })
 }
 
 // WithHTTPClient makes the Client send every attempt through hc, used as given
@@ -42,66 +77,112 @@ func WithBaseURL(u string) Option {
 // with a connection pool sized for concurrent use and a 60-second timeout per
 // attempt.
 func WithHTTPClient(hc *http.Client) Option {
-	return func(c *clientConfig) error {
+	return optionFunc(func(c *clientConfig) error {
 		if hc == nil {
 			return fmt.Errorf("%w: WithHTTPClient(nil)", ErrInvalidConfig)
 		}
 		c.httpClient = hc
 		return nil
-	}
+	})
 }
 
 // WithMaxRetries sets how many times a failed attempt is retried (default 2;
 // 0 disables retries). Only retry-safe calls are retried: see the README.
 func WithMaxRetries(n int) Option {
-	return func(c *clientConfig) error {
+	return optionFunc(func(c *clientConfig) error {
 		if n < 0 {
 			return fmt.Errorf("%w: WithMaxRetries(%d) is negative", ErrInvalidConfig, n)
 		}
 		c.maxRetries = n
 		return nil
-	}
+	})
 }
 
 // WithRetryWait sets the shortest and the longest wait between attempts
 // (defaults 500ms and 10s). The wait doubles from min with jitter; a
 // Retry-After header from the service is honoured but never beyond max.
 func WithRetryWait(min, max time.Duration) Option {
-	return func(c *clientConfig) error {
+	return optionFunc(func(c *clientConfig) error {
 		if min < 0 || max < min {
 			return fmt.Errorf("%w: WithRetryWait(%s, %s) needs 0 <= min <= max", ErrInvalidConfig, min, max)
 		}
 		c.retryWaitMin, c.retryWaitMax = min, max
 		return nil
-	}
+	})
 }
 
 // WithLogger makes the Client log each attempt (method, path, status,
 // duration, attempt, stan) at debug level and retries at info level. The API
 // key, headers and bodies are never logged. Without it nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *clientConfig) error { c.logger = l; return nil }
+	return optionFunc(func(c *clientConfig) error { c.logger = l; return nil })
 }
 
 // WithUserAgent puts your application's product token (for example
 // "acme-checkout/2.3") in front of the SDK's own User-Agent.
 func WithUserAgent(ua string) Option {
-	return func(c *clientConfig) error {
+	return optionFunc(func(c *clientConfig) error {
 		if strings.ContainsAny(ua, "\r\n") {
 			return fmt.Errorf("%w: WithUserAgent contains a line break", ErrInvalidConfig)
 		}
 		c.userAgent = ua
 		return nil
+	})
+}
+
+// WithInsecurePlainHTTP lets the base URL be plain http on a host that is not
+// loopback, such as http://sandbox:8765 between containers on a private
+// network. The API key then travels in clear text to anyone on that network:
+// use it only for a sandbox or a fake, never with a live key.
+func WithInsecurePlainHTTP() Option {
+	return optionFunc(func(c *clientConfig) error { c.plainHTTP = true; return nil })
+}
+
+func parseBaseURL(raw string, plainHTTP bool) (string, error) {
+	if raw == "" {
+		return "", fmt.Errorf("%w: no base URL: pass WithBaseURL or set PAYMENTS_BASE_URL", ErrInvalidConfig)
 	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return "", fmt.Errorf("%w: the base URL is not an absolute URL", ErrInvalidConfig)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("%w: the base URL %s must not carry credentials, a query or a fragment", ErrInvalidConfig, u.Redacted())
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !isLoopback(u.Hostname()) && !plainHTTP {
+			return "", fmt.Errorf("%w: the base URL %s is plain http and not loopback: the API key would travel in clear text (WithInsecurePlainHTTP allows it, for sandboxes only)", ErrInvalidConfig, u.Redacted())
+		}
+	default:
+		return "", fmt.Errorf("%w: the base URL scheme must be https", ErrInvalidConfig)
+	}
+	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func userAgent(prefix string) string {
+	ua := fmt.Sprintf("payments-go/%s (%s; %s/%s)", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if prefix != "" {
+		ua = prefix + " " + ua
+	}
+	return ua
 }
 
 type requestConfig struct {
 	idempotencyKey string
 	header         http.Header
+	middleware     []Middleware
+	attemptTimeout time.Duration
 }
-
-// RequestOption configures one call.
-type RequestOption func(*requestConfig)
 
 // WithIdempotencyKey sends key as the call's Idempotency-Key instead of a
 // random one. Use a key derived from your own record (an order id, say) so
@@ -109,17 +190,51 @@ type RequestOption func(*requestConfig)
 // key with a different body is refused by the service. On any call it also
 // makes a POST safe to retry.
 func WithIdempotencyKey(key string) RequestOption {
-	return func(r *requestConfig) { r.idempotencyKey = key }
+	return requestOptionFunc(func(r *requestConfig) { r.idempotencyKey = key })
 }
 
 // WithHeader adds a header to the call. It cannot replace the headers the SDK
 // owns (Authorization, Content-Type, Accept, User-Agent, Idempotency-Key):
 // use WithIdempotencyKey for the last one.
 func WithHeader(name, value string) RequestOption {
-	return func(r *requestConfig) {
+	return requestOptionFunc(func(r *requestConfig) {
 		if r.header == nil {
 			r.header = make(http.Header)
 		}
 		r.header.Add(name, value)
+	})
+}
+
+// ownedHeaders are the headers the SDK sets on every attempt: WithHeader
+// cannot set them and middleware cannot remove or replace them.
+var ownedHeaders = map[string]bool{
+	"Authorization": true, "Content-Type": true, "Accept": true,
+	"User-Agent": true, "Idempotency-Key": true, "Content-Length": true, "Host": true,
+}
+
+// requestOptions applies opts and checks the result: every problem is
+// reported at once, and nothing is sent.
+func requestOptions(opts []RequestOption) (requestConfig, error) {
+	var rc requestConfig
+	for _, o := range opts {
+		o.applyRequest(&rc)
 	}
+	var v validator
+	if k := rc.idempotencyKey; k != "" && (len(k) > 255 || !printableASCII(k)) {
+		v.add("Idempotency-Key", "must be at most 255 printable ASCII characters")
+	}
+	if rc.attemptTimeout < 0 {
+		v.add("WithAttemptTimeout", "must be positive")
+	}
+	for name, values := range rc.header {
+		if ownedHeaders[name] || !validHeaderName(name) {
+			v.add("header "+name, "cannot be set with WithHeader")
+		}
+		for _, val := range values {
+			if strings.ContainsAny(val, "\r\n\x00") {
+				v.add("header "+name, "value contains a line break")
+			}
+		}
+	}
+	return rc, v.err()
 }

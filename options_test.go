@@ -161,7 +161,7 @@ func TestDefaultTransportPoolsConnections(t *testing.T) {
 	hc := c.http.HTTPClient
 	require.NotNil(t, hc)
 	assert.NotSame(t, http.DefaultClient, hc)
-	tr, ok := hc.Transport.(keepIdle).rt.(*http.Transport)
+	tr, ok := hc.Transport.(attemptTransport).rt.(*http.Transport)
 	require.True(t, ok, "default transport is %T", hc.Transport)
 	assert.NotSame(t, http.DefaultTransport, tr, "the shared default transport must not be mutated or used")
 	assert.Same(t, tr, c.idle, "Close closes the idle connections of the transport NewClient made")
@@ -191,7 +191,7 @@ func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"), WithHTTPClient(hc))
 	require.NoError(t, err)
 	used := c.http.HTTPClient
-	assert.Same(t, mt, used.Transport.(keepIdle).rt, "attempts go through the caller's transport")
+	assert.Same(t, mt, used.Transport.(attemptTransport).rt, "attempts go through the caller's transport")
 	assert.Equal(t, 7*time.Second, used.Timeout, "with the caller's timeout")
 	assert.Nil(t, c.idle, "Close leaves the caller's transport alone")
 

@@ -1,9 +1,11 @@
 package payments
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -11,6 +13,10 @@ import (
 
 // QuoteLifetime is how long a quote can be confirmed after it was created.
 const QuoteLifetime = 5 * time.Minute
+
+// QuoteExpiryGrace is how long past a quote's expiry Confirm still sends it
+// to the service, to absorb the lag of the Date header and the network.
+const QuoteExpiryGrace = time.Minute
 
 // Payment is a payment (transaction). A payment returned by
 // PaymentsService.Initiate carries the Quote to confirm.
@@ -40,6 +46,20 @@ type Payment struct {
 	// amount and expiry. It is nil on payments that carry no quote.
 	Quote *Quote `json:"quote,omitempty"`
 }
+
+// PaymentStatus is the state of a payment. The specification shows only
+// "pending"; the other constants follow the payment event names. Values the SDK
+// does not know are passed through unchanged.
+type PaymentStatus string
+
+// Payment statuses. Only PaymentStatusPending is published by the
+// specification; the rest mirror the payment.* event kinds.
+const (
+	PaymentStatusPending   PaymentStatus = "pending"
+	PaymentStatusCompleted PaymentStatus = "completed"
+	PaymentStatusFailed    PaymentStatus = "failed"
+	PaymentStatusRejected  PaymentStatus = "rejected"
+)
 
 // Quote is the price of a payment, valid until ExpiresAt. Confirm it with
 // PaymentsService.Confirm before then.
@@ -112,6 +132,11 @@ type PaymentConfirmParams struct {
 	QuoteID   string `json:"quote_id"`
 }
 
+var (
+	opPaymentsInitiate = &operation{Operation{"payments.initiate", http.MethodPost, "/payments/initiate"}, true, false}
+	opPaymentsConfirm  = &operation{Operation{"payments.confirm", http.MethodPost, "/payments/confirm"}, true, false}
+)
+
 // PaymentsService initiates and confirms payments. Reach it as
 // Client.Payments.
 type PaymentsService struct{ client *Client }
@@ -125,8 +150,7 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 		return nil, err
 	}
 	p := new(Payment)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/initiate", body: params.wire(), idempotent: true, out: p}, opts)
-	if err != nil {
+	if _, err := s.client.do(ctx, opPaymentsInitiate, "", params.wire(), p, opts); err != nil {
 		return nil, err
 	}
 	if p.Quote == nil || p.Quote.ID == "" {
@@ -178,27 +202,168 @@ func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmPar
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	if deadline, ok := s.client.quotes.expiry(params.QuoteID); ok && !hasCallerKey(opts) &&
+	if deadline, ok := s.client.quotes.expiry(params.QuoteID); ok && !callerKeyIn(opts) &&
 		s.client.now().After(deadline.Add(QuoteExpiryGrace)) {
 		return nil, &QuoteExpiredError{QuoteID: params.QuoteID, ExpiredAt: deadline}
 	}
 	p := new(Payment)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/confirm", body: params, idempotent: true, out: p}, opts)
-	if err != nil {
+	if _, err := s.client.do(ctx, opPaymentsConfirm, "", params, p, opts); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// QuoteExpiryGrace is how long past a quote's expiry Confirm still sends it
-// to the service, to absorb the lag of the Date header and the network.
-const QuoteExpiryGrace = time.Minute
+// quoteWire is every shape of quote the SDK accepts: the documented nested
+// object and the common aliases seen in payment APIs.
+type quoteWire struct {
+	QuoteID         string     `json:"quote_id"`
+	ID              string     `json:"id"`
+	Amount          optDecimal `json:"amount"`
+	Fee             optDecimal `json:"fee"`
+	Fees            optDecimal `json:"fees"`
+	ExchangeRate    optDecimal `json:"exchange_rate"`
+	Rate            optDecimal `json:"rate"`
+	TotalAmount     optDecimal `json:"total_amount"`
+	AmountToCollect optDecimal `json:"amount_to_collect"`
+	Currency        string     `json:"currency"`
+	ExpiresAt       time.Time  `json:"expires_at"`
+	CreatedAt       time.Time  `json:"created_at"`
+}
 
-// hasCallerKey reports whether opts carry WithIdempotencyKey.
-func hasCallerKey(opts []RequestOption) bool {
-	var rc requestConfig
-	for _, o := range opts {
-		o(&rc)
+// optDecimal is a decimal that remembers whether the JSON gave it: null and
+// an absent member leave it unset. (A *decimal.Decimal would do, at the cost
+// of an allocation per amount.)
+type optDecimal struct {
+	d   decimal.Decimal
+	set bool
+}
+
+func (o *optDecimal) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = optDecimal{}
+		return nil
 	}
+	o.set = true
+	return o.d.UnmarshalJSON(b)
+}
+
+// or returns o's value when it was given, else alt.
+func (o *optDecimal) or(alt decimal.Decimal) decimal.Decimal {
+	if o.set {
+		return o.d
+	}
+	return alt
+}
+
+var quoteIDKey = []byte(`"quote_id"`)
+
+// paymentWire is what a payment's JSON decodes into: the payment's own
+// fields and, in the same pass, its nested quote.
+type paymentWire struct {
+	*plainPayment
+	Quote *quoteWire `json:"quote"`
+}
+
+// plainPayment is Payment without its methods, so that decoding it does not
+// call Payment.UnmarshalJSON.
+type plainPayment Payment
+
+// UnmarshalJSON decodes a payment and its quote, whether the quote is nested
+// under "quote" (the documented shape) or its fields stand flat in the
+// payment object.
+func (p *Payment) UnmarshalJSON(b []byte) error {
+	wire := &paymentWire{plainPayment: (*plainPayment)(p)}
+	if err := json.Unmarshal(b, wire); err != nil {
+		return err
+	}
+	p.Quote = nil
+	w := wire.Quote
+	switch {
+	case w != nil:
+		if w.QuoteID == "" {
+			w.QuoteID = w.ID
+		}
+	case bytes.Contains(b, quoteIDKey):
+		w = new(quoteWire)
+		if err := json.Unmarshal(b, w); err != nil {
+			return err
+		}
+		w.CreatedAt = time.Time{} // the payment's own creation time, applied below
+	default:
+		return nil
+	}
+	if w.QuoteID == "" {
+		return nil
+	}
+	p.Quote = w.quote(p)
+	return nil
+}
+
+func (w *quoteWire) quote(p *Payment) *Quote {
+	q := &Quote{ID: w.QuoteID, Currency: w.Currency, ExpiresAt: w.ExpiresAt}
+	q.Amount = w.Amount.or(p.Amount)
+	q.Fee = w.Fee.or(w.Fees.d)
+	q.ExchangeRate = w.ExchangeRate.or(w.Rate.d)
+	q.TotalAmount = w.TotalAmount.or(w.AmountToCollect.d)
+	if q.Currency == "" {
+		q.Currency = p.Currency
+	}
+	if q.ExpiresAt.IsZero() {
+		switch {
+		case !w.CreatedAt.IsZero():
+			q.ExpiresAt = w.CreatedAt.Add(QuoteLifetime)
+		case !p.CreatedAt.IsZero():
+			q.ExpiresAt = p.CreatedAt.Add(QuoteLifetime)
+		}
+	}
+	return q
+}
+
+// maxRememberedQuotes bounds the quotes a Client remembers for the expiry
+// check in Confirm.
+const maxRememberedQuotes = 4096
+
+// quoteBook remembers the expiry of the quotes a Client issued, so that
+// Confirm can refuse an expired one without a round trip.
+type quoteBook struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+func (b *quoteBook) remember(id string, expires time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = make(map[string]time.Time)
+	}
+	if len(b.m) >= maxRememberedQuotes {
+		// Forget the quotes that expired longest ago: anything past its
+		// expiry by more than a lifetime is of no further use.
+		cutoff := expires.Add(-2 * QuoteLifetime)
+		for k, exp := range b.m {
+			if exp.Before(cutoff) {
+				delete(b.m, k)
+			}
+		}
+		for k := range b.m {
+			if len(b.m) < maxRememberedQuotes {
+				break
+			}
+			delete(b.m, k)
+		}
+	}
+	b.m[id] = expires
+}
+
+func (b *quoteBook) expiry(id string) (time.Time, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	exp, ok := b.m[id]
+	return exp, ok
+}
+
+// callerKeyIn reports whether opts carry WithIdempotencyKey.
+func callerKeyIn(opts []RequestOption) bool {
+	rc, _ := requestOptions(opts) // do reports invalid options
 	return rc.idempotencyKey != ""
 }

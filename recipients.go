@@ -3,10 +3,13 @@ package payments
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/shopspring/decimal"
 )
 
@@ -56,6 +59,32 @@ type PaymentDetails struct {
 	SwiftCode     string `json:"swift_code,omitempty"`
 	PaymentRails  string `json:"payment_rails,omitempty"`
 }
+
+// AccountType says whether a recipient or virtual account belongs to a person
+// or a company. Values the SDK does not know are passed through unchanged.
+type AccountType string
+
+// Account types defined by the specification.
+const (
+	AccountTypeIndividual AccountType = "individual"
+	AccountTypeBusiness   AccountType = "business"
+)
+
+// Known reports whether t is one of the account types the specification lists.
+func (t AccountType) Known() bool {
+	return t == AccountTypeIndividual || t == AccountTypeBusiness
+}
+
+// IdentificationType names the kind of identity document attached to a
+// recipient. The specification gives passport and national_id as examples;
+// other values are sent as given.
+type IdentificationType string
+
+// Identification types named by the specification.
+const (
+	IdentificationPassport   IdentificationType = "passport"
+	IdentificationNationalID IdentificationType = "national_id"
+)
 
 // RecipientCreateParams are the fields of a new recipient. AccountNumber,
 // AccountName, AccountType and AccountCurrency are required.
@@ -124,6 +153,11 @@ func (p *RecipientUpdateParams) wire() any {
 	}{plain(*p), jsonNumber(p.AmountLimit)}
 }
 
+var (
+	opRecipientsCreate = &operation{Operation{"recipients.create", http.MethodPost, "/payments/recipients"}, true, false}
+	opRecipientsUpdate = &operation{Operation{"recipients.update", http.MethodPut, "/payments/recipients/{id}"}, false, false}
+)
+
 // RecipientsService creates and edits recipients. Reach it as
 // Client.Recipients.
 type RecipientsService struct{ client *Client }
@@ -137,8 +171,7 @@ func (s *RecipientsService) Create(ctx context.Context, params *RecipientCreateP
 		return nil, err
 	}
 	r := new(Recipient)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/payments/recipients", body: params.wire(), idempotent: true, out: r}, opts)
-	if err != nil {
+	if _, err := s.client.do(ctx, opRecipientsCreate, "", params.wire(), r, opts); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -151,9 +184,127 @@ func (s *RecipientsService) Update(ctx context.Context, id string, params *Recip
 		return nil, err
 	}
 	r := new(Recipient)
-	err := s.client.call(ctx, &call{method: http.MethodPut, path: "/payments/recipients/" + url.PathEscape(id), body: params.wire(), out: r}, opts)
-	if err != nil {
+	if _, err := s.client.do(ctx, opRecipientsUpdate, "/payments/recipients/"+url.PathEscape(id), params.wire(), r, opts); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// printed formats v, a masked copy converted to a type without methods, with
+// its field names; nested values are printed in full (masked too).
+func printed(v any) string { return fmt.Sprintf("%+v", v) }
+
+func maskedPtr[T any](p *T, mask func(T) T) *T {
+	if p == nil {
+		return nil
+	}
+	m := mask(*p)
+	return &m
+}
+
+func (i Identification) masked() Identification {
+	i.Number, i.Image = redact.Mask(i.Number), redact.Mask(i.Image)
+	return i
+}
+
+// String prints the identification with its number and image hidden.
+func (i Identification) String() string {
+	type plain Identification
+	return printed(plain(i.masked()))
+}
+
+// GoString prints the identification with its number and image hidden.
+func (i Identification) GoString() string { return i.String() }
+
+// LogValue logs the identification with its number and image hidden.
+func (i Identification) LogValue() slog.Value {
+	type plain Identification
+	return slog.AnyValue(plain(i.masked()))
+}
+
+func (d PaymentDetails) masked() PaymentDetails {
+	d.AccountNumber = redact.LastFour(d.AccountNumber)
+	return d
+}
+
+// String prints the details with the account number masked.
+func (d PaymentDetails) String() string {
+	type plain PaymentDetails
+	return printed(plain(d.masked()))
+}
+
+// GoString prints the details with the account number masked.
+func (d PaymentDetails) GoString() string { return d.String() }
+
+// LogValue logs the details with the account number masked.
+func (d PaymentDetails) LogValue() slog.Value {
+	type plain PaymentDetails
+	return slog.AnyValue(plain(d.masked()))
+}
+
+func (r Recipient) masked() Recipient {
+	r.apiResource = apiResource{} // its raw JSON holds the data in clear
+	r.AccountNumber = redact.LastFour(r.AccountNumber)
+	r.Identification = maskedPtr(r.Identification, Identification.masked)
+	r.PaymentDetails = maskedPtr(r.PaymentDetails, PaymentDetails.masked)
+	return r
+}
+
+// String prints the recipient with its personal data masked.
+func (r Recipient) String() string {
+	type plain Recipient
+	return printed(plain(r.masked()))
+}
+
+// GoString prints the recipient with its personal data masked.
+func (r Recipient) GoString() string { return r.String() }
+
+// LogValue logs the recipient with its personal data masked.
+func (r Recipient) LogValue() slog.Value {
+	type plain Recipient
+	return slog.AnyValue(plain(r.masked()))
+}
+
+func (p RecipientCreateParams) masked() RecipientCreateParams {
+	p.AccountNumber = redact.LastFour(p.AccountNumber)
+	p.Identification = maskedPtr(p.Identification, Identification.masked)
+	p.PaymentDetails = maskedPtr(p.PaymentDetails, PaymentDetails.masked)
+	return p
+}
+
+// String prints the params with their personal data masked.
+func (p RecipientCreateParams) String() string {
+	type plain RecipientCreateParams
+	return printed(plain(p.masked()))
+}
+
+// GoString prints the params with their personal data masked.
+func (p RecipientCreateParams) GoString() string { return p.String() }
+
+// LogValue logs the params with their personal data masked.
+func (p RecipientCreateParams) LogValue() slog.Value {
+	type plain RecipientCreateParams
+	return slog.AnyValue(plain(p.masked()))
+}
+
+func (p RecipientUpdateParams) masked() RecipientUpdateParams {
+	p.AccountNumber = redact.LastFour(p.AccountNumber)
+	p.IdentificationNumber = redact.Mask(p.IdentificationNumber)
+	p.PaymentDetails = maskedPtr(p.PaymentDetails, PaymentDetails.masked)
+	return p
+}
+
+// String prints the params with their personal data masked.
+func (p RecipientUpdateParams) String() string {
+	type plain RecipientUpdateParams
+	return printed(plain(p.masked()))
+}
+
+// GoString prints the params with their personal data masked.
+func (p RecipientUpdateParams) GoString() string { return p.String() }
+
+// LogValue logs the params with their personal data masked.
+func (p RecipientUpdateParams) LogValue() slog.Value {
+	type plain RecipientUpdateParams
+	return slog.AnyValue(plain(p.masked()))
 }

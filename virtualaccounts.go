@@ -2,8 +2,15 @@ package payments
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/paymentsapi/payments-go/internal/redact"
+	"github.com/shopspring/decimal"
 )
 
 // VirtualAccount is a bank account opened on demand to receive money. Money
@@ -52,6 +59,8 @@ type VirtualAccountMetadata struct {
 // Client.VirtualAccounts.
 type VirtualAccountsService struct{ client *Client }
 
+var opVirtualAccountsCreate = &operation{Operation{"virtual_accounts.create", http.MethodPost, "/accounts/virtual-accounts"}, false, false}
+
 // Create opens a virtual account (POST /accounts/virtual-accounts). The
 // specification gives this operation no Idempotency-Key, so the call is
 // retried only when you pass WithIdempotencyKey: without one, a failure after
@@ -61,9 +70,272 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 		return nil, err
 	}
 	va := new(VirtualAccount)
-	err := s.client.call(ctx, &call{method: http.MethodPost, path: "/accounts/virtual-accounts", body: params, out: va}, opts)
-	if err != nil {
+	if _, err := s.client.do(ctx, opVirtualAccountsCreate, "", params, va, opts); err != nil {
 		return nil, err
 	}
 	return va, nil
+}
+
+func (p VirtualAccountCreateParams) masked() VirtualAccountCreateParams {
+	p.BVN = redact.Mask(p.BVN)
+	p.Email = redact.Mask(p.Email)
+	p.MobileNumber = redact.LastFour(p.MobileNumber)
+	return p
+}
+
+// String prints the params with the BVN, email and mobile number masked.
+func (p VirtualAccountCreateParams) String() string {
+	type plain VirtualAccountCreateParams
+	return printed(plain(p.masked()))
+}
+
+// GoString prints the params with the BVN, email and mobile number masked.
+func (p VirtualAccountCreateParams) GoString() string { return p.String() }
+
+// LogValue logs the params with the BVN, email and mobile number masked.
+func (p VirtualAccountCreateParams) LogValue() slog.Value {
+	type plain VirtualAccountCreateParams
+	return slog.AnyValue(plain(p.masked()))
+}
+
+func (v VirtualAccount) masked() VirtualAccount {
+	v.apiResource = apiResource{}
+	v.AccountNumber = redact.LastFour(v.AccountNumber)
+	return v
+}
+
+// String prints the virtual account with its number masked.
+func (v VirtualAccount) String() string {
+	type plain VirtualAccount
+	return printed(plain(v.masked()))
+}
+
+// GoString prints the virtual account with its number masked.
+func (v VirtualAccount) GoString() string { return v.String() }
+
+// LogValue logs the virtual account with its number masked.
+func (v VirtualAccount) LogValue() slog.Value {
+	type plain VirtualAccount
+	return slog.AnyValue(plain(v.masked()))
+}
+
+// VirtualAccountPayment is money paid into one of your virtual accounts, the
+// data of a virtual_account.payment_received event. The specification does
+// not define this object, so the SDK reads the common field names for each
+// member (listed on each field) and leaves a member empty when none is
+// present; RawJSON returns the data exactly as received, with any field not
+// listed here.
+//
+// Payer.AccountNumber and AccountNumber are personal data: LogValue and
+// String print only their last four digits.
+type VirtualAccountPayment struct {
+	apiResource
+
+	// ID is the transaction's id: "id" or "transaction_id".
+	ID string
+	// Reference is the transfer's reference: "reference",
+	// "transaction_reference" or "session_id".
+	Reference string
+	// Amount is the amount received ("amount", a JSON string or number,
+	// read with its exact digits). Data without an amount does not decode.
+	Amount decimal.Decimal
+	// Currency is the currency code ("currency").
+	Currency string
+	// Status is the transaction's status as sent ("status"), if any.
+	Status string
+	// Description is the payer's narration: "description", "narration" or
+	// "remark".
+	Description string
+	// VirtualAccountID is the id of the virtual account that received the
+	// money: "virtual_account_id", "account_id" or "virtual_account.id".
+	VirtualAccountID string
+	// AccountNumber is the number of the virtual account that received the
+	// money: "virtual_account_number", "account_number" or
+	// "virtual_account.account_number".
+	AccountNumber string
+	// AccountName is the virtual account's name: "account_name" or
+	// "virtual_account.account_name".
+	AccountName string
+	// Payer is who sent the money, as far as the data says: a "payer",
+	// "sender" or "originator" object, or flat "payer_*", "sender_*" or
+	// "originator_*" fields.
+	Payer Payer
+	// ReceivedAt is when the money arrived: "received_at", "paid_at",
+	// "transaction_date" or, failing those, "created_at".
+	ReceivedAt time.Time
+	// CreatedAt is "created_at", when present.
+	CreatedAt time.Time
+}
+
+// Payer is the sender of a payment received on a virtual account.
+// AccountNumber is personal data: String and LogValue print only its last four
+// digits.
+type Payer struct {
+	Name          string
+	AccountNumber string
+	BankName      string
+	BankCode      string
+}
+
+// String prints the payer with the account number masked.
+func (p Payer) String() string {
+	return fmt.Sprintf("{Name:%s AccountNumber:%s BankName:%s BankCode:%s}", p.Name, redact.LastFour(p.AccountNumber), p.BankName, p.BankCode)
+}
+
+// GoString prints the payer with the account number masked.
+func (p Payer) GoString() string { return p.String() }
+
+// LogValue logs the payer with the account number masked.
+func (p Payer) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("name", p.Name),
+		slog.String("account_number", redact.LastFour(p.AccountNumber)),
+		slog.String("bank_name", p.BankName),
+	)
+}
+
+// String prints the payment with account numbers masked.
+func (v *VirtualAccountPayment) String() string {
+	return fmt.Sprintf("{ID:%s Reference:%s Amount:%s Currency:%s VirtualAccountID:%s AccountNumber:%s Payer:%s ReceivedAt:%s}",
+		v.ID, v.Reference, v.Amount.String(), v.Currency, v.VirtualAccountID, redact.LastFour(v.AccountNumber), v.Payer.String(), v.ReceivedAt.Format(time.RFC3339))
+}
+
+// LogValue logs the payment with account numbers masked.
+func (v *VirtualAccountPayment) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", v.ID),
+		slog.String("reference", v.Reference),
+		slog.String("amount", v.Amount.String()),
+		slog.String("currency", v.Currency),
+		slog.String("virtual_account_id", v.VirtualAccountID),
+		slog.String("account_number", redact.LastFour(v.AccountNumber)),
+		slog.Any("payer", v.Payer),
+	)
+}
+
+type payerWire struct {
+	Name          looseString `json:"name"`
+	AccountName   looseString `json:"account_name"`
+	AccountNumber looseString `json:"account_number"`
+	BankName      looseString `json:"bank_name"`
+	BankCode      looseString `json:"bank_code"`
+}
+
+type vaRefWire struct {
+	ID            looseString `json:"id"`
+	AccountNumber looseString `json:"account_number"`
+	AccountName   looseString `json:"account_name"`
+}
+
+// vaPaymentWire holds every member name VirtualAccountPayment reads. Nested
+// objects are kept raw so that an unexpected shape leaves a member empty
+// instead of failing the whole decode.
+type vaPaymentWire struct {
+	ID                   looseString      `json:"id"`
+	TransactionID        looseString      `json:"transaction_id"`
+	Reference            looseString      `json:"reference"`
+	TransactionReference looseString      `json:"transaction_reference"`
+	SessionID            looseString      `json:"session_id"`
+	Amount               *decimal.Decimal `json:"amount"`
+	Currency             looseString      `json:"currency"`
+	Status               looseString      `json:"status"`
+	Description          looseString      `json:"description"`
+	Narration            looseString      `json:"narration"`
+	Remark               looseString      `json:"remark"`
+	VirtualAccountID     looseString      `json:"virtual_account_id"`
+	AccountID            looseString      `json:"account_id"`
+	VirtualAccountNumber looseString      `json:"virtual_account_number"`
+	AccountNumber        looseString      `json:"account_number"`
+	AccountName          looseString      `json:"account_name"`
+	VirtualAccount       json.RawMessage  `json:"virtual_account"`
+
+	Payer                   json.RawMessage `json:"payer"`
+	Sender                  json.RawMessage `json:"sender"`
+	Originator              json.RawMessage `json:"originator"`
+	PayerName               looseString     `json:"payer_name"`
+	SenderName              looseString     `json:"sender_name"`
+	OriginatorName          looseString     `json:"originator_name"`
+	PayerAccountNumber      looseString     `json:"payer_account_number"`
+	SenderAccountNumber     looseString     `json:"sender_account_number"`
+	OriginatorAccountNumber looseString     `json:"originator_account_number"`
+	PayerBankName           looseString     `json:"payer_bank_name"`
+	SenderBankName          looseString     `json:"sender_bank_name"`
+	OriginatorBankName      looseString     `json:"originator_bank_name"`
+	PayerBankCode           looseString     `json:"payer_bank_code"`
+	SenderBankCode          looseString     `json:"sender_bank_code"`
+	OriginatorBankCode      looseString     `json:"originator_bank_code"`
+
+	ReceivedAt      looseTime `json:"received_at"`
+	PaidAt          looseTime `json:"paid_at"`
+	TransactionDate looseTime `json:"transaction_date"`
+	CreatedAt       looseTime `json:"created_at"`
+}
+
+// UnmarshalJSON reads a payment received on a virtual account from any of the
+// field names listed on VirtualAccountPayment. Only a missing amount, or one
+// that is not a number, is an error: money is never guessed.
+func (v *VirtualAccountPayment) UnmarshalJSON(b []byte) error {
+	var w vaPaymentWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	var va vaRefWire
+	_ = json.Unmarshal(w.VirtualAccount, &va) // optional; another shape leaves it empty
+	payer := w.payer()
+
+	*v = VirtualAccountPayment{
+		ID:               firstString(w.ID, w.TransactionID),
+		Reference:        firstString(w.Reference, w.TransactionReference, w.SessionID),
+		Currency:         string(w.Currency),
+		Status:           string(w.Status),
+		Description:      firstString(w.Description, w.Narration, w.Remark),
+		VirtualAccountID: firstString(w.VirtualAccountID, w.AccountID, va.ID),
+		AccountNumber:    firstString(w.VirtualAccountNumber, w.AccountNumber, va.AccountNumber),
+		AccountName:      firstString(w.AccountName, va.AccountName),
+		Payer:            payer,
+		ReceivedAt:       firstTime(w.ReceivedAt, w.PaidAt, w.TransactionDate, w.CreatedAt),
+		CreatedAt:        time.Time(w.CreatedAt),
+	}
+	if w.Amount == nil {
+		return errNoAmount
+	}
+	v.Amount = *w.Amount
+	return nil
+}
+
+var errNoAmount = errors.New("it has no amount")
+
+func (w *vaPaymentWire) payer() Payer {
+	var nested payerWire
+	for _, raw := range []json.RawMessage{w.Payer, w.Sender, w.Originator} {
+		var p payerWire
+		if len(raw) > 0 && json.Unmarshal(raw, &p) == nil && p != (payerWire{}) {
+			nested = p
+			break
+		}
+	}
+	return Payer{
+		Name:          firstString(nested.Name, nested.AccountName, w.PayerName, w.SenderName, w.OriginatorName),
+		AccountNumber: firstString(nested.AccountNumber, w.PayerAccountNumber, w.SenderAccountNumber, w.OriginatorAccountNumber),
+		BankName:      firstString(nested.BankName, w.PayerBankName, w.SenderBankName, w.OriginatorBankName),
+		BankCode:      firstString(nested.BankCode, w.PayerBankCode, w.SenderBankCode, w.OriginatorBankCode),
+	}
+}
+
+func firstString(ss ...looseString) string {
+	for _, s := range ss {
+		if s != "" {
+			return string(s)
+		}
+	}
+	return ""
+}
+
+func firstTime(ts ...looseTime) time.Time {
+	for _, t := range ts {
+		if !time.Time(t).IsZero() {
+			return time.Time(t)
+		}
+	}
+	return time.Time{}
 }

@@ -2,15 +2,131 @@ package payments
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
 )
+
+// WebhooksService triggers test webhook deliveries. Reach it as
+// Client.Webhooks. Receiving webhooks needs no Client: see NewWebhookHandler and
+// ConstructEvent.
+type WebhooksService struct{ client *Client }
+
+// TriggerResult is the service's answer to a test-event trigger. The
+// specification does not describe it: Data is whatever the service returned
+// (possibly nothing), and LastResponse gives the stan and message.
+type TriggerResult struct {
+	apiResource
+
+	// EventType is the event that was asked for.
+	EventType EventType
+	// Data is the envelope's data member as received, or nil.
+	Data json.RawMessage
+}
+
+// Trigger asks the service to send a test webhook of the given kind (for
+// example EventPaymentCompleted) to the URL configured in the merchant
+// dashboard (POST /webhooks/events/trigger/{event_id}). The name is
+// path-escaped; names the SDK does not know are sent as given.
+//
+// Use it to check a receiver end to end. Serve a handler made by
+// NewWebhookHandler, with a SignatureVerifier holding the endpoint's signing
+// secret, at the URL the dashboard has for your account (a tunnel to your
+// machine works for development), then call Trigger and watch your EventFunc
+// get the event:
+//
+//	v, err := payments.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
+//	...
+//	http.Handle("POST /webhooks", payments.NewWebhookHandler(v, func(ctx context.Context, ev *payments.Event) error {
+//		log.Printf("got %s %s", ev.Type, ev.ID)
+//		return nil
+//	}))
+//	...
+//	_, err = client.Webhooks.Trigger(ctx, payments.EventPaymentCompleted)
+//
+// A nil error means only that the service accepted the request: the delivery
+// itself arrives asynchronously, and the handler treats it like any other
+// (verified, deduplicated by event id, retried by the service on a non-200).
+// A 401 logged by your handler usually means a wrong secret. What a test
+// event's data contains is not specified, so an EventFunc should not move
+// money on it without checking. For tests without the service, sign payloads
+// yourself with SignPayload, or use the fake in paymentstest.
+func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts ...RequestOption) (*TriggerResult, error) {
+	var v validator
+	v.required("event_id", string(eventType), maxEventTypeLen)
+	if eventType == "." || eventType == ".." {
+		// PathEscape leaves dots alone: the segment would climb the path.
+		v.add("event_id", `must be an event name, not "." or ".."`)
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	var data json.RawMessage
+	r, err := s.client.do(ctx, opWebhooksTrigger, "/webhooks/events/trigger/"+url.PathEscape(string(eventType)), nil, &data, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &TriggerResult{EventType: eventType, Data: data}
+	res.setResponse(r, data)
+	return res, nil
+}
+
+var opWebhooksTrigger = &operation{Operation{"webhooks.trigger", http.MethodPost, "/webhooks/events/trigger/{event_id}"}, false, true}
+
+// TriggeredReferencePrefix starts the reference of every resource in a test
+// event sent by Trigger, in paymentstest and the sandbox (the specification
+// does not say how the real service marks test events: see the README's
+// Assumptions). An EventFunc that books orders should ignore such events;
+// Event.Triggered checks for it.
+const TriggeredReferencePrefix = "test_trigger_"
+
+// EventType names a kind of webhook event. Kinds this SDK does not know yet
+// still parse, and keep their name.
+type EventType string
+
+// The event kinds of the specification.
+const (
+	EventPaymentInitiated              EventType = "payment.initiated"
+	EventPaymentCompleted              EventType = "payment.completed"
+	EventPaymentFailed                 EventType = "payment.failed"
+	EventPaymentRejected               EventType = "payment.rejected"
+	EventVirtualAccountPaymentReceived EventType = "virtual_account.payment_received"
+	EventVirtualAccountCreated         EventType = "virtual_account.created"
+	EventVirtualAccountUpdated         EventType = "virtual_account.updated"
+	EventRecipientCreated              EventType = "recipient.created"
+	EventRecipientVerified             EventType = "recipient.verified"
+	EventRecipientVerificationFailed   EventType = "recipient.verification_failed"
+	EventAccountBalanceLow             EventType = "account.balance_low"
+	EventAccountUpdated                EventType = "account.updated"
+)
+
+// EventTypes lists every event kind of the specification, in its order.
+func EventTypes() []EventType {
+	return []EventType{
+		EventPaymentInitiated, EventPaymentCompleted, EventPaymentFailed, EventPaymentRejected,
+		EventVirtualAccountPaymentReceived, EventVirtualAccountCreated, EventVirtualAccountUpdated,
+		EventRecipientCreated, EventRecipientVerified, EventRecipientVerificationFailed,
+		EventAccountBalanceLow, EventAccountUpdated,
+	}
+}
+
+// Known reports whether t is one of the specification's event kinds.
+func (t EventType) Known() bool {
+	for _, k := range EventTypes() {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
 
 // Errors of webhook event parsing and decoding. Match them with errors.Is.
 var (
@@ -212,73 +328,3 @@ func (e *eventDataError) Error() string {
 }
 
 func (e *eventDataError) Unwrap() []error { return []error{ErrInvalidEventData, e.err} }
-
-// looseString decodes a JSON string, or the literal text of a JSON number (an
-// id or an account number sent as a number); anything else decodes to "".
-type looseString string
-
-func (s *looseString) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) > 0 && b[0] == '"':
-		var v string
-		err := json.Unmarshal(b, &v)
-		if err != nil {
-			return err
-		}
-		*s = looseString(v)
-	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
-		*s = looseString(b)
-	default:
-		*s = ""
-	}
-	return nil
-}
-
-// looseTime decodes an ISO 8601 timestamp in the common shapes (RFC 3339 with
-// or without fractional seconds, with or without a zone, "T" or a space) or
-// a number of Unix seconds. Anything else decodes to the zero time without an
-// error: a timestamp never makes an event unreadable.
-type looseTime time.Time
-
-var looseTimeLayouts = [...]string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02",
-}
-
-func (t *looseTime) UnmarshalJSON(b []byte) error {
-	*t = looseTime(parseLooseTime(b))
-	return nil
-}
-
-func parseLooseTime(b []byte) time.Time {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return time.Time{}
-	}
-	if b[0] != '"' {
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return time.Time{}
-		}
-		secs, err := n.Int64()
-		if err != nil || secs < 0 || secs > 1<<40 {
-			return time.Time{}
-		}
-		return time.Unix(secs, 0).UTC()
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return time.Time{}
-	}
-	s = strings.TrimSpace(s)
-	for _, layout := range looseTimeLayouts {
-		if ts, err := time.Parse(layout, s); err == nil {
-			return ts
-		}
-	}
-	return time.Time{}
-}

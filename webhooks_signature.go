@@ -2,6 +2,7 @@ package payments
 
 import (
 	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,6 +17,9 @@ import (
 // the receiver's clock, in the past or in the future, before the delivery is
 // refused as a possible replay.
 const DefaultSignatureTolerance = 5 * time.Minute
+
+// SignatureHeader is the header that carries a webhook delivery's signature.
+const SignatureHeader = "Payments-Signature"
 
 // Errors of signature verification. Match them with errors.Is; their messages
 // say what is wrong without ever repeating a secret or a signature.
@@ -50,19 +54,6 @@ var (
 // secrets or signatures.
 type Verifier interface {
 	Verify(payload []byte, header http.Header) error
-}
-
-// SignatureVerifier verifies the Payments-Signature header:
-// "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>", with one v1
-// entry per secret while a secret rotates. A delivery is authentic when any
-// v1 entry matches the body under any of the verifier's secrets and t is
-// within the tolerance of now. Entries of other schemes (v0=, ...) are
-// ignored. Make it with NewSignatureVerifier (the zero value has no secret
-// and refuses every delivery); it is safe for concurrent use, and its printed
-// forms never show the secrets.
-type SignatureVerifier struct {
-	secrets []string
-	verifierConfig
 }
 
 // verifierConfig is what VerifierOptions set; every verifier embeds it, so
@@ -101,6 +92,19 @@ func WithSignatureClock(now func() time.Time) VerifierOption {
 		v.now = now
 		return nil
 	}
+}
+
+// SignatureVerifier verifies the Payments-Signature header:
+// "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>", with one v1
+// entry per secret while a secret rotates. A delivery is authentic when any
+// v1 entry matches the body under any of the verifier's secrets and t is
+// within the tolerance of now. Entries of other schemes (v0=, ...) are
+// ignored. Make it with NewSignatureVerifier (the zero value has no secret
+// and refuses every delivery); it is safe for concurrent use, and its printed
+// forms never show the secrets.
+type SignatureVerifier struct {
+	secrets []string
+	verifierConfig
 }
 
 // NewSignatureVerifier returns a verifier that accepts deliveries signed
@@ -218,6 +222,29 @@ func ConstructEvent(payload []byte, header http.Header, secrets ...string) (*Eve
 		return nil, err
 	}
 	return ParseEvent(payload)
+}
+
+// SignPayload returns the value of the Payments-Signature header for payload
+// signed at time t with each of secrets: "t=<unix seconds>,v1=<hex>[,v1=...]",
+// where each v1 is HMAC-SHA256(secret, "<t>.<payload>"). Use it to build
+// signed deliveries in tests; the fake service in paymentstest signs with it.
+func SignPayload(payload []byte, t time.Time, secrets ...string) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	var b strings.Builder
+	b.WriteString("t=" + ts)
+	for _, s := range secrets {
+		b.WriteString(",v1=" + hex.EncodeToString(computeSignature(payload, ts, s)))
+	}
+	return b.String()
+}
+
+// computeSignature is HMAC-SHA256(secret, "<ts>.<payload>").
+func computeSignature(payload []byte, ts, secret string) []byte {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(payload)
+	return m.Sum(nil)
 }
 
 // signatureHeaderValue returns the Payments-Signature header. Several header

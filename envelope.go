@@ -1,0 +1,360 @@
+package payments
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paymentsapi/payments-go/internal/redact"
+)
+
+// MaxResponseBytes caps how much of a response body the SDK reads. A larger
+// body gives a *MalformedResponseError (or, on an error status, an *APIError
+// with the body cut).
+const MaxResponseBytes = 4 << 20
+
+// maxErrorBodyBytes caps APIError.Body.
+const maxErrorBodyBytes = 16 << 10
+
+// Response describes the HTTP exchange that produced a resource: the
+// envelope's stan and message (quote the stan in support tickets), the HTTP
+// status and headers, the idempotency key that was sent, how many attempts
+// the call took, and the raw JSON of the envelope's data member.
+type Response struct {
+	// StatusCode is the HTTP status of the final attempt.
+	StatusCode int
+	// Header holds the response headers of the final attempt.
+	Header http.Header
+	// Stan is the service's identifier of this operation.
+	Stan string
+	// Message is the envelope's human-readable message.
+	Message string
+	// IdempotencyKey is the Idempotency-Key header that was sent, or "" when
+	// the call carried none.
+	IdempotencyKey string
+	// Attempts is the number of HTTP attempts the call made (1 when the first
+	// one succeeded).
+	Attempts int
+	// RawData is the envelope's data member exactly as received.
+	RawData json.RawMessage
+}
+
+// apiResource is embedded in every resource the service returns. It keeps the
+// response metadata and the raw JSON of the resource without exposing them as
+// JSON fields.
+type apiResource struct {
+	resp *Response
+	raw  json.RawMessage
+}
+
+// LastResponse returns the metadata of the HTTP response that carried this
+// resource, or nil when the resource did not come from an API call (for
+// example when it was decoded from a webhook event).
+func (r *apiResource) LastResponse() *Response { return r.resp }
+
+// RawJSON returns the resource's JSON exactly as the service sent it,
+// including any field this version of the SDK does not know about.
+func (r *apiResource) RawJSON() json.RawMessage { return r.raw }
+
+func (r *apiResource) setResponse(resp *Response, raw json.RawMessage) {
+	r.resp = resp
+	r.raw = raw
+}
+
+// resource is implemented by every type the pipeline decodes from data.
+type resource interface {
+	setResponse(resp *Response, raw json.RawMessage)
+}
+
+type envelope struct {
+	Success *bool           `json:"success"`
+	Message string          `json:"message"`
+	Stan    string          `json:"stan"`
+	Code    json.RawMessage `json:"code"`
+	Errors  json.RawMessage `json:"errors"`
+	Error   json.RawMessage `json:"error"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// decode turns an answer into the operation's result: data decoded into out
+// (a resource also gets r and its raw JSON), or a typed error. dataOptional
+// accepts a success without data.
+func (c *Client) decode(r *Response, raw []byte, readErr error, out any, dataOptional bool) error {
+	if r.StatusCode < 200 || r.StatusCode > 299 {
+		return c.apiError(r, raw, readErr)
+	}
+	malformed := func(reason string, err error) error {
+		r.RawData = raw
+		return newMalformed(reason, r, err, c.key.raw)
+	}
+	switch {
+	case readErr == errBodyTooLarge:
+		return malformed(fmt.Sprintf("the body exceeds %d bytes", MaxResponseBytes), nil)
+	case readErr != nil:
+		return malformed("reading the body failed", readErr)
+	case len(bytes.TrimSpace(raw)) == 0 && r.StatusCode == http.StatusNoContent && dataOptional:
+		// 204 No Content is a complete answer for an operation whose
+		// response carries no resource (Trigger, Do).
+		return nil
+	case len(bytes.TrimSpace(raw)) == 0:
+		return malformed("the body is empty", nil)
+	}
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return malformed(notEnvelopeReason(r.Header), err)
+	}
+	r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
+	if env.Success != nil && !*env.Success {
+		return c.apiErrorFrom(r, raw, &env)
+	}
+	if len(env.Data) == 0 || bytes.Equal(env.Data, []byte("null")) {
+		if dataOptional {
+			return nil
+		}
+		return malformed("the envelope has no data", nil)
+	}
+	r.RawData = env.Data
+	if out != nil {
+		if err := json.Unmarshal(env.Data, out); err != nil {
+			return malformed("data does not match the expected resource", err)
+		}
+		if res, ok := out.(resource); ok {
+			res.setResponse(r, env.Data)
+		}
+	}
+	return nil
+}
+
+func notEnvelopeReason(h http.Header) string {
+	ct := h.Get("Content-Type")
+	switch {
+	case strings.Contains(ct, "html"):
+		return "the body is an HTML page (" + strconv.Quote(ct) + "), not the JSON envelope; a proxy may have answered"
+	case ct != "" && !strings.Contains(ct, "json"):
+		return "the body is " + strconv.Quote(ct) + ", not the JSON envelope"
+	}
+	return "the body is not the JSON envelope"
+}
+
+var errBodyTooLarge = errors.New("body too large")
+
+// apiError builds the error for a non-2xx answer, whatever its body: the
+// envelope, another JSON shape, an HTML page, text, or nothing. readErr is
+// why the body could not be read in full (the context's deadline, a dropped
+// connection), or nil.
+func (c *Client) apiError(r *Response, raw []byte, readErr error) error {
+	if readErr == errBodyTooLarge {
+		readErr = nil // documented: the body is cut at the cap
+	}
+	var env envelope
+	switch {
+	case len(bytes.TrimSpace(raw)) == 0 && readErr == nil:
+		env = envelope{Message: "the body is empty"}
+	case json.Unmarshal(raw, &env) == nil:
+		r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
+	case readErr != nil:
+		// The status came but the body stopped: say so rather than blame
+		// the body's format, and keep the cause for errors.Is.
+		env = envelope{Message: "reading the body failed: " + readErr.Error()}
+	default:
+		// Say what came instead of the envelope (an HTML page from a proxy,
+		// text): the body itself stays in APIError.Body.
+		env = envelope{Message: notEnvelopeReason(r.Header)}
+	}
+	e := c.apiErrorFrom(r, raw, &env)
+	e.Err = readErr
+	return e
+}
+
+func (c *Client) apiErrorFrom(r *Response, raw []byte, env *envelope) *APIError {
+	e := &APIError{
+		StatusCode:     r.StatusCode,
+		Stan:           env.Stan,
+		Code:           jsonScalar(env.Code),
+		Errors:         fieldErrors(env.Errors),
+		Header:         r.Header,
+		IdempotencyKey: r.IdempotencyKey,
+		Attempts:       r.Attempts,
+	}
+	msg := env.Message
+	if msg == "" {
+		msg = errorMember(env.Error, &e.Code)
+	}
+	// Everything the service wrote that reaches Error() is scrubbed, and
+	// made printable on one line.
+	e.Stan = redact.Secrets(e.Stan, c.key.raw)
+	keep := []string{e.Stan}
+	e.Message = redact.String(msg, keep, c.key.raw)
+	e.Code = redact.Secrets(e.Code, c.key.raw)
+	for i := range e.Errors {
+		e.Errors[i].Field = redact.Secrets(e.Errors[i].Field, c.key.raw)
+		e.Errors[i].Message = redact.String(e.Errors[i].Message, keep, c.key.raw)
+	}
+	if len(raw) > maxErrorBodyBytes {
+		raw = raw[:maxErrorBodyBytes]
+	}
+	e.Body = append([]byte(nil), raw...)
+	return e
+}
+
+// jsonScalar renders a JSON string or number as text ("" for anything else).
+func jsonScalar(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// errorMember reads an "error" member given as a string or as an object with
+// message and code, a shape many gateways use.
+func errorMember(raw json.RawMessage, code *string) string {
+	if s := jsonScalar(raw); s != "" {
+		return s
+	}
+	var obj struct {
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return ""
+	}
+	if *code == "" {
+		*code = jsonScalar(obj.Code)
+	}
+	return obj.Message
+}
+
+// fieldErrors reads the envelope's errors member in the shapes services use:
+// [{"field","message"}], {"field": "message"}, {"field": ["message", ...]}, or
+// a list of messages.
+func fieldErrors(raw json.RawMessage) []FieldError {
+	if len(raw) == 0 {
+		return nil
+	}
+	var list []struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+		Msg     string `json:"msg"`
+	}
+	if json.Unmarshal(raw, &list) == nil {
+		out := make([]FieldError, 0, len(list))
+		for _, f := range list {
+			m := f.Message
+			if m == "" {
+				m = f.Msg
+			}
+			out = append(out, FieldError{Field: f.Field, Message: m})
+		}
+		return out
+	}
+	var messages []string
+	if json.Unmarshal(raw, &messages) == nil {
+		out := make([]FieldError, 0, len(messages))
+		for _, m := range messages {
+			out = append(out, FieldError{Message: m})
+		}
+		return out
+	}
+	var byField map[string]json.RawMessage
+	if json.Unmarshal(raw, &byField) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(byField))
+	for k := range byField {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []FieldError
+	for _, name := range names {
+		if s := jsonScalar(byField[name]); s != "" {
+			out = append(out, FieldError{Field: name, Message: s})
+			continue
+		}
+		var ms []string
+		if json.Unmarshal(byField[name], &ms) == nil {
+			out = append(out, FieldError{Field: name, Message: strings.Join(ms, "; ")})
+		}
+	}
+	return out
+}
+
+// looseString decodes a JSON string, or the literal text of a JSON number (an
+// id or an account number sent as a number); anything else decodes to "".
+type looseString string
+
+func (s *looseString) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var v string
+		err := json.Unmarshal(b, &v)
+		if err != nil {
+			return err
+		}
+		*s = looseString(v)
+	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
+		*s = looseString(b)
+	default:
+		*s = ""
+	}
+	return nil
+}
+
+// looseTime decodes an ISO 8601 timestamp in the common shapes (RFC 3339 with
+// or without fractional seconds, with or without a zone, "T" or a space) or
+// a number of Unix seconds. Anything else decodes to the zero time without an
+// error: a timestamp never makes an event unreadable.
+type looseTime time.Time
+
+var looseTimeLayouts = [...]string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02",
+}
+
+func (t *looseTime) UnmarshalJSON(b []byte) error {
+	*t = looseTime(parseLooseTime(b))
+	return nil
+}
+
+func parseLooseTime(b []byte) time.Time {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return time.Time{}
+	}
+	if b[0] != '"' {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return time.Time{}
+		}
+		secs, err := n.Int64()
+		if err != nil || secs < 0 || secs > 1<<40 {
+			return time.Time{}
+		}
+		return time.Unix(secs, 0).UTC()
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return time.Time{}
+	}
+	s = strings.TrimSpace(s)
+	for _, layout := range looseTimeLayouts {
+		if ts, err := time.Parse(layout, s); err == nil {
+			return ts
+		}
+	}
+	return time.Time{}
+}

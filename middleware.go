@@ -1,0 +1,205 @@
+package payments
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Operation names an API operation, for middleware, observers and logs.
+type Operation struct {
+	// Name is "<resource>.<action>", such as "payments.initiate", or "do"
+	// for Client.Do.
+	Name string
+	// Method is the HTTP method.
+	Method string
+	// PathTemplate is the path with its ids as placeholders, such as
+	// "/payments/recipients/{id}": low-cardinality, fit for a metric or span
+	// attribute. It is empty for Client.Do.
+	PathTemplate string
+}
+
+// Attempt is one HTTP attempt of an operation, as middleware sees it.
+type Attempt struct {
+	Operation Operation
+	// Number counts the call's attempts from 1; above 1 the attempt is a
+	// retry.
+	Number int
+	// IdempotencyKey is the key the call sends, or "".
+	IdempotencyKey string
+}
+
+// AttemptFromContext returns the attempt a request belongs to, from the
+// context of a request that middleware sees.
+func AttemptFromContext(ctx context.Context) (Attempt, bool) {
+	st, ok := ctx.Value(stateKey{}).(*callState)
+	if !ok {
+		return Attempt{}, false
+	}
+	return Attempt{Operation: *st.op, Number: max(st.attempts, 1), IdempotencyKey: st.key}, true
+}
+
+// Middleware sees every HTTP attempt: the request on its way out, and the
+// response or error that comes back. It calls next to send the request on,
+// and may add headers (trace context), time the attempt or record its
+// outcome. The headers the SDK owns (Authorization, Idempotency-Key,
+// Content-Type, Accept, User-Agent) are set again after it, so it can neither
+// remove nor replace them. It must leave the response body to the SDK (it
+// may wrap it). Read the attempt's facts with AttemptFromContext.
+type Middleware func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
+
+// OperationObserver is called when an operation starts, before its first
+// attempt. It returns the context the attempts run under (carrying a tracing
+// span, say) and a function the Client calls once when the operation ends.
+type OperationObserver func(ctx context.Context, op Operation) (context.Context, func(OperationResult))
+
+// OperationResult is how an operation ended.
+type OperationResult struct {
+	// Err is the operation's error, or nil.
+	Err error
+	// StatusCode is the final HTTP status, or 0 when none came.
+	StatusCode int
+	// Stan is the service's identifier of the operation, when it sent one.
+	Stan string
+	// IdempotencyKey is the key the call sent, or "".
+	IdempotencyKey string
+	// Attempts is the number of HTTP attempts made.
+	Attempts int
+}
+
+// WithMiddleware adds middleware that sees every HTTP attempt; see
+// Middleware for what it can read and change. Given to NewClient it wraps
+// every call; given to one call, that call. Client middleware runs first, in
+// the order given (the first is the outermost), then the call's own, and the
+// last one given is the closest to the network.
+func WithMiddleware(mw ...Middleware) ClientOrRequestOption {
+	return bothOption{
+		client:  func(c *clientConfig) error { c.middleware = append(c.middleware, mw...); return nil },
+		request: func(r *requestConfig) { r.middleware = append(r.middleware, mw...) },
+	}
+}
+
+// WithAttemptTimeout bounds each HTTP attempt, from sending the request to
+// reading the whole answer; an attempt that runs out is retried like a
+// dropped connection. The context you pass bounds the whole call, all
+// attempts and the waits between them. Given to NewClient it applies to
+// every call, given to one call to that call. Without it an attempt is
+// bounded by the http.Client's Timeout: 60 s for the default one.
+func WithAttemptTimeout(d time.Duration) ClientOrRequestOption {
+	return bothOption{
+		client: func(c *clientConfig) error {
+			if d <= 0 {
+				return fmt.Errorf("%w: WithAttemptTimeout(%s) must be positive", ErrInvalidConfig, d)
+			}
+			c.attemptTimeout = d
+			return nil
+		},
+		request: func(r *requestConfig) { r.attemptTimeout = d },
+	}
+}
+
+// WithObserver makes the Client call obs at the start of every operation:
+// tracing and metrics (see the paymentsotel package). nil removes it.
+func WithObserver(obs OperationObserver) Option {
+	return optionFunc(func(c *clientConfig) error { c.observer = obs; return nil })
+}
+
+// defaultTransport pools enough idle connections per host for many
+// goroutines (net/http keeps 2) and bounds every phase of an attempt.
+func defaultTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   128,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// sharedClient returns a copy of hc (its transport, timeout and cookie jar)
+// that the retry layer may use without harming other calls:
+//
+//   - it follows no redirect, whatever hc's policy: a redirect answers the
+//     call as an *APIError, so the bearer token never follows a 3xx to
+//     another URL (net/http would resend it to the same host over plain
+//     http) and a redirect loop costs one request;
+//   - its transport cannot be told to close idle connections: go-retryablehttp
+//     closes them whenever a call ends in an error, which would empty the
+//     pool every other call shares and multiply new connections during an
+//     outage. Client.Close closes them instead.
+//
+// Its transport also runs each attempt's middleware and attempt timeout.
+func sharedClient(hc *http.Client, mw []Middleware) *http.Client {
+	shared := *hc
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	shared.Transport = attemptTransport{rt: rt, middleware: mw}
+	shared.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &shared
+}
+
+// attemptTransport runs one attempt: the attempt timeout, the client's and
+// the call's middleware, then the headers the SDK owns set again, then rt. It
+// has no CloseIdleConnections (see sharedClient).
+type attemptTransport struct {
+	rt         http.RoundTripper
+	middleware []Middleware
+}
+
+func (t attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	st, ok := req.Context().Value(stateKey{}).(*callState)
+	if !ok {
+		return t.rt.RoundTrip(req)
+	}
+	cancel := context.CancelFunc(func() {})
+	if st.attemptTimeout > 0 {
+		var ctx context.Context
+		ctx, cancel = context.WithTimeout(req.Context(), st.attemptTimeout)
+		req = req.WithContext(ctx)
+	}
+	next := func(r *http.Request) (*http.Response, error) {
+		for name, v := range st.owned {
+			if !slices.Equal(r.Header[name], v) {
+				r = r.Clone(r.Context())
+				maps.Copy(r.Header, st.owned)
+				break
+			}
+		}
+		return t.rt.RoundTrip(r)
+	}
+	for _, mw := range slices.Backward(slices.Concat(t.middleware, st.middleware)) {
+		inner := next
+		next = func(r *http.Request) (*http.Response, error) { return mw(r, inner) }
+	}
+	resp, err := next(req)
+	if err != nil || resp == nil {
+		cancel()
+		return resp, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends an attempt's context when its body is closed: the
+// attempt timeout covers reading the answer too.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
