@@ -94,7 +94,46 @@ type WebhookHandler struct {
 	store    EventStore
 	maxBody  int64
 	logger   *slog.Logger
+	observer DeliveryObserver
 }
+
+// DeliveryOutcome is how the handler answered a delivery, for metrics.
+type DeliveryOutcome string
+
+// Outcomes of a delivery.
+const (
+	OutcomeProcessed         DeliveryOutcome = "processed"          // 200: your function succeeded
+	OutcomeDuplicate         DeliveryOutcome = "duplicate"          // 200: already processed
+	OutcomeInProgress        DeliveryOutcome = "in_progress"        // 409: another delivery holds it
+	OutcomeFailed            DeliveryOutcome = "failed"             // 500: your function failed or panicked
+	OutcomeRejectedSignature DeliveryOutcome = "rejected_signature" // 401
+	OutcomeInvalid           DeliveryOutcome = "invalid"            // 400, 405, 413: not a delivery
+	OutcomeStoreUnavailable  DeliveryOutcome = "store_unavailable"  // 503
+)
+
+// DeliveryResult is what the handler did with one delivery.
+type DeliveryResult struct {
+	Outcome    DeliveryOutcome
+	StatusCode int
+	// EventID and EventType are set once the delivery was verified and
+	// parsed.
+	EventID   string
+	EventType EventType
+	// Err is the EventFunc's error, or why the delivery was refused.
+	Err error
+}
+
+// DeliveryObserver is called when a delivery arrives; it returns the context
+// the handler uses for it (carrying a tracing span, say) and a function
+// called once with the result. The paymentsotel package has one.
+type DeliveryObserver func(ctx context.Context, r *http.Request) (context.Context, func(DeliveryResult))
+
+// WithDeliveryObserver makes the handler report every delivery to obs.
+func WithDeliveryObserver(obs DeliveryObserver) HandlerOption {
+	return func(h *WebhookHandler) { h.observer = obs }
+}
+
+type resultKey struct{}
 
 // NewWebhookHandler returns a handler that verifies deliveries with verifier
 // (usually a *SignatureVerifier), and calls fn once per event id. It panics
@@ -122,40 +161,50 @@ func NewWebhookHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *
 
 // ServeHTTP handles one delivery; see WebhookHandler for the answers.
 func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+	if h.observer == nil {
+		h.serve(r.Context(), w, r)
+		return
+	}
+	ctx, end := h.observer(r.Context(), r)
+	res := new(DeliveryResult)
+	h.serve(context.WithValue(ctx, resultKey{}, res), w, r)
+	end(*res)
+}
+
+func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		h.refuse(ctx, w, http.StatusMethodNotAllowed, nil, "method not allowed", slog.String("method", r.Method))
+		h.refuse(ctx, w, http.StatusMethodNotAllowed, nil, OutcomeInvalid, nil, "method not allowed", slog.String("method", r.Method))
 		return
 	}
 	body, status, reason := h.readBody(w, r)
 	if status != 0 {
-		h.refuse(ctx, w, status, nil, reason)
+		h.refuse(ctx, w, status, nil, OutcomeInvalid, nil, reason)
 		return
 	}
 	if err := h.verifier.Verify(body, r.Header); err != nil {
-		h.refuse(ctx, w, http.StatusUnauthorized, nil, "invalid signature", slog.String("error", err.Error()))
+		h.refuse(ctx, w, http.StatusUnauthorized, nil, OutcomeRejectedSignature, err, "invalid signature")
 		return
 	}
 	ev, err := ParseEvent(body)
 	if err != nil {
-		h.refuse(ctx, w, http.StatusBadRequest, nil, "not a webhook event", slog.String("error", err.Error()))
+		h.refuse(ctx, w, http.StatusBadRequest, nil, OutcomeInvalid, err, "not a webhook event")
 		return
 	}
 
 	claim, err := h.store.Claim(ctx, h.eventID(ev, r.Header))
 	switch {
 	case err != nil:
-		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, "event store unavailable", slog.String("error", err.Error()))
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable")
 		return
 	case claim.Status == ClaimDone:
-		h.answer(ctx, w, http.StatusOK, ev, slog.LevelDebug, "duplicate delivery of a processed event")
+		h.answer(ctx, w, http.StatusOK, ev, OutcomeDuplicate, nil, slog.LevelDebug, "duplicate delivery of a processed event")
 		return
 	case claim.Status == ClaimInProgress:
-		h.refuse(ctx, w, http.StatusConflict, ev, "event is being processed by another delivery")
+		h.refuse(ctx, w, http.StatusConflict, ev, OutcomeInProgress, nil, "event is being processed by another delivery")
 		return
 	case claim.Status != ClaimAcquired:
-		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, "event store gave an unknown claim status")
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, nil, "event store gave an unknown claim status")
 		return
 	}
 	h.process(ctx, w, ev, claim)
@@ -192,12 +241,12 @@ func (h *WebhookHandler) process(ctx context.Context, w http.ResponseWriter, ev 
 	err := h.run(ctx, ev, claim)
 	if err != nil {
 		h.release(settleCtx, ev, claim)
-		attrs := []slog.Attr{slog.String("error", err.Error()), slog.Duration("duration", time.Since(start))}
+		attrs := []slog.Attr{slog.String("duration", time.Since(start).String())}
 		var p *panicError
 		if errors.As(err, &p) {
 			attrs = append(attrs, slog.String("stack", string(p.stack)))
 		}
-		h.answer(ctx, w, http.StatusInternalServerError, ev, slog.LevelError, "event processing failed", attrs...)
+		h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, err, slog.LevelError, "event processing failed", attrs...)
 		return
 	}
 	if err := h.store.Complete(settleCtx, claim); err != nil {
@@ -206,7 +255,7 @@ func (h *WebhookHandler) process(ctx context.Context, w http.ResponseWriter, ev 
 		// redeliveries get 409 until the store settles it.
 		h.log(ctx, slog.LevelError, "event processed but not recorded as done", ev, slog.String("error", err.Error()))
 	}
-	h.answer(ctx, w, http.StatusOK, ev, slog.LevelInfo, "event processed", slog.Duration("duration", time.Since(start)))
+	h.answer(ctx, w, http.StatusOK, ev, OutcomeProcessed, nil, slog.LevelInfo, "event processed", slog.String("duration", time.Since(start).String()))
 }
 
 // panicError is a panic of the EventFunc, turned into an error.
@@ -258,14 +307,23 @@ func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byt
 }
 
 // refuse answers an error status and logs it at warning level.
-func (h *WebhookHandler) refuse(ctx context.Context, w http.ResponseWriter, status int, ev *Event, reason string, attrs ...slog.Attr) {
-	h.answer(ctx, w, status, ev, slog.LevelWarn, "webhook refused: "+reason, attrs...)
+func (h *WebhookHandler) refuse(ctx context.Context, w http.ResponseWriter, status int, ev *Event, outcome DeliveryOutcome, err error, reason string, attrs ...slog.Attr) {
+	h.answer(ctx, w, status, ev, outcome, err, slog.LevelWarn, "webhook refused: "+reason, attrs...)
 }
 
 // answer writes status with a short text body and logs the delivery. The
 // body never says more than the status: in particular not why a signature
 // failed, nor what the EventFunc returned.
-func (h *WebhookHandler) answer(ctx context.Context, w http.ResponseWriter, status int, ev *Event, level slog.Level, msg string, attrs ...slog.Attr) {
+func (h *WebhookHandler) answer(ctx context.Context, w http.ResponseWriter, status int, ev *Event, outcome DeliveryOutcome, err error, level slog.Level, msg string, attrs ...slog.Attr) {
+	if res, ok := ctx.Value(resultKey{}).(*DeliveryResult); ok {
+		*res = DeliveryResult{Outcome: outcome, StatusCode: status, Err: err}
+		if ev != nil {
+			res.EventID, res.EventType = ev.ID, ev.Type
+		}
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
