@@ -44,19 +44,19 @@ func (s *Server) emit(t payments.EventType, data json.RawMessage) Event {
 	return ev
 }
 
-// Events returns every event the server produced, oldest first (at most the
-// last 10,000), including those not delivered because no webhook URL was
-// set.
+// Events returns the events the server produced, oldest first, including
+// those not delivered because no webhook URL was set: the last
+// DefaultLogLimit of them, or as many as WithLogLimit says.
 func (s *Server) Events() []Event {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]Event, len(d.events))
-	for i, ev := range d.events {
+	out := make([]Event, d.events.len())
+	d.events.each(func(i int, ev Event) {
 		ev.Data = append(json.RawMessage(nil), ev.Data...)
 		ev.Body = append([]byte(nil), ev.Body...)
 		out[i] = ev
-	}
+	})
 	return out
 }
 
@@ -71,9 +71,9 @@ func (s *Server) triggerEvent(rq *apiRequest) *response {
 		}
 		return s.invalid(problems{{Field: "event_id", Message: "must be one of " + strings.Join(names, ", ")}})
 	}
-	if s.hooks.webhookURL() == "" {
+	if s.WebhookURL() == "" {
 		return s.fail(http.StatusUnprocessableEntity, CodeWebhookNotConfigured,
-			"no webhook URL is configured (paymentstest.WithWebhook or Server.SetWebhook)")
+			"no webhook URL is configured (paymentstest.WithWebhook, Server.SetWebhookURL, or PUT "+AdminPrefix+"webhook-url)")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
