@@ -150,8 +150,9 @@ func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
 // AdminPrefix ("/_sandbox/"), so that code outside Go (curl, Python, Node)
 // can do what a Go test does with the server's methods: move the clock
 // (Advance), pay into a virtual account (SimulateIncomingPayment), inject
-// and clear faults (InjectFault, ClearFaults), and read or wait for the
-// webhook delivery log (Deliveries, WaitForDeliveries). The routes are
+// and clear faults (InjectFault, ClearFaults), read or change where webhooks
+// go (WebhookURL, SetWebhookURL), and read or wait for the webhook delivery
+// log (Deliveries, WaitForDeliveries). The routes are
 // listed in the package documentation.
 //
 // It is off by default: without it, paths under /_sandbox/ are unknown
