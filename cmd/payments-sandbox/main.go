@@ -57,8 +57,13 @@ import (
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
-// defaultWebhookURL is where examples/webhook-receiver listens by default.
-const defaultWebhookURL = "http://localhost:8080/webhooks"
+const (
+	// defaultAddr is where the sandbox listens by default.
+	defaultAddr = "127.0.0.1:8765"
+	// defaultWebhookURL is where examples/webhook-receiver listens by
+	// default.
+	defaultWebhookURL = "http://localhost:8080/webhooks"
+)
 
 // serverTimeouts are those of examples/webhook-receiver's http.Server.
 func serverTimeouts() paymentstest.HTTPTimeouts {
@@ -87,7 +92,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts paymentstest.HTTPTimeouts) error {
 	fs := flag.NewFlagSet("payments-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8765", "`address` to listen on (port 0 picks a free port)")
+	addr := fs.String("addr", defaultAddr, "`address` to listen on (port 0 picks a free port)")
 	apiKey := fs.String("api-key", "", "API `key` to accept (default: a random JWT-shaped key)")
 	hookURL := fs.String("webhook-url", defaultWebhookURL,
 		"`URL` to deliver webhook events to, where examples/webhook-receiver listens by default; none turns deliveries off")
