@@ -1,7 +1,6 @@
 package paymentstest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -256,102 +255,4 @@ func (s *Server) adminInjectFault(rq *apiRequest) *response {
 		return s.invalid(problems{{Field: "kind", Message: err.Error()}})
 	}
 	return s.adminOK("Fault injected", s.faultsState(&out))
-}
-
-// Webhook deliveries.
-
-type adminAttemptJSON struct {
-	At         string `json:"at"`
-	StatusCode int    `json:"status_code"`
-	Error      string `json:"error,omitempty"`
-	Signature  string `json:"signature"`
-	DurationMS int64  `json:"duration_ms"`
-}
-
-type adminDeliveryJSON struct {
-	EventID   string             `json:"event_id"`
-	Event     string             `json:"event"`
-	URL       string             `json:"url"`
-	Status    DeliveryStatus     `json:"status"`
-	CreatedAt string             `json:"created_at"`
-	Attempts  []adminAttemptJSON `json:"attempts"`
-	// Body is the webhook body sent: {"id", "event", "created_at", "data"}.
-	Body json.RawMessage `json:"body"`
-}
-
-type adminDeliveriesJSON struct {
-	// Pending counts deliveries not yet delivered or failed.
-	Pending    int                 `json:"pending"`
-	Deliveries []adminDeliveryJSON `json:"deliveries"`
-}
-
-func (s *Server) deliveriesJSON() adminDeliveriesJSON {
-	log := s.Deliveries()
-	out := adminDeliveriesJSON{Deliveries: make([]adminDeliveryJSON, len(log))}
-	for i, dl := range log {
-		body := json.RawMessage(dl.Body)
-		if !json.Valid(body) { // the server's own JSON: cannot happen
-			body, _ = json.Marshal(string(dl.Body))
-		}
-		d := adminDeliveryJSON{
-			EventID: dl.EventID, Event: string(dl.Event), URL: dl.URL, Status: dl.Status,
-			CreatedAt: stamp(dl.CreatedAt), Attempts: make([]adminAttemptJSON, len(dl.Attempts)), Body: body,
-		}
-		for j, a := range dl.Attempts {
-			d.Attempts[j] = adminAttemptJSON{
-				At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Signature: a.Signature,
-				DurationMS: a.Duration.Milliseconds(),
-			}
-		}
-		if dl.Status == DeliveryPending {
-			out.Pending++
-		}
-		out.Deliveries[i] = d
-	}
-	return out
-}
-
-// adminDeliveries is GET /_sandbox/deliveries.
-func (s *Server) adminDeliveries(*apiRequest) *response {
-	return s.adminOK("Webhook deliveries", s.deliveriesJSON())
-}
-
-// adminWaitDeliveries is POST /_sandbox/deliveries/wait
-// {"timeout_seconds": 10}: WaitForDeliveries, bounded.
-func (s *Server) adminWaitDeliveries(rq *apiRequest) *response {
-	o, p, bad := s.adminObject(rq, true)
-	if bad != nil {
-		return bad
-	}
-	o.only("timeout_seconds")
-	timeout := defaultAdminWait
-	if d, ok := o.seconds("timeout_seconds", 0, maxAdminWait); ok {
-		if d <= 0 {
-			p.add("timeout_seconds", "must be positive")
-		}
-		timeout = d
-	}
-	if len(*p) > 0 {
-		return s.invalid(*p)
-	}
-	ctx, cancel := context.WithTimeout(rq.r.Context(), timeout)
-	defer cancel()
-	err := s.WaitForDeliveries(ctx)
-	switch {
-	case err == nil:
-		return s.adminOK("Webhook deliveries done", s.deliveriesJSON())
-	case errors.Is(err, ErrClosed):
-		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
-	case rq.r.Context().Err() != nil:
-		return nil // the client went away
-	}
-	data, err := json.Marshal(s.deliveriesJSON())
-	if err != nil {
-		return s.internal(err)
-	}
-	return newEnvelope(envelopeJSON{
-		Message: fmt.Sprintf("deliveries still pending after %s", timeout),
-		Code:    codeDeliveryPending,
-		Data:    data,
-	}, http.StatusGatewayTimeout, s.ids.uuid())
 }

@@ -28,18 +28,21 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// Now returns the server's current time: the clock given by WithClock (or
-// the wall clock) moved by every Advance so far. Quote expiry, timestamps in
-// responses and events, and webhook signatures all use it.
+// Now returns the server's current time, its business clock: the clock
+// given by WithClock (or the wall clock) moved by every Advance so far.
+// Quote expiry, timestamps in responses and events (created_at), idempotency
+// retention and the times in the server's logs all use it. Webhook
+// signatures do not: their t is the wall-clock time of sending.
 func (s *Server) Now() time.Time { return s.clock.now() }
 
 // Advance moves the server's clock forward by d (backward when d is
 // negative). Use it to expire quotes: after Advance(5*time.Minute) every
 // quote issued before is refused by confirm with code "quote_expired".
 //
-// Webhook deliveries are signed with the server's time too; a receiver that
-// verifies signatures against the wall clock refuses them once the offset
-// exceeds its tolerance, so give it the same clock (Server.Now).
+// Webhook deliveries are still signed with the wall clock (time.Now), as
+// the real service signs them at the moment of sending, so a receiver
+// verifying on real time accepts them however far the server's clock has
+// moved; only their created_at shows the server's time.
 func (s *Server) Advance(d time.Duration) { s.clock.advance(d) }
 
 // stamp formats a time as the server sends it: RFC 3339, UTC, milliseconds.

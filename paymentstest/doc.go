@@ -43,12 +43,27 @@
 //     "idempotency_key_reused"; while the first request runs, 409
 //     "idempotency_in_progress". Keys are scoped to API key, method and
 //     path, and kept 24 hours of server time.
-//   - Webhooks (WithWebhook or SetWebhook): every event is POSTed as
-//     {"id", "event", "created_at", "data"}, signed with payments.SignPayload
-//     in the Payments-Signature header, one event at a time in order, and
-//     retried WebhookRetries times after a failed attempt, waiting 1s, 2s, 4s,
-//     8s (WithWebhookRetryWait scales this). Deliveries and Events are logs
-//     to assert on; WaitForDeliveries waits for the queue to drain.
+//   - Webhooks (WithWebhook, SetWebhook or SetWebhookURL): every event is
+//     POSTed as {"id", "event", "created_at", "data"}, signed with
+//     payments.SignPayload in the Payments-Signature header, one event at a
+//     time in order, and retried WebhookRetries times after a failed attempt,
+//     waiting 1s, 2s, 4s, 8s (WithWebhookRetryWait scales this). Deliveries
+//     and Events are logs to assert on; WaitForDeliveries waits for the queue
+//     to drain.
+//   - Two clocks. The server's clock (Now; WithClock, Advance) is business
+//     time: quote expiry, created_at and the other timestamps it sends, and
+//     the times in its logs. A webhook signature's t is the wall-clock time
+//     of sending, as the real service's is, so a receiver verifying on real
+//     time accepts every delivery however far Advance has moved the server.
+//   - Test events: POST /webhooks/events/trigger/{event_id} sends an event of
+//     that kind with a made-up resource that the server does not store. So
+//     that a receiver can tell it from a real one, its resource carries a
+//     reference starting with payments.TriggeredReferencePrefix
+//     ("test_trigger_"; the member is added to resources that have none),
+//     and its ids (id, recipient_id, quote_id, virtual_account_id) are UUIDs
+//     starting with "00000000-0000-4000-8000-". No other event carries
+//     either: initiate refuses a reference with that prefix (422 naming
+//     reference), and the server never makes such an id.
 //   - Faults: FailNext, DropNext, DropNextAfterWork and InjectFault break
 //     chosen requests (an error status, a connection dropped before or after
 //     the work, or a delay with FaultLatency); SetLatency slows every request
@@ -57,6 +72,13 @@
 //
 // Reads such as Payments, Recipients and Requests let a test check the
 // server's side, for example that a retried payment exists exactly once.
+// The logs (Requests, Events, Deliveries) keep their last DefaultLogLimit
+// (10,000) entries each, the oldest going first; WithLogLimit sets another
+// size, for a long test that reads its whole history.
+//
+// The server's http.Server bounds only the time to read request headers (10
+// seconds); WithHTTPTimeouts adds read, write and idle timeouts for a server
+// that others reach, as payments-sandbox does.
 //
 // The package imports only the SDK's public API, never its internals, so a
 // bug in the client cannot be hidden by shared code. The payments-sandbox
@@ -89,6 +111,9 @@
 //	POST   /_sandbox/deliveries/wait       {"timeout_seconds": 10} (optional; at most 300):
 //	                                       WaitForDeliveries, then the same data; 504
 //	                                       "deliveries_pending" with it when time runs out
+//	GET    /_sandbox/webhook-url           data {"url"}: WebhookURL ("" when deliveries are off)
+//	PUT    /_sandbox/webhook-url           {"url": "http://localhost:8080/webhooks"}, or "" to turn
+//	                                       deliveries off: SetWebhookURL (the secrets stay); data {"url"}
 //
 // For example, to expire every quote issued so far:
 //

@@ -44,19 +44,19 @@ func (s *Server) emit(t payments.EventType, data json.RawMessage) Event {
 	return ev
 }
 
-// Events returns every event the server produced, oldest first (at most the
-// last 10,000), including those not delivered because no webhook URL was
-// set.
+// Events returns the events the server produced, oldest first, including
+// those not delivered because no webhook URL was set: the last
+// DefaultLogLimit of them, or as many as WithLogLimit says.
 func (s *Server) Events() []Event {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]Event, len(d.events))
-	for i, ev := range d.events {
+	out := make([]Event, d.events.len())
+	d.events.each(func(i int, ev Event) {
 		ev.Data = append(json.RawMessage(nil), ev.Data...)
 		ev.Body = append([]byte(nil), ev.Body...)
 		out[i] = ev
-	}
+	})
 	return out
 }
 
@@ -71,9 +71,9 @@ func (s *Server) triggerEvent(rq *apiRequest) *response {
 		}
 		return s.invalid(problems{{Field: "event_id", Message: "must be one of " + strings.Join(names, ", ")}})
 	}
-	if s.hooks.webhookURL() == "" {
+	if s.WebhookURL() == "" {
 		return s.fail(http.StatusUnprocessableEntity, CodeWebhookNotConfigured,
-			"no webhook URL is configured (paymentstest.WithWebhook or Server.SetWebhook)")
+			"no webhook URL is configured (paymentstest.WithWebhook, Server.SetWebhookURL, or PUT "+AdminPrefix+"webhook-url)")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -89,11 +89,28 @@ func (s *Server) triggerEvent(rq *apiRequest) *response {
 	return s.ok(http.StatusOK, fmt.Sprintf("Test event %s queued for delivery", kind), out)
 }
 
+// testIDPrefix starts the id of every resource in a triggered test event:
+// the ids stay UUIDs, as the specification has them, but no real one starts
+// with eight zeros and a version-4 block of zeros.
+const testIDPrefix = "00000000-0000-4000-8000-"
+
+// testID makes the id of a resource in a test event: testIDPrefix and 12
+// random hexadecimal digits.
+func (s *Server) testID() string {
+	u := s.ids.uuid()
+	return testIDPrefix + u[len(u)-12:]
+}
+
 // sample makes the data of a test event: a made-up resource of the kind the
-// event carries, which the server does not store.
+// event carries, which the server does not store. Its reference starts with
+// payments.TriggeredReferencePrefix (a member added where the resource has
+// none) and its ids with testIDPrefix, so that a receiver can tell it from
+// a real one; no other event carries either.
 func (s *Server) sample(kind payments.EventType) any {
 	now := s.clock.now()
 	amount := decimal.NewFromInt(1000)
+	u := s.ids.uuid()
+	ref := payments.TriggeredReferencePrefix + strings.ReplaceAll(string(kind), ".", "_") + "_" + u[:8]
 	switch {
 	case strings.HasPrefix(string(kind), "payment."):
 		status := map[payments.EventType]payments.PaymentStatus{
@@ -104,41 +121,45 @@ func (s *Server) sample(kind payments.EventType) any {
 		}[kind]
 		fee := quoteFee(amount)
 		p := payment{
-			ID: s.ids.uuid(), RecipientID: s.ids.uuid(), Reference: "SBX-TEST-EVENT", Status: status,
+			ID: s.testID(), RecipientID: s.testID(), Reference: ref, Status: status,
 			Amount: amount, Currency: "NGN", Description: "Test event", Type: "transfer", Channel: "api",
 			IsCompleted:     status == payments.PaymentStatusCompleted,
 			TransactionDate: now, CreatedAt: now, UpdatedAt: now,
 			Quote: quote{
-				ID: s.ids.uuid(), Amount: amount, Fee: fee, ExchangeRate: decimal.NewFromInt(1),
+				ID: s.testID(), Amount: amount, Fee: fee, ExchangeRate: decimal.NewFromInt(1),
 				TotalAmount: amount.Add(fee), Currency: "NGN", CreatedAt: now, ExpiresAt: now.Add(payments.QuoteLifetime),
 			},
 		}
 		return p.json()
 	case strings.HasPrefix(string(kind), "recipient."):
 		r := recipient{
-			ID: s.ids.uuid(), MerchantID: s.merchantID, AccountNumber: "0123456789", AccountName: "Test Recipient",
+			ID: s.testID(), MerchantID: s.merchantID, AccountNumber: "0123456789", AccountName: "Test Recipient",
 			AccountType: "individual", AccountCurrency: "NGN", AccountBankName: "Sandbox Bank", AccountBankCode: "999",
 			AccountCountryCode: "NG", AccountCountry: "Nigeria", CreatedAt: now, UpdatedAt: now,
 		}
-		return r.json()
+		j := r.json()
+		j.Reference = ref
+		return j
 	case kind == payments.EventVirtualAccountPaymentReceived:
 		in := IncomingPayment{
-			ID: s.ids.uuid(), VirtualAccountID: s.ids.uuid(), AccountNumber: "9990001112", AccountName: "Test Account",
-			Amount: amount, Currency: "NGN", Reference: "SBX-TEST-EVENT", PayerName: "Sandbox Payer",
+			ID: s.testID(), VirtualAccountID: s.testID(), AccountNumber: "9990001112", AccountName: "Test Account",
+			Amount: amount, Currency: "NGN", Reference: ref, PayerName: "Sandbox Payer",
 			PayerAccount: "0123456789", PayerBank: "Sandbox Payer Bank", CreatedAt: now,
 		}
 		return in.json()
 	case strings.HasPrefix(string(kind), "virtual_account."):
 		va := virtualAccount{
-			ID: s.ids.uuid(), Currency: "NGN", AccountNumber: "9990001112", AccountName: "Test Account",
+			ID: s.testID(), Currency: "NGN", AccountNumber: "9990001112", AccountName: "Test Account",
 			BankName: BankName, IsActive: true, CreatedAt: now,
 		}
-		return va.json()
+		j := va.json()
+		j.Reference = ref
+		return j
 	case kind == payments.EventAccountBalanceLow:
 		return map[string]string{
 			"merchant_id": s.merchantID, "currency": "NGN", "balance": "5000.00",
-			"threshold": "10000.00", "created_at": stamp(now),
+			"threshold": "10000.00", "created_at": stamp(now), "reference": ref,
 		}
 	}
-	return map[string]string{"merchant_id": s.merchantID, "updated_at": stamp(now)}
+	return map[string]string{"merchant_id": s.merchantID, "updated_at": stamp(now), "reference": ref}
 }

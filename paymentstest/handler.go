@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -16,6 +15,7 @@ import (
 // parameter.
 type apiRequest struct {
 	r     *http.Request
+	w     http.ResponseWriter
 	body  []byte
 	param string // {id} or {event_id}, unescaped
 	notes []string
@@ -60,7 +60,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rq := &apiRequest{r: r}
+	rq := &apiRequest{r: r, w: w}
 	if faulted && fault.Kind == FaultLatency {
 		rq.delay = fault.Latency
 	}
@@ -89,12 +89,12 @@ func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, 
 		return s.fail(http.StatusUnauthorized, CodeUnauthorized, msg).
 			withHeader("WWW-Authenticate", `Bearer realm="payments"`), false
 	}
-	h, param, bad := s.route(r.Method, r.URL.EscapedPath())
+	h, param, bad := s.route(r.Method, r.URL.EscapedPath(), false)
 	if bad != nil {
 		return bad, false
 	}
 	rq.param = param
-	body, bad := s.readBody(w, r)
+	body, bad := s.readBody(w, r, maxBodyBytes, true)
 	if bad != nil {
 		return bad, false
 	}
@@ -102,7 +102,7 @@ func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, 
 
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
-		if !s.pause(r.Context(), rq.delay) {
+		if !s.pause(rq) {
 			return s.abandoned(), false
 		}
 		return s.run(h, rq), false
@@ -123,7 +123,7 @@ func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, 
 		return s.fail(http.StatusConflict, CodeIdempotencyInProgress,
 			"a request with this Idempotency-Key is still being processed; retry shortly"), false
 	}
-	if !s.pause(r.Context(), rq.delay) {
+	if !s.pause(rq) {
 		s.idem.finish(k, entry, nil)
 		return s.abandoned(), false
 	}
@@ -143,19 +143,21 @@ func (s *Server) run(h handlerFunc, rq *apiRequest) (resp *response) {
 	return h(s, rq)
 }
 
-// pause waits for the latency set by SetLatency plus extra (a FaultLatency).
-// It reports false when the request's context ended or the server is closing.
-func (s *Server) pause(ctx context.Context, extra time.Duration) bool {
-	d := time.Duration(s.latency.Load()) + extra
+// pause waits for the latency set by SetLatency plus the request's
+// FaultLatency. It reports false when the request's context ended or the
+// server is closing.
+func (s *Server) pause(rq *apiRequest) bool {
+	d := time.Duration(s.latency.Load()) + rq.delay
 	if d <= 0 {
 		return true
 	}
+	s.extendWrite(rq.w, d)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-ctx.Done():
+	case <-rq.r.Context().Done():
 	case <-s.done:
 	}
 	return false
@@ -184,45 +186,6 @@ func (s *Server) authorize(r *http.Request) (string, bool) {
 		return "invalid API key", false
 	}
 	return "", true
-}
-
-// route finds the operation for a method and an escaped path. A path that
-// names no resource gives 404, a method the resource does not take 405.
-func (s *Server) route(method, path string) (handlerFunc, string, *response) {
-	seg := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	var (
-		h     handlerFunc
-		allow = http.MethodPost
-		param string
-	)
-	switch {
-	case len(seg) == 2 && seg[0] == "payments" && seg[1] == "recipients":
-		h = (*Server).createRecipient
-	case len(seg) == 3 && seg[0] == "payments" && seg[1] == "recipients" && seg[2] != "":
-		h, allow, param = (*Server).updateRecipient, http.MethodPut, seg[2]
-	case len(seg) == 2 && seg[0] == "payments" && seg[1] == "initiate":
-		h = (*Server).initiatePayment
-	case len(seg) == 2 && seg[0] == "payments" && seg[1] == "confirm":
-		h = (*Server).confirmPayment
-	case len(seg) == 2 && seg[0] == "accounts" && seg[1] == "virtual-accounts":
-		h = (*Server).createVirtualAccount
-	case len(seg) == 4 && seg[0] == "webhooks" && seg[1] == "events" && seg[2] == "trigger" && seg[3] != "":
-		h, param = (*Server).triggerEvent, seg[3]
-	default:
-		return nil, "", s.fail(http.StatusNotFound, CodeNotFound, "no such endpoint: "+path)
-	}
-	if method != allow {
-		return nil, "", s.fail(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
-			fmt.Sprintf("%s is not allowed on %s; use %s", method, path, allow)).withHeader("Allow", allow)
-	}
-	if param != "" {
-		p, err := url.PathUnescape(param)
-		if err != nil {
-			return nil, "", s.fail(http.StatusNotFound, CodeNotFound, "no such endpoint: "+path)
-		}
-		param = p
-	}
-	return h, param, nil
 }
 
 func (s *Server) record(ctx context.Context, rec RequestRecord, took time.Duration) {

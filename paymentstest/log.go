@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// maxLogEntries bounds each log the server keeps (requests, events,
-// deliveries), so that a long-running sandbox does not grow without end.
-// The oldest entries go first.
-const maxLogEntries = 10000
+// DefaultLogLimit is how many entries each log of the server keeps when
+// WithLogLimit is not given: the last 10,000 requests, the last 10,000
+// events and the last 10,000 webhook deliveries.
+const DefaultLogLimit = 10000
 
 // RequestRecord is one request as the server saw it.
 type RequestRecord struct {
@@ -32,35 +32,62 @@ type RequestRecord struct {
 	At time.Time
 }
 
+// ring keeps the last limit values appended, oldest first. Appending costs
+// O(1) whether or not the ring is full: once full, the newest value
+// overwrites the oldest in place. The buffer grows as values come, so a
+// large limit costs nothing until it is used. The zero ring is not usable:
+// make one with newRing. It is not safe for concurrent use.
+type ring[T any] struct {
+	buf   []T
+	start int // index of the oldest value once the ring is full
+	limit int
+}
+
+func newRing[T any](limit int) ring[T] { return ring[T]{limit: limit} }
+
+func (r *ring[T]) add(v T) {
+	if len(r.buf) < r.limit {
+		r.buf = append(r.buf, v)
+		return
+	}
+	r.buf[r.start] = v
+	r.start++
+	if r.start == r.limit {
+		r.start = 0
+	}
+}
+
+// each calls f on every value, oldest first.
+func (r *ring[T]) each(f func(int, T)) {
+	n := len(r.buf)
+	for i := range n {
+		f(i, r.buf[(r.start+i)%n])
+	}
+}
+
+func (r *ring[T]) len() int { return len(r.buf) }
+
 type requestLog struct {
 	mu      sync.Mutex
-	entries []RequestRecord
+	entries ring[RequestRecord]
 }
 
 func (l *requestLog) add(r RequestRecord) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.entries = appendCapped(l.entries, r)
+	l.entries.add(r)
 }
 
-// Requests returns every request the server has received, oldest first (at
-// most the last 10,000). Requests to the admin API (WithAdminAPI) are not
-// in it.
+// Requests returns the requests the server has received, oldest first: the
+// last DefaultLogLimit of them, or as many as WithLogLimit says. Requests to
+// the admin API (WithAdminAPI) are not in it.
 func (s *Server) Requests() []RequestRecord {
 	s.reqs.mu.Lock()
 	defer s.reqs.mu.Unlock()
-	out := make([]RequestRecord, len(s.reqs.entries))
-	for i, r := range s.reqs.entries {
+	out := make([]RequestRecord, s.reqs.entries.len())
+	s.reqs.entries.each(func(i int, r RequestRecord) {
 		r.Notes = append([]string(nil), r.Notes...)
 		out[i] = r
-	}
+	})
 	return out
-}
-
-// appendCapped appends v, dropping the oldest entry past maxLogEntries.
-func appendCapped[T any](list []T, v T) []T {
-	if len(list) >= maxLogEntries {
-		list = append(list[:0:0], list[len(list)-maxLogEntries+1:]...)
-	}
-	return append(list, v)
 }

@@ -35,6 +35,8 @@ type config struct {
 	rates            map[[2]string]decimal.Decimal
 	logger           *slog.Logger
 	admin            bool
+	logLimit         int
+	timeouts         HTTPTimeouts
 	err              error
 }
 
@@ -148,8 +150,9 @@ func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
 // AdminPrefix ("/_sandbox/"), so that code outside Go (curl, Python, Node)
 // can do what a Go test does with the server's methods: move the clock
 // (Advance), pay into a virtual account (SimulateIncomingPayment), inject
-// and clear faults (InjectFault, ClearFaults), and read or wait for the
-// webhook delivery log (Deliveries, WaitForDeliveries). The routes are
+// and clear faults (InjectFault, ClearFaults), read or change where webhooks
+// go (WebhookURL, SetWebhookURL), and read or wait for the webhook delivery
+// log (Deliveries, WaitForDeliveries). The routes are
 // listed in the package documentation.
 //
 // It is off by default: without it, paths under /_sandbox/ are unknown
@@ -166,4 +169,55 @@ func WithAdminAPI() Option {
 // and bodies are never logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
+}
+
+// WithLogLimit sets how many entries each log of the server keeps: the
+// requests (Requests), the events (Events) and the webhook deliveries
+// (Deliveries) each hold their last n entries, and the oldest goes when a
+// new one comes (default DefaultLogLimit). Recording stays O(1) per entry
+// past the limit. Memory grows with use, up to n entries per log: a test
+// that checks every request of a long run sets n above what it sends. n
+// must be positive.
+func WithLogLimit(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.fail("WithLogLimit(%d) must be positive", n)
+			return
+		}
+		c.logLimit = n
+	}
+}
+
+// HTTPTimeouts are timeouts of the server's http.Server (see its fields of
+// the same names). A zero field keeps the fake's default: a ReadHeader of
+// 10 seconds, and no Read, Write or Idle timeout, as with httptest. A
+// long-running server reachable by others sets them all, as the
+// payments-sandbox command does.
+//
+// Write does not cut waits the fake makes on purpose: a request slowed down
+// by SetLatency or a FaultLatency, and POST /_sandbox/deliveries/wait, get
+// Write on top of their wait.
+type HTTPTimeouts struct {
+	// ReadHeader bounds reading a request's headers.
+	ReadHeader time.Duration
+	// Read bounds reading a whole request, body included.
+	Read time.Duration
+	// Write bounds the time from the end of the request's headers to the
+	// end of the answer.
+	Write time.Duration
+	// Idle bounds how long a keep-alive connection waits for its next
+	// request.
+	Idle time.Duration
+}
+
+// WithHTTPTimeouts sets the timeouts of the server's http.Server. Negative
+// durations are refused.
+func WithHTTPTimeouts(t HTTPTimeouts) Option {
+	return func(c *config) {
+		if t.ReadHeader < 0 || t.Read < 0 || t.Write < 0 || t.Idle < 0 {
+			c.fail("WithHTTPTimeouts(%+v): timeouts must not be negative", t)
+			return
+		}
+		c.timeouts = t
+	}
 }

@@ -27,6 +27,8 @@ type recipientJSON struct {
 	PaymentDetails     *paymentDetails     `json:"payment_details"`
 	CreatedAt          string              `json:"created_at"`
 	UpdatedAt          string              `json:"updated_at"`
+	// Reference is set only in triggered test events (see sample).
+	Reference string `json:"reference,omitempty"`
 }
 
 // identificationJSON leaves the document image out of responses.

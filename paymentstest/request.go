@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -44,19 +46,20 @@ func (p *problems) add(field, format string, args ...any) {
 	*p = append(*p, fieldProblem{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// readBody reads the request body, refusing one over maxBodyBytes or with a
-// media type other than JSON.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *response) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+// readBody reads the request body, refusing one over limit bytes or, when
+// checkType, with a media type other than JSON. (The admin API does not
+// check it, so that curl -d works as it is.)
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, checkType bool) ([]byte, *response) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return nil, s.fail(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-				fmt.Sprintf("the body is larger than %d bytes", maxBodyBytes))
+				fmt.Sprintf("the body is larger than %d bytes", limit))
 		}
 		return nil, s.fail(http.StatusBadRequest, CodeInvalidJSON, "reading the body failed")
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && len(bytes.TrimSpace(body)) > 0 {
+	if ct := r.Header.Get("Content-Type"); checkType && ct != "" && len(bytes.TrimSpace(body)) > 0 {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			return nil, s.fail(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
@@ -228,6 +231,81 @@ func amountProblem(d decimal.Decimal) string {
 		return fmt.Sprintf("must be less than 10^%d", maxAmountExp)
 	}
 	return ""
+}
+
+// adminObject parses the body of an admin request. When optional, an empty
+// body is an empty object.
+func (s *Server) adminObject(rq *apiRequest, optional bool) (*object, *problems, *response) {
+	p := new(problems)
+	if optional && len(bytes.TrimSpace(rq.body)) == 0 {
+		return &object{m: map[string]json.RawMessage{}, p: p, notes: &rq.notes}, p, nil
+	}
+	o, err := parseObject(rq.body, p, &rq.notes)
+	if err != nil {
+		return nil, nil, s.fail(http.StatusBadRequest, CodeInvalidJSON, err.Error())
+	}
+	return o, p, nil
+}
+
+// only reports every member that is not one of fields, so that a typo is
+// not silently ignored.
+func (o *object) only(fields ...string) {
+	var unknown []string
+	for k := range o.m {
+		if !slices.Contains(fields, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		o.p.add(o.name(k), "is not a field of this request (known: %s)", strings.Join(fields, ", "))
+	}
+}
+
+// number returns a numeric member: a JSON number, or a string holding one,
+// with its exact digits. ok is false when the member is absent or invalid
+// (an invalid one is reported). The exponent is bounded before any
+// arithmetic, so that a number such as 1e999999999 costs nothing.
+func (o *object) number(field string) (decimal.Decimal, bool) {
+	d, _, ok := o.decimalMember(field)
+	switch {
+	case !ok:
+	case d.Exponent() < -maxAmountDecs:
+		o.p.add(o.name(field), "has more than %d decimal places", maxAmountDecs)
+	case d.Exponent() > maxAmountExp:
+		o.p.add(o.name(field), "is too large")
+	default:
+		return d, true
+	}
+	return decimal.Decimal{}, false
+}
+
+// integer returns a whole-number member from lo to hi.
+func (o *object) integer(field string, lo, hi int64) (int64, bool) {
+	d, ok := o.number(field)
+	if !ok {
+		return 0, false
+	}
+	if !d.Equal(d.Truncate(0)) || d.Cmp(decimal.NewFromInt(lo)) < 0 || d.Cmp(decimal.NewFromInt(hi)) > 0 {
+		o.p.add(o.name(field), "must be a whole number from %d to %d", lo, hi)
+		return 0, false
+	}
+	return d.IntPart(), true
+}
+
+// seconds returns a member counting seconds (fractions allowed, rounded to
+// nanoseconds) as a duration from lo to hi.
+func (o *object) seconds(field string, lo, hi time.Duration) (time.Duration, bool) {
+	d, ok := o.number(field)
+	if !ok {
+		return 0, false
+	}
+	ns := d.Shift(9).Round(0)
+	if ns.Cmp(decimal.NewFromInt(int64(lo))) < 0 || ns.Cmp(decimal.NewFromInt(int64(hi))) > 0 {
+		o.p.add(o.name(field), "must be from %v to %v seconds", lo.Seconds(), hi.Seconds())
+		return 0, false
+	}
+	return time.Duration(ns.IntPart()), true
 }
 
 // Checks on values already read.

@@ -1,6 +1,7 @@
 package paymentstest
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -41,6 +42,8 @@ type Server struct {
 	latency atomic.Int64
 	admin   bool // WithAdminAPI
 
+	writeTimeout time.Duration // of WithHTTPTimeouts; 0: none
+
 	http      *http.Server
 	listener  net.Listener
 	served    chan struct{} // closed when Serve has returned
@@ -53,6 +56,10 @@ type Server struct {
 	mu sync.Mutex // guards st
 	st state
 }
+
+// defaultReadHeaderTimeout is the server's ReadHeaderTimeout unless
+// WithHTTPTimeouts sets one.
+const defaultReadHeaderTimeout = 10 * time.Second
 
 // NewServer starts a fake on a random loopback port, like
 // httptest.NewServer. It panics if the server cannot start (an invalid
@@ -73,6 +80,7 @@ func StartServer(opts ...Option) (*Server, error) {
 		now:              time.Now,
 		webhookRetryWait: DefaultWebhookRetryWait,
 		webhookTimeout:   DefaultWebhookTimeout,
+		logLimit:         DefaultLogLimit,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -101,6 +109,7 @@ func StartServer(opts ...Option) (*Server, error) {
 	}
 	s.apiKeyHash = sha256.Sum256([]byte(s.apiKey))
 	s.st.init()
+	s.reqs.entries = newRing[RequestRecord](cfg.logLimit)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -111,9 +120,13 @@ func StartServer(opts ...Option) (*Server, error) {
 	s.transport = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
 	s.listener = ln
 	s.conns = make(map[net.Conn]http.ConnState)
+	s.writeTimeout = cfg.timeouts.Write
 	s.http = &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cmp.Or(cfg.timeouts.ReadHeader, defaultReadHeaderTimeout),
+		ReadTimeout:       cfg.timeouts.Read,
+		WriteTimeout:      cfg.timeouts.Write,
+		IdleTimeout:       cfg.timeouts.Idle,
 		ErrorLog:          log.New(io.Discard, "", 0),
 		ConnState:         s.trackConn,
 	}
@@ -241,6 +254,17 @@ func (s *Server) closeConns(states ...http.ConnState) {
 			}
 		}
 	}
+}
+
+// extendWrite moves the write deadline of a request that is about to wait
+// d on purpose, so that WithHTTPTimeouts' Write counts from the end of the
+// wait. Without a Write timeout, or when w cannot take a deadline (a server
+// of your own), it does nothing.
+func (s *Server) extendWrite(w http.ResponseWriter, d time.Duration) {
+	if s.writeTimeout <= 0 || d <= 0 || w == nil {
+		return
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + s.writeTimeout))
 }
 
 // closed reports whether Close has started.

@@ -24,6 +24,8 @@ type virtualAccountJSON struct {
 	BankName      string `json:"bank_name"`
 	IsActive      bool   `json:"is_active"`
 	CreatedAt     string `json:"created_at"`
+	// Reference is set only in triggered test events (see sample).
+	Reference string `json:"reference,omitempty"`
 }
 
 func (va *virtualAccount) json() virtualAccountJSON {

@@ -43,7 +43,11 @@ type Delivery struct {
 
 // DeliveryAttempt is one POST of a delivery.
 type DeliveryAttempt struct {
-	// At is the server's time of the attempt; the signature's t is At.
+	// At is the server's time of the attempt (Server.Now: business time,
+	// moved by Advance and WithClock), like every other time in the
+	// server's logs. The signature's t is not At but the wall-clock time
+	// of sending (time.Now), which a receiver checks against its own
+	// clock.
 	At time.Time
 	// StatusCode is the receiver's answer, or 0 when there was none.
 	StatusCode int
@@ -61,7 +65,8 @@ type dispatcher struct {
 	client    *http.Client
 	transport *http.Transport
 	retryWait time.Duration
-	now       func() time.Time
+	now       func() time.Time // the server's clock: the log's times
+	wall      func() time.Time // time.Now: signatures and durations
 	logger    *slog.Logger
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -71,8 +76,8 @@ type dispatcher struct {
 	mu         sync.Mutex
 	url        string
 	secrets    []string
-	events     []Event
-	deliveries []*Delivery
+	events     ring[Event]
+	deliveries ring[*Delivery]
 	queue      []*Delivery
 	busy       bool
 	changed    chan struct{} // closed and replaced on every change
@@ -91,12 +96,16 @@ func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *disp
 		},
 		retryWait: cfg.webhookRetryWait,
 		now:       now,
+		wall:      time.Now,
 		logger:    logger,
 		stopped:   make(chan struct{}),
 		wake:      make(chan struct{}, 1),
 		url:       cfg.webhookURL,
 		secrets:   cfg.webhookSecrets,
 		changed:   make(chan struct{}),
+
+		events:     newRing[Event](cfg.logLimit),
+		deliveries: newRing[*Delivery](cfg.logLimit),
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	go d.run()
@@ -109,7 +118,7 @@ func checkWebhookURL(u string) error {
 	}
 	p, err := url.Parse(u)
 	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return errors.New("the webhook URL must be an absolute http or https URL")
+		return errors.New("the webhook URL must be an absolute http or https URL, such as http://localhost:8080/webhooks")
 	}
 	return nil
 }
@@ -130,7 +139,27 @@ func (s *Server) SetWebhook(url string, secrets ...string) error {
 	return nil
 }
 
-func (d *dispatcher) webhookURL() string {
+// SetWebhookURL changes where deliveries go, keeping the signing secrets,
+// like pointing the dashboard's webhook URL somewhere else (a receiver on
+// your machine, a tunnel). An empty url stops sending new events; events
+// already queued still go to the URL they were queued for. It fails, and
+// changes nothing, for a URL that is not absolute http or https. The
+// admin API's PUT /_sandbox/webhook-url calls it.
+func (s *Server) SetWebhookURL(url string) error {
+	if err := checkWebhookURL(url); err != nil {
+		return errors.New("paymentstest: SetWebhookURL: " + err.Error())
+	}
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.url = url
+	return nil
+}
+
+// WebhookURL returns the URL that new events are delivered to, or "" when
+// deliveries are off.
+func (s *Server) WebhookURL() string {
+	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.url
@@ -146,12 +175,12 @@ func (d *dispatcher) notify() {
 func (d *dispatcher) publish(ev Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.events = appendCapped(d.events, ev)
+	d.events.add(ev)
 	if d.url == "" || d.ctx.Err() != nil {
 		return
 	}
 	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: d.url, Body: ev.Body, Status: DeliveryPending, CreatedAt: ev.CreatedAt}
-	d.deliveries = appendCapped(d.deliveries, dl)
+	d.deliveries.add(dl)
 	d.queue = append(d.queue, dl)
 	d.notify()
 	select {
@@ -241,13 +270,16 @@ func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 	secrets := d.secrets
 	d.mu.Unlock()
 	a := DeliveryAttempt{At: d.now()}
-	start := time.Now()
+	start := d.wall()
 	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, dl.URL, bytes.NewReader(dl.Body))
 	if err != nil {
 		a.Error = err.Error()
 		return a
 	}
-	a.Signature = payments.SignPayload(dl.Body, a.At, secrets...)
+	// Signed on the wall clock, not the business clock: a receiver
+	// verifies t against its own clock, and Advance must not make every
+	// delivery fail (see DeliveryAttempt.At).
+	a.Signature = payments.SignPayload(dl.Body, start, secrets...)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "payments-go-paymentstest/"+payments.Version)
 	req.Header.Set(payments.SignatureHeader, a.Signature)
@@ -259,7 +291,7 @@ func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 		_ = resp.Body.Close()
 		a.StatusCode = resp.StatusCode
 	}
-	a.Duration = time.Since(start)
+	a.Duration = d.wall().Sub(start)
 	if d.logger != nil {
 		d.logger.LogAttrs(d.ctx, slog.LevelInfo, "paymentstest: webhook attempt",
 			slog.String("event_id", dl.EventID), slog.String("event", string(dl.Event)),
@@ -275,19 +307,19 @@ func (d *dispatcher) close() {
 	d.transport.CloseIdleConnections()
 }
 
-// Deliveries returns the webhook delivery log, oldest first (at most the
-// last 10,000): one entry per event sent to the webhook URL, with every
-// attempt.
+// Deliveries returns the webhook delivery log, oldest first: one entry per
+// event sent to the webhook URL, with every attempt; the last
+// DefaultLogLimit of them, or as many as WithLogLimit says.
 func (s *Server) Deliveries() []Delivery {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]Delivery, len(d.deliveries))
-	for i, dl := range d.deliveries {
+	out := make([]Delivery, d.deliveries.len())
+	d.deliveries.each(func(i int, dl *Delivery) {
 		out[i] = *dl
 		out[i].Body = append([]byte(nil), dl.Body...)
 		out[i].Attempts = append([]DeliveryAttempt(nil), dl.Attempts...)
-	}
+	})
 	return out
 }
 

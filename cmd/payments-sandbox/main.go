@@ -5,26 +5,38 @@
 // Usage:
 //
 //	payments-sandbox [-addr 127.0.0.1:8765] [-api-key KEY]
-//	                 [-webhook-url URL] [-webhook-secret SECRET]
-//	                 [-webhook-retry-wait 1s] [-admin=true] [-quiet]
+//	                 [-webhook-url http://localhost:8080/webhooks|none]
+//	                 [-webhook-secret SECRET] [-webhook-retry-wait 1s]
+//	                 [-admin=true] [-quiet]
 //
 // It prints its URL and API key, and the lines to export so that the SDK
 // (payments.NewClientFromEnv) and the examples use it:
 //
 //	export PAYMENTS_BASE_URL=http://127.0.0.1:8765
 //	export PAYMENTS_API_KEY=eyJhbGciOi...
+//	export PAYMENTS_WEBHOOK_SECRET=whsec_...
 //
-// With -webhook-url, every event is POSTed there, signed with the
-// -webhook-secret (a random one, printed, when none is given).
+// Every event is POSTed to -webhook-url, signed with -webhook-secret (a
+// random one when none is given). The default URL is where
+// examples/webhook-receiver listens (http://localhost:8080/webhooks), so the
+// two meet without configuration: start the receiver with the printed
+// PAYMENTS_WEBHOOK_SECRET. -webhook-url none (or "") turns deliveries off;
+// the admin API's PUT /_sandbox/webhook-url changes the URL at run time.
 //
 // The admin API of paymentstest.WithAdminAPI is on (-admin=false turns it
 // off): routes under /_sandbox/ that move the clock, pay into a virtual
-// account, inject faults, and read or wait for webhook deliveries, with the
-// same API key. The command prints curl lines to start from; the routes are
-// listed in the paymentstest package documentation. Requests and
-// webhook attempts are logged to standard error unless -quiet is set. State
-// lives in memory and is lost when the command stops. SIGINT or SIGTERM stops
-// it gracefully: requests being handled are finished first.
+// account, inject faults, set the webhook URL, and read or wait for webhook
+// deliveries, with the same API key. The command prints curl lines to start
+// from; the routes are listed in the paymentstest package documentation.
+// Requests and webhook attempts are logged to standard error unless -quiet
+// is set (never the API key or the webhook secret). State lives in memory
+// and is lost when the command stops. SIGINT or SIGTERM stops it gracefully:
+// requests being handled are finished first.
+//
+// The server has the timeouts of examples/webhook-receiver's (5 s to read
+// a request's headers, 15 s the whole request, 30 s to answer, 60 s for an
+// idle keep-alive connection), so idle or slow clients cannot hold
+// connections open.
 package main
 
 import (
@@ -40,13 +52,32 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
+const (
+	// defaultAddr is where the sandbox listens by default.
+	defaultAddr = "127.0.0.1:8765"
+	// defaultWebhookURL is where examples/webhook-receiver listens by
+	// default.
+	defaultWebhookURL = "http://localhost:8080/webhooks"
+)
+
+// serverTimeouts are those of examples/webhook-receiver's http.Server.
+func serverTimeouts() paymentstest.HTTPTimeouts {
+	return paymentstest.HTTPTimeouts{
+		ReadHeader: 5 * time.Second,
+		Read:       15 * time.Second,
+		Write:      30 * time.Second,
+		Idle:       60 * time.Second,
+	}
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, serverTimeouts())
 	stop()
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -57,13 +88,14 @@ func main() {
 }
 
 // run starts the sandbox, prints how to reach it to stdout, and serves
-// until ctx ends.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// until ctx ends. Tests pass short timeouts.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts paymentstest.HTTPTimeouts) error {
 	fs := flag.NewFlagSet("payments-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8765", "`address` to listen on (port 0 picks a free port)")
+	addr := fs.String("addr", defaultAddr, "`address` to listen on (port 0 picks a free port)")
 	apiKey := fs.String("api-key", "", "API `key` to accept (default: a random JWT-shaped key)")
-	hookURL := fs.String("webhook-url", "", "`URL` to deliver webhook events to (default: none)")
+	hookURL := fs.String("webhook-url", defaultWebhookURL,
+		"`URL` to deliver webhook events to, where examples/webhook-receiver listens by default; none turns deliveries off")
 	hookSecret := fs.String("webhook-secret", "", "webhook signing `secret` (default: a random one)")
 	retryWait := fs.Duration("webhook-retry-wait", paymentstest.DefaultWebhookRetryWait,
 		"wait before the first retry of a failed webhook delivery; it doubles for each of the 4 retries")
@@ -76,21 +108,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected argument %q (see -help)", fs.Arg(0))
 	}
 
-	opts := []paymentstest.Option{paymentstest.WithAddr(*addr), paymentstest.WithWebhookRetryWait(*retryWait)}
+	opts := []paymentstest.Option{
+		paymentstest.WithAddr(*addr),
+		paymentstest.WithWebhookRetryWait(*retryWait),
+		paymentstest.WithHTTPTimeouts(timeouts),
+	}
 	if *apiKey != "" {
 		opts = append(opts, paymentstest.WithAPIKey(*apiKey))
 	}
-	secret := *hookSecret
-	if *hookURL != "" {
-		if secret == "" {
-			b := make([]byte, 16)
-			if _, err := rand.Read(b); err != nil {
-				return err
-			}
-			secret = "whsec_" + hex.EncodeToString(b)
-		}
-		opts = append(opts, paymentstest.WithWebhook(*hookURL, secret))
+	if strings.EqualFold(strings.TrimSpace(*hookURL), "none") {
+		*hookURL = ""
 	}
+	// A secret even without a URL: the admin API can set one later.
+	secret := *hookSecret
+	if secret == "" {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return err
+		}
+		secret = "whsec_" + hex.EncodeToString(b)
+	}
+	opts = append(opts, paymentstest.WithWebhook(*hookURL, secret))
 	if *admin {
 		opts = append(opts, paymentstest.WithAdminAPI())
 	}
@@ -107,13 +145,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  URL:      %s\n", srv.URL())
 	fmt.Fprintf(stdout, "  API key:  %s\n", srv.APIKey())
 	if *hookURL != "" {
-		fmt.Fprintf(stdout, "  Webhooks: %s (signing secret %s)\n", *hookURL, secret)
+		fmt.Fprintf(stdout, "  Webhooks: %s (-webhook-url none turns them off)\n", *hookURL)
 	} else {
-		fmt.Fprintf(stdout, "  Webhooks: none (set -webhook-url to receive events)\n")
+		fmt.Fprintf(stdout, "  Webhooks: off (-webhook-url sets where they go)\n")
 	}
-	fmt.Fprintf(stdout, "\nTo point the SDK and its examples at it:\n\n")
+	fmt.Fprintf(stdout, "\nTo point the SDK and its examples at it (PAYMENTS_WEBHOOK_SECRET for examples/webhook-receiver):\n\n")
 	fmt.Fprintf(stdout, "export PAYMENTS_BASE_URL=%s\n", shellWord(srv.URL()))
-	fmt.Fprintf(stdout, "export PAYMENTS_API_KEY=%s\n\n", shellWord(srv.APIKey()))
+	fmt.Fprintf(stdout, "export PAYMENTS_API_KEY=%s\n", shellWord(srv.APIKey()))
+	fmt.Fprintf(stdout, "export PAYMENTS_WEBHOOK_SECRET=%s\n\n", shellWord(secret))
 	if *admin {
 		printAdminHelp(stdout, srv.URL(), srv.APIKey())
 	}
@@ -139,8 +178,10 @@ func printAdminHelp(w io.Writer, baseURL, apiKey string) {
 	fmt.Fprintf(w, "Admin API (%s; -admin=false turns it off), for example:\n\n", paymentstest.AdminPrefix)
 	fmt.Fprintf(w, "# Move the clock 5m1s forward: quotes issued before have expired.\n%s\n",
 		curl("POST", "/_sandbox/clock/advance", `{"seconds": 301}`))
-	fmt.Fprintf(w, "# A customer pays into a virtual account (put its account_number in the path).\n%s\n",
+	fmt.Fprintf(w, "# A customer pays into a virtual account (the account_number of POST /accounts/virtual-accounts).\n%s\n",
 		curl("POST", "/_sandbox/virtual-accounts/ACCOUNT_NUMBER/incoming-payments", `{"amount": 5000.00, "currency": "NGN"}`))
+	fmt.Fprintf(w, "# Send webhooks somewhere else from now on (\"\" turns them off; GET reads the setting).\n%s\n",
+		curl("PUT", "/_sandbox/webhook-url", `{"url": "`+defaultWebhookURL+`"}`))
 	fmt.Fprintf(w, "# The next POST /payments/initiate fails with 503 (DELETE /_sandbox/faults clears faults).\n%s\n",
 		curl("POST", "/_sandbox/faults", `{"kind": "status", "status": 503, "times": 1, "path": "/payments/initiate"}`))
 	fmt.Fprintf(w, "# Wait for webhook deliveries to finish, then list them.\n%s\n\n",

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -43,7 +44,7 @@ func (b *syncBuffer) String() string {
 var (
 	baseURLLine = regexp.MustCompile(`(?m)^export PAYMENTS_BASE_URL=(\S+)$`)
 	apiKeyLine  = regexp.MustCompile(`(?m)^export PAYMENTS_API_KEY=(\S+)$`)
-	secretLine  = regexp.MustCompile(`signing secret (\S+)\)`)
+	secretLine  = regexp.MustCompile(`(?m)^export PAYMENTS_WEBHOOK_SECRET=(\S+)$`)
 )
 
 func TestRunServesUntilCancelled(t *testing.T) {
@@ -63,7 +64,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-webhook-url", receiver.URL, "-webhook-retry-wait", "1ms"}, &stdout, &stderr)
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-webhook-url", receiver.URL, "-webhook-retry-wait", "1ms"}, &stdout, &stderr, serverTimeouts())
 	}()
 	require.Eventually(t, func() bool { return apiKeyLine.MatchString(stdout.String()) }, 5*time.Second, 5*time.Millisecond)
 	out := stdout.String()
@@ -71,6 +72,8 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	apiKey := apiKeyLine.FindStringSubmatch(out)[1]
 	secret := secretLine.FindStringSubmatch(out)[1]
 	assert.True(t, strings.HasPrefix(secret, "whsec_"))
+	assert.Contains(t, out, "Webhooks: "+receiver.URL)
+	assert.NotContains(t, stderr.String(), secret, "the secret is never logged")
 
 	t.Setenv("PAYMENTS_BASE_URL", baseURL)
 	t.Setenv("PAYMENTS_API_KEY", apiKey)
@@ -113,11 +116,11 @@ func TestRunFixedKeyQuiet(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "sandbox", "-quiet"}, &stdout, &stderr)
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "sandbox", "-webhook-url", "none", "-quiet"}, &stdout, &stderr, serverTimeouts())
 	}()
 	require.Eventually(t, func() bool { return apiKeyLine.MatchString(stdout.String()) }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, "sandbox", apiKeyLine.FindStringSubmatch(stdout.String())[1])
-	assert.Contains(t, stdout.String(), "Webhooks: none")
+	assert.Contains(t, stdout.String(), "Webhooks: off")
 	baseURL := baseURLLine.FindStringSubmatch(stdout.String())[1]
 	client, err := payments.NewClient("sandbox", payments.WithBaseURL(baseURL))
 	require.NoError(t, err)
@@ -133,13 +136,22 @@ func TestRunFixedKeyQuiet(t *testing.T) {
 var advanceLine = regexp.MustCompile(`(?m)^curl -sS -X POST '([^']+/_sandbox/clock/advance)' -H '([^':]+): ([^']+)' -d '([^']+)'$`)
 
 // startRun runs the command until the test ends and returns its base URL,
-// API key and output.
+// API key and output. Webhooks are off unless args set -webhook-url, so
+// that no test sends events to whatever listens on localhost:8080.
 func startRun(t *testing.T, args ...string) (baseURL, apiKey string, stdout, stderr *syncBuffer) {
+	t.Helper()
+	return startRunTimeouts(t, serverTimeouts(), append([]string{"-webhook-url", "none"}, args...)...)
+}
+
+// startRunTimeouts is startRun with the server's timeouts, and without
+// turning webhooks off.
+func startRunTimeouts(t *testing.T, timeouts paymentstest.HTTPTimeouts, args ...string) (baseURL, apiKey string, stdout, stderr *syncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr = new(syncBuffer), new(syncBuffer)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, stderr) }()
+	args = append([]string{"-addr", "127.0.0.1:0"}, args...)
+	go func() { done <- run(ctx, args, stdout, stderr, timeouts) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
@@ -153,7 +165,7 @@ func TestRunAdminAPI(t *testing.T) {
 	ctx := context.Background()
 	baseURL, apiKey, stdout, stderr := startRun(t)
 	out := stdout.String()
-	for _, route := range []string{"/_sandbox/virtual-accounts/ACCOUNT_NUMBER/incoming-payments", "/_sandbox/faults", "/_sandbox/deliveries/wait"} {
+	for _, route := range []string{"/_sandbox/virtual-accounts/ACCOUNT_NUMBER/incoming-payments", "/_sandbox/faults", "/_sandbox/deliveries/wait", "/_sandbox/webhook-url"} {
 		assert.Contains(t, out, route, "a curl line for %s", route)
 	}
 
@@ -220,12 +232,12 @@ func TestRunBadArguments(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut syncBuffer
-			err := run(context.Background(), args, &out, &errOut)
+			err := run(context.Background(), args, &out, &errOut, serverTimeouts())
 			require.Error(t, err)
 		})
 	}
 	var out, errOut syncBuffer
-	err := run(context.Background(), []string{"-help"}, &out, &errOut)
+	err := run(context.Background(), []string{"-help"}, &out, &errOut, serverTimeouts())
 	require.True(t, errors.Is(err, flag.ErrHelp))
 	assert.Contains(t, errOut.String(), "-webhook-url")
 }

@@ -14,6 +14,10 @@
 //
 //	PAYMENTS_WEBHOOK_SECRET=whsec_... go run ./examples/webhook-receiver
 //
+// cmd/payments-sandbox delivers to http://localhost:8080/webhooks by
+// default, so the two meet as they are: export the PAYMENTS_WEBHOOK_SECRET
+// line the sandbox prints, then run this program.
+//
 // Deduplication uses the SDK's in-memory store, which is private to this
 // process: if you run several replicas, give NewWebhookHandler a shared
 // payments.EventStore (see its documentation) with WithEventStore.
@@ -24,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -54,8 +59,11 @@ func main() {
 		logger.Error("configuration", slog.String("error", err.Error()))
 		os.Exit(2)
 	}
-	if err := serve(addr, handler, logger); err != nil {
-		logger.Error("server stopped", slog.String("error", err.Error()))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = serve(ctx, addr, handler, logger)
+	stop()
+	if err != nil {
+		logger.Error("webhook-receiver stopped", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
 }
@@ -91,11 +99,16 @@ func newMux(secrets []string, logger *slog.Logger) (http.Handler, error) {
 	return mux, nil
 }
 
-// serve runs the server until SIGINT or SIGTERM, then lets the deliveries in
-// flight finish (up to 20 seconds) before returning.
-func serve(addr string, handler http.Handler, logger *slog.Logger) error {
+// serve listens on addr, logs "listening" once the port is bound (so the
+// log never announces a port that another program holds), and serves until
+// ctx ends; then it lets the deliveries in flight finish (up to 20 seconds)
+// before returning.
+func serve(ctx context.Context, addr string, handler http.Handler, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (set PAYMENTS_WEBHOOK_ADDR to another address): %w", addr, err)
+	}
 	srv := &http.Server{
-		Addr:              addr,
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
@@ -103,16 +116,13 @@ func serve(addr string, handler http.Handler, logger *slog.Logger) error {
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	logger.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("path", "/webhooks"))
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	logger.Info("listening", slog.String("addr", addr), slog.String("path", "/webhooks"))
-
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return err // could not listen
+		return err
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")

@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,5 +85,95 @@ func TestReceiverWiring(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("logs contain %q:\n%s", secret, out)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that serve's goroutine may write while the
+// test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// listeningAddr returns the addr of the "listening" log line, or "".
+func listeningAddr(t *testing.T, logs string) string {
+	t.Helper()
+	for _, line := range strings.Split(logs, "\n") {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
+			return rec.Addr
+		}
+	}
+	return ""
+}
+
+// TestServeBindsBeforeLogging: "listening" is logged only once the port is
+// bound, so a client may connect the moment it reads the line; a second
+// instance on the same port fails with a clear error and never claims to
+// listen.
+func TestServeBindsBeforeLogging(t *testing.T) {
+	mux, err := newMux([]string{testSecret}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var first syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, "127.0.0.1:0", mux, slog.New(slog.NewJSONHandler(&first, nil))) }()
+	var addr string
+	deadline := time.Now().Add(10 * time.Second)
+	for addr == "" && time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("serve returned %v", err)
+		case <-time.After(time.Millisecond):
+		}
+		addr = listeningAddr(t, first.String())
+	}
+	if addr == "" {
+		t.Fatalf("no listening line:\n%s", first.String())
+	}
+	resp, err := http.Get("http://" + addr + "/healthz") // no retry: bound before the log line
+	if err != nil {
+		t.Fatalf("connecting right after the listening line: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+
+	var second syncBuffer
+	err = serve(context.Background(), addr, mux, slog.New(slog.NewJSONHandler(&second, nil)))
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("a second instance on %s: got %v, want address already in use", addr, err)
+	}
+	for _, want := range []string{"cannot listen on " + addr, "PAYMENTS_WEBHOOK_ADDR"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(second.String(), "listening") {
+		t.Errorf("the second instance logged listening:\n%s", second.String())
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if !strings.Contains(first.String(), "shutting down") {
+		t.Errorf("no shutdown line:\n%s", first.String())
 	}
 }
