@@ -43,6 +43,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		At:             s.clock.now(),
 	}
 	logged := func() { s.record(r.Context(), rec, time.Since(start)) }
+	// The Date header is the server's clock, as a real service's would be:
+	// clients measure a quote's life against it.
+	w.Header().Set("Date", rec.At.UTC().Format(http.TimeFormat))
 
 	fault, faulted := s.faults.take(r.Method, rec.Path)
 	if faulted {

@@ -155,7 +155,9 @@ func TestConfirmLostAnswerAfterExpiryPaysOnce(t *testing.T) {
 }
 
 // TestConfirmWithClientClockAhead: a client whose clock runs 6 minutes ahead
-// of the service's confirms a fresh quote; the service is the judge.
+// of the service's confirms a fresh quote, at once and 4 minutes later; the
+// SDK measures the quote's life on the service's Date header. (Before, it
+// compared expires_at with its own clock and refused every Confirm.)
 func TestConfirmWithClientClockAhead(t *testing.T) {
 	srv := paymentstest.NewServer(paymentstest.WithClock(func() time.Time { return time.Now().Add(-6 * time.Minute) }))
 	defer srv.Close()
@@ -164,6 +166,14 @@ func TestConfirmWithClientClockAhead(t *testing.T) {
 	defer cancel()
 	params := confirmStory(t, ctx, c, "order-skewed-clock")
 	paid, err := c.Payments.Confirm(ctx, params)
+	require.NoError(t, err)
+	assert.Equal(t, payments.PaymentStatusCompleted, paid.Status)
+
+	// A second quote, confirmed when 4 of its 5 minutes have passed on the
+	// service's clock.
+	params = confirmStory(t, ctx, c, "order-skewed-clock-2")
+	srv.Advance(4 * time.Minute)
+	paid, err = c.Payments.Confirm(ctx, params)
 	require.NoError(t, err)
 	assert.Equal(t, payments.PaymentStatusCompleted, paid.Status)
 }
