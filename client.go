@@ -165,11 +165,15 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 }
 
 // NewClientFromEnv is NewClient with the API key from PAYMENTS_API_KEY and
-// the base URL from PAYMENTS_BASE_URL. Options given here override the
-// environment.
+// the base URL from PAYMENTS_BASE_URL; PAYMENTS_INSECURE_PLAIN_HTTP=1 adds
+// WithInsecurePlainHTTP (for a sandbox in a container network). Options given
+// here override the environment.
 func NewClientFromEnv(opts ...Option) (*Client, error) {
 	if u := os.Getenv("PAYMENTS_BASE_URL"); u != "" {
 		opts = append([]Option{WithBaseURL(u)}, opts...)
+	}
+	if os.Getenv("PAYMENTS_INSECURE_PLAIN_HTTP") == "1" {
+		opts = append([]Option{WithInsecurePlainHTTP()}, opts...)
 	}
 	return NewClient(os.Getenv("PAYMENTS_API_KEY"), opts...)
 }

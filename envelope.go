@@ -176,7 +176,7 @@ func (c *Client) apiErrorFrom(r *Response, raw []byte, env *envelope) *APIError 
 	e := &APIError{
 		StatusCode:     r.StatusCode,
 		Stan:           env.Stan,
-		Code:           jsonScalar(env.Code),
+		Code:           ErrorCode(jsonScalar(env.Code)),
 		Errors:         fieldErrors(env.Errors),
 		Header:         r.Header,
 		IdempotencyKey: r.IdempotencyKey,
@@ -191,7 +191,7 @@ func (c *Client) apiErrorFrom(r *Response, raw []byte, env *envelope) *APIError 
 	e.Stan = redact.Secrets(e.Stan, c.key.raw)
 	keep := []string{e.Stan}
 	e.Message = redact.String(msg, keep, c.key.raw)
-	e.Code = redact.Secrets(e.Code, c.key.raw)
+	e.Code = ErrorCode(redact.Secrets(string(e.Code), c.key.raw))
 	for i := range e.Errors {
 		e.Errors[i].Field = redact.Secrets(e.Errors[i].Field, c.key.raw)
 		e.Errors[i].Message = redact.String(e.Errors[i].Message, keep, c.key.raw)
@@ -218,7 +218,7 @@ func jsonScalar(raw json.RawMessage) string {
 
 // errorMember reads an "error" member given as a string or as an object with
 // message and code, a shape many gateways use.
-func errorMember(raw json.RawMessage, code *string) string {
+func errorMember(raw json.RawMessage, code *ErrorCode) string {
 	if s := jsonScalar(raw); s != "" {
 		return s
 	}
@@ -230,7 +230,7 @@ func errorMember(raw json.RawMessage, code *string) string {
 		return ""
 	}
 	if *code == "" {
-		*code = jsonScalar(obj.Code)
+		*code = ErrorCode(jsonScalar(obj.Code))
 	}
 	return obj.Message
 }

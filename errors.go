@@ -39,6 +39,64 @@ var (
 	ErrInvalidConfig = errors.New("payments: invalid client configuration")
 )
 
+// ErrorCode is a machine-readable error code of the service, as APIError.Code
+// carries it. The specification publishes no list: the constants below are
+// the codes the SDK assumes and paymentstest sends (see the README's
+// Assumptions), each with what to do; any other code passes through as
+// received. An ErrorCode is also an error, so that errors.Is(err, code)
+// matches an *APIError that carries it.
+type ErrorCode string
+
+// Error codes and what to do about each.
+const (
+	// CodeValidationFailed: APIError.Errors lists the bad fields; fix the
+	// input. Nothing was done.
+	CodeValidationFailed ErrorCode = "validation_failed"
+	// CodeQuoteExpired: the service refused a Confirm because the quote's
+	// five minutes ran out. Nothing was paid: initiate a new payment.
+	CodeQuoteExpired ErrorCode = "quote_expired"
+	// CodeQuoteAlreadyConfirmed: this quote was confirmed before, by a call
+	// with another idempotency key. The payment may be done: look it up by
+	// reference (webhooks, dashboard) and never initiate it again.
+	CodeQuoteAlreadyConfirmed ErrorCode = "quote_already_confirmed"
+	// CodeDuplicateReference: a payment with this reference exists. It is
+	// the same order: find that payment rather than pay again.
+	CodeDuplicateReference ErrorCode = "duplicate_reference"
+	// CodeIdempotencyKeyReused: the key was used before with a different
+	// body. A bug in the caller: give each operation its own key.
+	CodeIdempotencyKeyReused ErrorCode = "idempotency_key_reused"
+	// CodeIdempotencyInProgress (409): the first call with this key is still
+	// running. Retry the same call later; the SDK already retries it.
+	CodeIdempotencyInProgress ErrorCode = "idempotency_in_progress"
+	// CodeInvalidIdempotencyKey: the key is not acceptable (the SDK checks
+	// length and characters before sending).
+	CodeInvalidIdempotencyKey ErrorCode = "invalid_idempotency_key"
+	// CodeUnauthorized (401): the API key is wrong, revoked, or belongs to
+	// another environment than the base URL.
+	CodeUnauthorized ErrorCode = "unauthorized"
+	// CodeNotFound (404): no such resource for this merchant; check the id.
+	CodeNotFound ErrorCode = "not_found"
+	// CodeWebhookNotConfigured: Trigger needs a webhook URL set for the
+	// account (the dashboard, or the sandbox's -webhook-url).
+	CodeWebhookNotConfigured ErrorCode = "webhook_not_configured"
+	// CodeInvalidJSON: the service could not parse the body. With the typed
+	// methods a bug: report it with the stan. With Client.Do, check params.
+	CodeInvalidJSON ErrorCode = "invalid_json"
+	// CodeMethodNotAllowed, CodeUnsupportedMediaType and
+	// CodePayloadTooLarge: a Client.Do call the service does not take.
+	CodeMethodNotAllowed     ErrorCode = "method_not_allowed"
+	CodeUnsupportedMediaType ErrorCode = "unsupported_media_type"
+	CodePayloadTooLarge      ErrorCode = "payload_too_large"
+	// CodeInternal (500) and CodeShuttingDown (503): the service failed;
+	// the SDK retries, and a later retry with the same key is safe.
+	CodeInternal     ErrorCode = "internal_error"
+	CodeShuttingDown ErrorCode = "shutting_down"
+)
+
+// Error returns the code itself, so that an ErrorCode prints as the code and
+// serves as the target of errors.Is.
+func (c ErrorCode) Error() string { return string(c) }
+
 var statusSentinels = map[int]error{
 	http.StatusUnauthorized:        ErrUnauthorized,
 	http.StatusForbidden:           ErrForbidden,
@@ -70,8 +128,10 @@ type APIError struct {
 	Message string
 	// Stan is the service's identifier of the operation; quote it to support.
 	Stan string
-	// Code is the service's machine-readable error code, when it sent one.
-	Code string
+	// Code is the service's machine-readable error code, when it sent one:
+	// compare it with the Code constants, or match it with
+	// errors.Is(err, payments.CodeQuoteExpired).
+	Code ErrorCode
 	// Errors are the field problems the service reported.
 	Errors []FieldError
 	// Body is the response body as received, capped at 16 KiB.
@@ -104,16 +164,20 @@ func (e *APIError) Error() string {
 	for _, f := range e.Errors {
 		fmt.Fprintf(&b, "; %s: %s", f.Field, f.Message)
 	}
-	writeDetails(&b, "code", e.Code, "stan", e.Stan, "idempotency_key", e.IdempotencyKey)
+	writeDetails(&b, "code", string(e.Code), "stan", e.Stan, "idempotency_key", e.IdempotencyKey)
 	fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
 	return b.String()
 }
 
 // Is lets errors.Is match an APIError against the status sentinels
-// (ErrNotFound, ErrRateLimited, ...) and ErrQuoteExpired.
+// (ErrNotFound, ErrRateLimited, ...), ErrQuoteExpired, and its ErrorCode
+// (errors.Is(err, payments.CodeDuplicateReference)).
 func (e *APIError) Is(target error) bool {
 	if target == ErrQuoteExpired {
-		return e.Code == "quote_expired"
+		return e.Code == CodeQuoteExpired
+	}
+	if code, ok := target.(ErrorCode); ok {
+		return e.Code == code
 	}
 	s, ok := statusSentinels[e.StatusCode]
 	return ok && s == target

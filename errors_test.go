@@ -42,7 +42,7 @@ func TestAPIErrorFromErrorEnvelope(t *testing.T) {
 	assert.Equal(t, 422, apiErr.StatusCode)
 	assert.Equal(t, "Validation failed", apiErr.Message)
 	assert.Equal(t, stanUUID, apiErr.Stan)
-	assert.Equal(t, "validation_error", apiErr.Code)
+	assert.Equal(t, "validation_error", string(apiErr.Code))
 	assert.Equal(t, []payments.FieldError{
 		{Field: "account_number", Message: "must be 10 digits"},
 		{Field: "account_currency", Message: "unsupported"},
@@ -106,7 +106,7 @@ func TestAPIErrorCodeAndErrorMemberShapes(t *testing.T) {
 			var apiErr *payments.APIError
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, tc.message, apiErr.Message)
-			assert.Equal(t, tc.code, apiErr.Code)
+			assert.Equal(t, tc.code, string(apiErr.Code))
 		})
 	}
 }
@@ -154,7 +154,7 @@ func TestSuccessFalseOn200IsAPIError(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 200, apiErr.StatusCode)
 	assert.Equal(t, "Insufficient balance", apiErr.Message)
-	assert.Equal(t, "insufficient_funds", apiErr.Code)
+	assert.Equal(t, "insufficient_funds", string(apiErr.Code))
 	assert.Equal(t, stanUUID, apiErr.Stan)
 	assert.Contains(t, apiErr.Error(), "payments: HTTP 200 OK: Insufficient balance")
 }

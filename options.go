@@ -99,7 +99,8 @@ func WithMaxRetries(n int) Option {
 }
 
 // WithRetryWait sets the shortest and the longest wait between attempts
-// (defaults 500ms and 10s). The wait doubles from min with jitter; a
+// (defaults 500ms and 10s). The first retry waits between min and 1.5*min,
+// each later one twice as long (with the same jitter), never more than max; a
 // Retry-After header from the service is honoured but never beyond max.
 func WithRetryWait(min, max time.Duration) Option {
 	return optionFunc(func(c *clientConfig) error {

@@ -208,7 +208,7 @@ func TestRetryFinalResponseIsKeptAfterLastAttempt(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 503, apiErr.StatusCode)
 	assert.Equal(t, "down for maintenance", apiErr.Message)
-	assert.Equal(t, "maintenance", apiErr.Code)
+	assert.Equal(t, "maintenance", string(apiErr.Code))
 	assert.Equal(t, 3, apiErr.Attempts)
 	assert.Equal(t, "rid-3", apiErr.Header.Get("X-Request-Id"))
 	assert.Contains(t, string(apiErr.Body), "down for maintenance")

@@ -56,7 +56,7 @@ func TestCloseStopsEverything(t *testing.T) {
 	assert.Less(t, time.Since(begin), 2*time.Second, "Close does not wait out latency or back-off")
 	var apiErr *payments.APIError
 	require.ErrorAs(t, <-slow, &apiErr)
-	assert.Equal(t, "shutting_down", apiErr.Code)
+	assert.Equal(t, "shutting_down", string(apiErr.Code))
 	srv.Close() // again: nothing happens
 
 	rc.Close()

@@ -64,7 +64,7 @@ func TestFailNextAnswer(t *testing.T) {
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
-	assert.Equal(t, "service_unavailable", apiErr.Code)
+	assert.Equal(t, "service_unavailable", string(apiErr.Code))
 	assert.Equal(t, "3", apiErr.Header.Get("Retry-After"))
 	assert.True(t, apiErr.Temporary())
 }

@@ -57,7 +57,7 @@ func TestIdempotencyKeyReuse(t *testing.T) {
 	require.ErrorIs(t, err, payments.ErrUnprocessable)
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, "idempotency_key_reused", apiErr.Code)
+	assert.Equal(t, "idempotency_key_reused", string(apiErr.Code))
 	assert.Len(t, srv.Recipients(), 1)
 
 	// Keys are scoped per endpoint: the same key on initiate is new.

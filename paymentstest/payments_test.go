@@ -129,7 +129,7 @@ func TestDuplicateReference(t *testing.T) {
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
-	assert.Equal(t, "duplicate_reference", apiErr.Code)
+	assert.Equal(t, "duplicate_reference", string(apiErr.Code))
 	assert.Len(t, srv.PaymentsByReference("order-9"), 1)
 
 	// Once the unconfirmed quote has expired, the reference may be quoted again.
@@ -143,7 +143,7 @@ func TestDuplicateReference(t *testing.T) {
 	srv.Advance(time.Hour)
 	_, err = c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: dec("10"), Currency: "NGN", RecipientID: r.ID, Reference: "order-9"})
 	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, "duplicate_reference", apiErr.Code)
+	assert.Equal(t, "duplicate_reference", string(apiErr.Code))
 }
 
 func TestConfirmCompletes(t *testing.T) {
@@ -168,7 +168,7 @@ func TestConfirmCompletes(t *testing.T) {
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
-	assert.Equal(t, "quote_already_confirmed", apiErr.Code)
+	assert.Equal(t, "quote_already_confirmed", string(apiErr.Code))
 	assert.Equal(t, 1, countEvents(srv, payments.EventPaymentCompleted))
 }
 
@@ -212,7 +212,7 @@ func TestQuoteExpiry(t *testing.T) {
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
-	assert.Equal(t, "quote_expired", apiErr.Code)
+	assert.Equal(t, "quote_expired", string(apiErr.Code))
 	stored, _ := srv.Payment(p.ID)
 	assert.Equal(t, payments.PaymentStatusPending, stored.Status, "nothing was executed")
 }

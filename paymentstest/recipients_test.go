@@ -139,7 +139,7 @@ func TestUpdateUnknownRecipient(t *testing.T) {
 	require.ErrorIs(t, err, payments.ErrNotFound)
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, "not_found", apiErr.Code)
+	assert.Equal(t, "not_found", string(apiErr.Code))
 
 	res := send(t, srv, http.MethodPut, "/payments/recipients/not-a-uuid", `{"account_name":"X"}`, nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, res.status)

@@ -101,7 +101,7 @@ func TestAuthentication(t *testing.T) {
 	require.ErrorIs(t, err, payments.ErrUnauthorized)
 	var apiErr *payments.APIError
 	require.True(t, errors.As(err, &apiErr))
-	assert.Equal(t, "unauthorized", apiErr.Code)
+	assert.Equal(t, "unauthorized", string(apiErr.Code))
 	assert.NotEmpty(t, apiErr.Stan)
 	assert.Equal(t, 1, apiErr.Attempts, "401 is not retried")
 

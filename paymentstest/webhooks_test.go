@@ -265,7 +265,7 @@ func TestTriggerEvent(t *testing.T) {
 	_, err = c.Webhooks.Trigger(ctx(t), payments.EventPaymentCompleted)
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, "webhook_not_configured", apiErr.Code)
+	assert.Equal(t, "webhook_not_configured", string(apiErr.Code))
 }
 
 func TestSetWebhookAndRotation(t *testing.T) {

@@ -432,7 +432,7 @@ func TestErrorFormattingMasksEchoedSecrets(t *testing.T) {
 			for _, f := range apiErr.Errors {
 				x.add(f.Field, f.Message)
 			}
-			x.add(apiErr.Message, apiErr.Code, apiErr.Stan)
+			x.add(apiErr.Message, string(apiErr.Code), apiErr.Stan)
 		}
 	}
 	// A ValidationError made of values holding every secret.

@@ -63,30 +63,31 @@ func Check(ctx context.Context, allowed bool, resp *http.Response, err error) (b
 }
 
 // Backoff returns how long to wait before attempt number attempt+1 (attempt
-// counts from 0). A Retry-After header on resp is honoured, capped at max;
-// otherwise the wait grows exponentially from min with full jitter in its
-// upper half, capped at max.
-func Backoff(min, max time.Duration, attempt int, resp *http.Response, now time.Time) time.Duration {
+// counts from 0). A Retry-After header on resp is honoured, capped at hi;
+// otherwise the wait doubles from lo for each attempt, plus up to half of it
+// again at random, and never exceeds hi: the first retry waits between lo
+// and 1.5*lo.
+func Backoff(lo, hi time.Duration, attempt int, resp *http.Response, now time.Time) time.Duration {
 	if resp != nil {
 		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
-			if d > max {
-				return max
+			if d > hi {
+				return hi
 			}
 			return d
 		}
 	}
-	if min <= 0 {
+	if lo <= 0 {
 		return 0
 	}
-	d := min
-	for i := 0; i < attempt && d < max; i++ {
+	d := lo
+	for i := 0; i < attempt && d < hi; i++ {
 		d *= 2
 	}
-	if d > max {
-		d = max
+	if d > hi {
+		d = hi
 	}
-	half := d / 2
-	return half + rand.N(d-half+1)
+	// Jitter upwards, so that lo is the shortest wait as documented.
+	return min(d+rand.N(d/2+1), hi)
 }
 
 // ParseRetryAfter reads a Retry-After value given in seconds or as an HTTP
