@@ -134,6 +134,15 @@ func (h *harness) requests() []sentRequest {
 	return append([]sentRequest(nil), h.sent...)
 }
 
+// onlyRequest returns the one attempt h recorded; the test fails unless
+// there was exactly one.
+func (h *harness) onlyRequest(t *testing.T) sentRequest {
+	t.Helper()
+	reqs := h.requests()
+	require.Len(t, reqs, 1)
+	return reqs[0]
+}
+
 // calls is the number of attempts the transport saw, recorded or not.
 func (h *harness) calls() int { return h.mt.GetTotalCallCount() }
 
@@ -180,6 +189,17 @@ func assertRandomUUIDKey(t *testing.T, key string) {
 	require.NoError(t, err, "Idempotency-Key %q", key)
 	assert.Equal(t, uuid.Version(4), u.Version())
 	assert.Equal(t, key, u.String(), "canonical lower-case form")
+}
+
+// assertKeyedPost checks that req is a POST to path with a JSON body, the
+// SDK's headers and a random Idempotency-Key of its own, and returns the key.
+func assertKeyedPost(t *testing.T, req sentRequest, path string) string {
+	t.Helper()
+	assert.Equal(t, http.MethodPost, req.Method)
+	assert.Equal(t, path, req.Path)
+	key := assertSDKHeaders(t, req, true, true)
+	assertRandomUUIDKey(t, key)
+	return key
 }
 
 func mustDecimal(s string) decimal.Decimal { return decimal.RequireFromString(s) }
@@ -246,14 +266,13 @@ func TestDoGetDecodesDataAndSendsNoBodyOrKey(t *testing.T) {
 	assert.Empty(t, resp.IdempotencyKey)
 	assert.JSONEq(t, `[{"id":"e1","event":"payment.completed"},{"id":"e2","event":"brand.new"}]`, string(resp.RawData))
 
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
-	assert.Equal(t, "/webhooks/events", reqs[0].Path)
-	assert.Equal(t, "limit=10&after=e0", reqs[0].RawQuery)
-	assert.False(t, reqs[0].HasBody)
-	assert.Empty(t, reqs[0].Header.Get("Content-Type"))
-	assert.Empty(t, reqs[0].Header.Get("Idempotency-Key"))
-	assert.Equal(t, "Bearer "+harnessKey, reqs[0].Header.Get("Authorization"))
+	req := h.onlyRequest(t)
+	assert.Equal(t, "/webhooks/events", req.Path)
+	assert.Equal(t, "limit=10&after=e0", req.RawQuery)
+	assert.False(t, req.HasBody)
+	assert.Empty(t, req.Header.Get("Content-Type"))
+	assert.Empty(t, req.Header.Get("Idempotency-Key"))
+	assert.Equal(t, "Bearer "+harnessKey, req.Header.Get("Authorization"))
 }
 
 func TestDoAcceptsEnvelopeWithoutData(t *testing.T) {
@@ -275,11 +294,10 @@ func TestDoPostSendsParamsAsJSON(t *testing.T) {
 		payments.WithIdempotencyKey("report-2025-03"))
 	require.NoError(t, err)
 	assert.Equal(t, "r1", out["id"])
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
-	assert.JSONEq(t, `{"from":"2025-03-01","to":"2025-03-31"}`, string(reqs[0].Body))
-	assert.Equal(t, "application/json", reqs[0].Header.Get("Content-Type"))
-	assert.Equal(t, "report-2025-03", reqs[0].Header.Get("Idempotency-Key"))
+	req := h.onlyRequest(t)
+	assert.JSONEq(t, `{"from":"2025-03-01","to":"2025-03-31"}`, string(req.Body))
+	assert.Equal(t, "application/json", req.Header.Get("Content-Type"))
+	assert.Equal(t, "report-2025-03", req.Header.Get("Idempotency-Key"))
 }
 
 func TestDoRefusesBadMethodsAndPaths(t *testing.T) {

@@ -643,3 +643,19 @@ func fzSameJSON(t *testing.T, a, b any) {
 		t.Fatalf("the value changed through encoding and decoding:\n%s\n%s", ja, jb)
 	}
 }
+
+// fzDecodeLossless decodes data as a T and, when it decodes, checks that it
+// survives a round trip through JSON unchanged. It reports whether data
+// decoded.
+func fzDecodeLossless[T any](t *testing.T, data []byte) (*T, bool) {
+	t.Helper()
+	var v T
+	if json.Unmarshal(data, &v) != nil {
+		return nil, false
+	}
+	var back T
+	if fzRoundTrip(t, &v, &back) {
+		fzSameJSON(t, &v, &back)
+	}
+	return &v, true
+}

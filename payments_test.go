@@ -349,13 +349,8 @@ func TestWirePaymentsInitiate(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
-	req := reqs[0]
-	assert.Equal(t, http.MethodPost, req.Method)
-	assert.Equal(t, "/payments/initiate", req.Path)
-	key := assertSDKHeaders(t, req, true, true)
-	assertRandomUUIDKey(t, key)
+	req := h.onlyRequest(t)
+	key := assertKeyedPost(t, req, "/payments/initiate")
 	assert.JSONEq(t, `{
 		"amount": 1234567890.123456789,
 		"currency": "NGN",
@@ -380,10 +375,9 @@ func TestWirePaymentsInitiateMinimal(t *testing.T) {
 		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 	})
 	require.NoError(t, err)
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
+	req := h.onlyRequest(t)
 	assert.Equal(t, `{"amount":15000.5,"currency":"NGN","recipient_id":"`+recipientUUID+`","reference":"order-1042"}`,
-		string(reqs[0].Body))
+		string(req.Body))
 }
 
 func TestWirePaymentsConfirm(t *testing.T) {
@@ -397,13 +391,8 @@ func TestWirePaymentsConfirm(t *testing.T) {
 	assert.Equal(t, payments.PaymentStatusCompleted, p.Status)
 	assert.True(t, p.IsCompleted)
 
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
-	req := reqs[0]
-	assert.Equal(t, http.MethodPost, req.Method)
-	assert.Equal(t, "/payments/confirm", req.Path)
-	key := assertSDKHeaders(t, req, true, true)
-	assertRandomUUIDKey(t, key)
+	req := h.onlyRequest(t)
+	assertKeyedPost(t, req, "/payments/confirm")
 	assert.Equal(t, `{"reference":"order-1042","quote_id":"`+quoteUUID+`"}`, string(req.Body))
 }
 
@@ -422,9 +411,8 @@ func TestWireAmountsKeepTheirDigits(t *testing.T) {
 				Amount: mustDecimal(s), Currency: "NGN", RecipientID: recipientUUID, Reference: "r-1",
 			})
 			require.NoError(t, err)
-			reqs := h.requests()
-			require.Len(t, reqs, 1)
-			assert.Contains(t, string(reqs[0].Body), `{"amount":`+s+`,`)
+			req := h.onlyRequest(t)
+			assert.Contains(t, string(req.Body), `{"amount":`+s+`,`)
 		})
 	}
 }
@@ -436,9 +424,7 @@ func TestWireCallerKeyAndExtraHeader(t *testing.T) {
 		Amount: mustDecimal("10"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-9",
 	}, payments.WithIdempotencyKey("order-9-initiate"), payments.WithHeader("X-Request-Id", "req-123"))
 	require.NoError(t, err)
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
-	hdr := reqs[0].Header
+	hdr := h.onlyRequest(t).Header
 	assert.Equal(t, []string{"order-9-initiate"}, hdr.Values("Idempotency-Key"))
 	assert.Equal(t, []string{"req-123"}, hdr.Values("X-Request-Id"))
 	assert.Regexp(t, `^acme-checkout/2\.3 payments-go/`+regexp.QuoteMeta(payments.Version)+` \(go`, hdr.Get("User-Agent"))

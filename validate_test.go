@@ -17,11 +17,15 @@ import (
 )
 
 // validationCase is one call that must be refused before anything is sent,
-// with exactly the fields that must be reported.
+// with exactly the fields that must be reported. The cases of the bad-value
+// tables (badInputs) name one field each and carry the offending value,
+// which the error must not repeat.
 type validationCase struct {
-	name   string
-	call   func(c *payments.Client) error
-	fields []string
+	name     string
+	call     func(c *payments.Client) error
+	fields   []string
+	value    string // the offending value, checked against the error text
+	hasValue bool   // the case comes from a bad-value table and value is set
 }
 
 func createRecipientWith(mut func(p *payments.RecipientCreateParams)) func(c *payments.Client) error {
@@ -61,240 +65,127 @@ func virtualAccountWith(mut func(p *payments.VirtualAccountCreateParams)) func(c
 func validationCases() []validationCase {
 	return []validationCase{
 		// Recipients.Create: the spec's required fields.
-		{"recipient nil params", func(c *payments.Client) error {
+		{name: "recipient nil params", call: func(c *payments.Client) error {
 			_, err := c.Recipients.Create(context.Background(), nil)
 			return err
-		}, []string{"params"}},
-		{"recipient all required missing", createRecipientWith(func(p *payments.RecipientCreateParams) {
+		}, fields: []string{"params"}},
+		{name: "recipient all required missing", call: createRecipientWith(func(p *payments.RecipientCreateParams) {
 			*p = payments.RecipientCreateParams{}
-		}), []string{"account_number", "account_name", "account_type", "account_currency"}},
-		{"recipient account_number missing", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountNumber = "" }), []string{"account_number"}},
-		{"recipient account_number symbols", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountNumber = "0123;DROP" }), []string{"account_number"}},
-		{"recipient account_number too long", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountNumber = strings.Repeat("1", 35) }), []string{"account_number"}},
-		{"recipient account_name blank", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountName = "   " }), []string{"account_name"}},
-		{"recipient account_name control", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountName = "Ada\x00" }), []string{"account_name"}},
-		{"recipient account_name bad UTF-8", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountName = "Ada\xff" }), []string{"account_name"}},
-		{"recipient account_type missing", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountType = "" }), []string{"account_type"}},
-		{"recipient account_type unknown", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountType = "sole_trader" }), []string{"account_type"}},
-		{"recipient account_currency missing", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "" }), []string{"account_currency"}},
-		{"recipient account_currency lower case", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "ngn" }), []string{"account_currency"}},
-		{"recipient account_currency two letters", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "NG" }), []string{"account_currency"}},
-		{"recipient amount_limit zero", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AmountLimit = decimalPtr("0") }), []string{"amount_limit"}},
-		{"recipient amount_limit negative", createRecipientWith(func(p *payments.RecipientCreateParams) { p.AmountLimit = decimalPtr("-1") }), []string{"amount_limit"}},
-		{"recipient image not base64", createRecipientWith(func(p *payments.RecipientCreateParams) {
+		}), fields: []string{"account_number", "account_name", "account_type", "account_currency"}},
+		{name: "recipient account_number missing", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountNumber = "" }), fields: []string{"account_number"}},
+		{name: "recipient account_number symbols", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountNumber = "0123;DROP" }), fields: []string{"account_number"}},
+		{name: "recipient account_number too long", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountNumber = strings.Repeat("1", 35) }), fields: []string{"account_number"}},
+		{name: "recipient account_name blank", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountName = "   " }), fields: []string{"account_name"}},
+		{name: "recipient account_name control", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountName = "Ada\x00" }), fields: []string{"account_name"}},
+		{name: "recipient account_name bad UTF-8", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountName = "Ada\xff" }), fields: []string{"account_name"}},
+		{name: "recipient account_type missing", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountType = "" }), fields: []string{"account_type"}},
+		{name: "recipient account_type unknown", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountType = "sole_trader" }), fields: []string{"account_type"}},
+		{name: "recipient account_currency missing", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "" }), fields: []string{"account_currency"}},
+		{name: "recipient account_currency lower case", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "ngn" }), fields: []string{"account_currency"}},
+		{name: "recipient account_currency two letters", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "NG" }), fields: []string{"account_currency"}},
+		{name: "recipient amount_limit zero", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AmountLimit = decimalPtr("0") }), fields: []string{"amount_limit"}},
+		{name: "recipient amount_limit negative", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AmountLimit = decimalPtr("-1") }), fields: []string{"amount_limit"}},
+		{name: "recipient image not base64", call: createRecipientWith(func(p *payments.RecipientCreateParams) {
 			p.Identification = &payments.Identification{Type: payments.IdentificationPassport, Number: "A123", Image: "not base64!"}
-		}), []string{"identification.identification_image"}},
-		{"recipient image url-safe alphabet", createRecipientWith(func(p *payments.RecipientCreateParams) {
+		}), fields: []string{"identification.identification_image"}},
+		{name: "recipient image url-safe alphabet", call: createRecipientWith(func(p *payments.RecipientCreateParams) {
 			p.Identification = &payments.Identification{Image: "-_-_"}
-		}), []string{"identification.identification_image"}},
-		{"recipient image bad padding", createRecipientWith(func(p *payments.RecipientCreateParams) {
+		}), fields: []string{"identification.identification_image"}},
+		{name: "recipient image bad padding", call: createRecipientWith(func(p *payments.RecipientCreateParams) {
 			p.Identification = &payments.Identification{Image: "aGVsbG8"}
-		}), []string{"identification.identification_image"}},
-		{"recipient identification number control", createRecipientWith(func(p *payments.RecipientCreateParams) {
+		}), fields: []string{"identification.identification_image"}},
+		{name: "recipient identification number control", call: createRecipientWith(func(p *payments.RecipientCreateParams) {
 			p.Identification = &payments.Identification{Number: "A1\n23"}
-		}), []string{"identification.identification_number"}},
-		{"recipient payment details", createRecipientWith(func(p *payments.RecipientCreateParams) {
+		}), fields: []string{"identification.identification_number"}},
+		{name: "recipient payment details", call: createRecipientWith(func(p *payments.RecipientCreateParams) {
 			p.PaymentDetails = &payments.PaymentDetails{AccountNumber: "12/34", SwiftCode: "AB\tCD"}
-		}), []string{"payment_details.account_number", "payment_details.swift_code"}},
+		}), fields: []string{"payment_details.account_number", "payment_details.swift_code"}},
 
 		// Recipients.Update: the id is a UUID, so nothing can inject a path.
-		{"update id empty", updateRecipientWith("", &payments.RecipientUpdateParams{AccountName: "A"}), []string{"id"}},
-		{"update id traversal", updateRecipientWith("../x", &payments.RecipientUpdateParams{AccountName: "A"}), []string{"id"}},
-		{"update id slash", updateRecipientWith("a/b", &payments.RecipientUpdateParams{AccountName: "A"}), []string{"id"}},
-		{"update id not a UUID", updateRecipientWith("recipient-42", &payments.RecipientUpdateParams{AccountName: "A"}), []string{"id"}},
-		{"update id with query", updateRecipientWith(recipientUUID+"?x=1", &payments.RecipientUpdateParams{AccountName: "A"}), []string{"id"}},
-		{"update id braces", updateRecipientWith("{"+recipientUUID+"}", &payments.RecipientUpdateParams{AccountName: "A"}), []string{"id"}},
-		{"update id urn", updateRecipientWith("urn:uuid:"+recipientUUID, &payments.RecipientUpdateParams{AccountName: "A"}), []string{"id"}},
-		{"update id without dashes", updateRecipientWith(strings.ReplaceAll(recipientUUID, "-", ""), &payments.RecipientUpdateParams{AccountName: "A"}), []string{"id"}},
-		{"update nothing to change", updateRecipientWith(recipientUUID, &payments.RecipientUpdateParams{}), []string{"params"}},
-		{"update nil params", updateRecipientWith(recipientUUID, nil), []string{"params"}},
-		{"update bad fields", updateRecipientWith(recipientUUID, &payments.RecipientUpdateParams{
+		{name: "update id empty", call: updateRecipientWith("", &payments.RecipientUpdateParams{AccountName: "A"}), fields: []string{"id"}},
+		{name: "update id traversal", call: updateRecipientWith("../x", &payments.RecipientUpdateParams{AccountName: "A"}), fields: []string{"id"}},
+		{name: "update id slash", call: updateRecipientWith("a/b", &payments.RecipientUpdateParams{AccountName: "A"}), fields: []string{"id"}},
+		{name: "update id not a UUID", call: updateRecipientWith("recipient-42", &payments.RecipientUpdateParams{AccountName: "A"}), fields: []string{"id"}},
+		{name: "update id with query", call: updateRecipientWith(recipientUUID+"?x=1", &payments.RecipientUpdateParams{AccountName: "A"}), fields: []string{"id"}},
+		{name: "update id braces", call: updateRecipientWith("{"+recipientUUID+"}", &payments.RecipientUpdateParams{AccountName: "A"}), fields: []string{"id"}},
+		{name: "update id urn", call: updateRecipientWith("urn:uuid:"+recipientUUID, &payments.RecipientUpdateParams{AccountName: "A"}), fields: []string{"id"}},
+		{name: "update id without dashes", call: updateRecipientWith(strings.ReplaceAll(recipientUUID, "-", ""), &payments.RecipientUpdateParams{AccountName: "A"}), fields: []string{"id"}},
+		{name: "update nothing to change", call: updateRecipientWith(recipientUUID, &payments.RecipientUpdateParams{}), fields: []string{"params"}},
+		{name: "update nil params", call: updateRecipientWith(recipientUUID, nil), fields: []string{"params"}},
+		{name: "update bad fields", call: updateRecipientWith(recipientUUID, &payments.RecipientUpdateParams{
 			AccountType: "person", AccountCurrency: "naira", AmountLimit: decimalPtr("-5"), IdentificationNumber: "12\r\n34",
-		}), []string{"account_type", "account_currency", "amount_limit", "identification_number"}},
+		}), fields: []string{"account_type", "account_currency", "amount_limit", "identification_number"}},
 
 		// Payments.Initiate.
-		{"initiate nil params", func(c *payments.Client) error {
+		{name: "initiate nil params", call: func(c *payments.Client) error {
 			_, err := c.Payments.Initiate(context.Background(), nil)
 			return err
-		}, []string{"params"}},
-		{"initiate empty params", initiateWith(func(p *payments.PaymentInitiateParams) { *p = payments.PaymentInitiateParams{} }),
-			[]string{"amount", "currency", "recipient_id", "reference"}},
-		{"initiate amount zero", initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("0") }), []string{"amount"}},
-		{"initiate amount negative", initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("-0.01") }), []string{"amount"}},
-		{"initiate amount too large", initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("1000000000000000000") }), []string{"amount"}},
-		{"initiate amount too precise", initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("0.0000000000000000001") }), []string{"amount"}},
-		{"initiate currency", initiateWith(func(p *payments.PaymentInitiateParams) { p.Currency = "Naira" }), []string{"currency"}},
-		{"initiate recipient_id", initiateWith(func(p *payments.PaymentInitiateParams) { p.RecipientID = "../recipients" }), []string{"recipient_id"}},
-		{"initiate reference blank", initiateWith(func(p *payments.PaymentInitiateParams) { p.Reference = " " }), []string{"reference"}},
-		{"initiate description control", initiateWith(func(p *payments.PaymentInitiateParams) { p.Description = "a\x1bb" }), []string{"description"}},
+		}, fields: []string{"params"}},
+		{name: "initiate empty params", call: initiateWith(func(p *payments.PaymentInitiateParams) { *p = payments.PaymentInitiateParams{} }),
+			fields: []string{"amount", "currency", "recipient_id", "reference"}},
+		{name: "initiate amount zero", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("0") }), fields: []string{"amount"}},
+		{name: "initiate amount negative", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("-0.01") }), fields: []string{"amount"}},
+		{name: "initiate amount too large", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("1000000000000000000") }), fields: []string{"amount"}},
+		{name: "initiate amount too precise", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("0.0000000000000000001") }), fields: []string{"amount"}},
+		{name: "initiate currency", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Currency = "Naira" }), fields: []string{"currency"}},
+		{name: "initiate recipient_id", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.RecipientID = "../recipients" }), fields: []string{"recipient_id"}},
+		{name: "initiate reference blank", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Reference = " " }), fields: []string{"reference"}},
+		{name: "initiate description control", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Description = "a\x1bb" }), fields: []string{"description"}},
 
 		// Payments.Confirm.
-		{"confirm nil params", func(c *payments.Client) error {
+		{name: "confirm nil params", call: func(c *payments.Client) error {
 			_, err := c.Payments.Confirm(context.Background(), nil)
 			return err
-		}, []string{"params"}},
-		{"confirm empty params", func(c *payments.Client) error {
+		}, fields: []string{"params"}},
+		{name: "confirm empty params", call: func(c *payments.Client) error {
 			_, err := c.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{})
 			return err
-		}, []string{"reference", "quote_id"}},
+		}, fields: []string{"reference", "quote_id"}},
 
 		// VirtualAccounts.Create.
-		{"va nil params", func(c *payments.Client) error {
+		{name: "va nil params", call: func(c *payments.Client) error {
 			_, err := c.VirtualAccounts.Create(context.Background(), nil)
 			return err
-		}, []string{"params"}},
-		{"va empty params", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { *p = payments.VirtualAccountCreateParams{} }),
-			[]string{"account_type", "account_name", "email"}},
-		{"va account_type unknown", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.AccountType = "joint" }), []string{"account_type"}},
-		{"va email missing at", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.Email = "ada.example.com" }), []string{"email"}},
-		{"va email with name", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.Email = "Ada <ada@example.com>" }), []string{"email"}},
-		{"va email with spaces", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.Email = " ada@example.com" }), []string{"email"}},
-		{"va individual without names", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.FirstName, p.LastName = "", "" }),
-			[]string{"first_name", "last_name"}},
-		{"va bvn ten digits", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.BVN = "1234567890" }), []string{"bvn"}},
-		{"va bvn letters", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.BVN = "1234567890A" }), []string{"bvn"}},
-		{"va Nigerian without bvn", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) {
+		}, fields: []string{"params"}},
+		{name: "va empty params", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { *p = payments.VirtualAccountCreateParams{} }),
+			fields: []string{"account_type", "account_name", "email"}},
+		{name: "va account_type unknown", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.AccountType = "joint" }), fields: []string{"account_type"}},
+		{name: "va email missing at", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.Email = "ada.example.com" }), fields: []string{"email"}},
+		{name: "va email with name", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.Email = "Ada <ada@example.com>" }), fields: []string{"email"}},
+		{name: "va email with spaces", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.Email = " ada@example.com" }), fields: []string{"email"}},
+		{name: "va individual without names", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.FirstName, p.LastName = "", "" }),
+			fields: []string{"first_name", "last_name"}},
+		{name: "va bvn ten digits", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.BVN = "1234567890" }), fields: []string{"bvn"}},
+		{name: "va bvn letters", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.BVN = "1234567890A" }), fields: []string{"bvn"}},
+		{name: "va Nigerian without bvn", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) {
 			p.Metadata = &payments.VirtualAccountMetadata{Country: "NG"}
-		}), []string{"bvn"}},
-		{"va Nigeria by name without bvn", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) {
+		}), fields: []string{"bvn"}},
+		{name: "va Nigeria by name without bvn", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) {
 			p.Metadata = &payments.VirtualAccountMetadata{Country: "Nigeria"}
-		}), []string{"bvn"}},
-		{"va mobile", virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.MobileNumber = "call me" }), []string{"mobile_number"}},
+		}), fields: []string{"bvn"}},
+		{name: "va mobile", call: virtualAccountWith(func(p *payments.VirtualAccountCreateParams) { p.MobileNumber = "call me" }), fields: []string{"mobile_number"}},
 
 		// Webhooks.Trigger.
-		{"trigger empty event", func(c *payments.Client) error {
+		{name: "trigger empty event", call: func(c *payments.Client) error {
 			_, err := c.Webhooks.Trigger(context.Background(), "")
 			return err
-		}, []string{"event_id"}},
-		{"trigger dot-dot event", func(c *payments.Client) error {
+		}, fields: []string{"event_id"}},
+		{name: "trigger dot-dot event", call: func(c *payments.Client) error {
 			_, err := c.Webhooks.Trigger(context.Background(), "..")
 			return err
-		}, []string{"event_id"}},
-		{"trigger dot event", func(c *payments.Client) error {
+		}, fields: []string{"event_id"}},
+		{name: "trigger dot event", call: func(c *payments.Client) error {
 			_, err := c.Webhooks.Trigger(context.Background(), ".")
 			return err
-		}, []string{"event_id"}},
+		}, fields: []string{"event_id"}},
 	}
 }
 
-func TestValidationRefusesBeforeSending(t *testing.T) {
-	for _, tc := range validationCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			err := tc.call(h.client)
-			require.Error(t, err)
-			var verr *payments.ValidationError
-			require.ErrorAs(t, err, &verr)
-			assert.ErrorIs(t, err, payments.ErrInvalidParams)
-
-			got := make([]string, 0, len(verr.Fields))
-			for _, f := range verr.Fields {
-				got = append(got, f.Field)
-				assert.NotEmpty(t, f.Message)
-				assert.Contains(t, err.Error(), f.Field+": "+f.Message)
-			}
-			want := append([]string(nil), tc.fields...)
-			sort.Strings(got)
-			sort.Strings(want)
-			assert.Equal(t, want, got, "every bad field, and only those, at once")
-
-			assert.Zero(t, h.mt.GetTotalCallCount(), "nothing is sent")
-			_, hasKey := payments.IdempotencyKeyOf(err)
-			assert.False(t, hasKey)
-		})
-	}
-}
-
-func TestValidationAcceptsValidParams(t *testing.T) {
-	h := newHarness(t)
-	h.on("POST", "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
-	h.on("POST", "/accounts/virtual-accounts", jsonResponder(200, okEnvelope(virtualAccountJSON)))
-	ctx := context.Background()
-
-	p := validRecipientParams()
-	p.AccountNumber = "GB29 NWBK 6016 1331 9268 19"
-	p.AccountCountryCode = "Nigeria"
-	p.Identification = &payments.Identification{Type: "drivers_licence", Number: "DL-778", Image: "iVBORw0KGgo="}
-	p.AmountLimit = decimalPtr("0.000000000000000001")
-	_, err := h.client.Recipients.Create(ctx, p)
-	require.NoError(t, err)
-
-	for _, va := range []*payments.VirtualAccountCreateParams{
-		{AccountType: payments.AccountTypeIndividual, AccountName: "Ada", Email: "ada+pay@example.co.uk", FirstName: "Ada", LastName: "O",
-			BVN: "12345678901", Metadata: &payments.VirtualAccountMetadata{Country: "ng"}},
-		{AccountType: payments.AccountTypeBusiness, AccountName: "Acme", Email: "ops@acme.example"},
-		{AccountType: payments.AccountTypeBusiness, AccountName: "Acme GH", Email: "ops@acme.example",
-			Metadata: &payments.VirtualAccountMetadata{Country: "GH"}},
-	} {
-		_, err := h.client.VirtualAccounts.Create(ctx, va)
-		require.NoError(t, err)
-	}
-	assert.Equal(t, 4, h.calls())
-}
-
-func TestValidationReportsManyFieldsAtOnce(t *testing.T) {
-	h := newHarness(t)
-	_, err := h.client.VirtualAccounts.Create(context.Background(), &payments.VirtualAccountCreateParams{
-		AccountType: payments.AccountTypeIndividual,
-		Email:       "not-an-email",
-		BVN:         "123",
-		Metadata:    &payments.VirtualAccountMetadata{Country: "NG"},
-	})
-	var verr *payments.ValidationError
-	require.ErrorAs(t, err, &verr)
-	for _, f := range []string{"account_name", "email", "first_name", "last_name", "bvn"} {
-		assert.True(t, verr.Has(f), "%s missing from %v", f, verr)
-	}
-	assert.Zero(t, h.calls())
-}
-
-func TestValidationNeverEchoesPersonalData(t *testing.T) {
-	const (
-		bvn      = "98765432101x" // 12 characters: invalid
-		idNumber = "PASS\x01PORT-77341"
-		image    = "SECRETIMAGEDATA$$$"
-	)
-	h := newHarness(t)
-	_, err := h.client.VirtualAccounts.Create(context.Background(), &payments.VirtualAccountCreateParams{
-		AccountType: payments.AccountTypeBusiness, AccountName: "Acme", Email: "ops@acme.example", BVN: bvn,
-	})
-	var verr *payments.ValidationError
-	require.ErrorAs(t, err, &verr)
-	assert.True(t, verr.Has("bvn"))
-	assert.NotContains(t, err.Error(), bvn)
-	assert.NotContains(t, err.Error(), "98765432101")
-
-	p := validRecipientParams()
-	p.AccountNumber = ""
-	p.Identification = &payments.Identification{Type: payments.IdentificationPassport, Number: idNumber, Image: image}
-	_, err = h.client.Recipients.Create(context.Background(), p)
-	require.ErrorAs(t, err, &verr)
-	assert.True(t, verr.Has("identification.identification_number"))
-	assert.True(t, verr.Has("identification.identification_image"))
-	assert.NotContains(t, err.Error(), "PORT-77341")
-	assert.NotContains(t, err.Error(), "SECRETIMAGE")
-
-	_, err = h.client.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{
-		IdentificationNumber: idNumber,
-	})
-	require.ErrorAs(t, err, &verr)
-	assert.NotContains(t, err.Error(), "PORT-77341")
-	assert.Zero(t, h.calls())
-}
-
-// The bad-input table: for every operation, the invalid values a merchant's
-// code can produce, field by field, beyond the cases of validate_test.go.
+// The bad-value tables: for every operation, the invalid values a merchant's
+// code can produce, field by field, beyond the cases of validationCases.
 // Each must be refused with a *ValidationError naming exactly that field,
 // before anything reaches the transport, and personal data must not be
 // repeated in the error.
-
-// badInput is one call that must be refused for one field.
-type badInput struct {
-	name  string // operation/field/what is wrong
-	field string
-	value string // the offending value, checked against the error text
-	call  func(c *payments.Client) error
-}
 
 // badValue is one wrong value for a field and what is wrong with it.
 type badValue struct{ what, value string }
@@ -361,11 +252,12 @@ var badIDs = []badValue{
 	{"two UUIDs", otherUUID + otherUUID},
 }
 
-func badInputs() []badInput {
-	var cases []badInput
+func badInputs() []validationCase {
+	var cases []validationCase
 	add := func(op, field string, bads []badValue, call func(v string) func(c *payments.Client) error) {
 		for _, b := range bads {
-			cases = append(cases, badInput{op + "/" + field + "/" + b.what, field, b.value, call(b.value)})
+			cases = append(cases, validationCase{name: op + "/" + field + "/" + b.what, call: call(b.value),
+				fields: []string{field}, value: b.value, hasValue: true})
 		}
 	}
 
@@ -572,37 +464,129 @@ func badInputs() []badInput {
 	return cases
 }
 
-func TestBadInputIsRefusedBeforeSending(t *testing.T) {
-	h := newHarness(t)
-	cases := badInputs()
+// TestValidationRefusesBeforeSending runs both tables: the cases of
+// validationCases (required fields, several bad fields at once) and the
+// bad-value tables of badInputs (every invalid value, field by field).
+func TestValidationRefusesBeforeSending(t *testing.T) {
+	cases := append(validationCases(), badInputs()...)
 	seen := map[string]bool{}
 	for _, tc := range cases {
 		require.False(t, seen[tc.name], "duplicate case %s", tc.name)
 		seen[tc.name] = true
 		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
 			err := tc.call(h.client)
+			require.Error(t, err)
 			var verr *payments.ValidationError
 			require.ErrorAs(t, err, &verr, "%v", err)
 			assert.ErrorIs(t, err, payments.ErrInvalidParams)
-			fields := make([]string, 0, len(verr.Fields))
+
+			got := make([]string, 0, len(verr.Fields))
 			for _, f := range verr.Fields {
-				fields = append(fields, f.Field)
+				got = append(got, f.Field)
+				assert.NotEmpty(t, f.Message)
+				assert.Contains(t, err.Error(), f.Field+": "+f.Message)
 			}
-			assert.Equal(t, []string{tc.field}, fields, "exactly the bad field is named")
-			assert.True(t, verr.Has(tc.field))
+			want := append([]string(nil), tc.fields...)
+			sort.Strings(got)
+			sort.Strings(want)
+			assert.Equal(t, want, got, "every bad field, and only those, at once")
+			for _, f := range tc.fields {
+				assert.True(t, verr.Has(f), f)
+			}
 
 			text := err.Error()
-			if personalFields[tc.field] {
+			if tc.hasValue && personalFields[tc.fields[0]] {
 				require.NotEmpty(t, tc.value)
 				assert.NotContains(t, text, strings.TrimSpace(tc.value), "personal data repeated in the error")
 			}
 			if len(tc.value) >= 8 {
 				assert.NotContains(t, text, tc.value, "the value is repeated in the error")
 			}
-			assert.Zero(t, h.calls(), "nothing may be sent")
+
+			assert.Zero(t, h.calls(), "nothing is sent")
+			_, hasKey := payments.IdempotencyKeyOf(err)
+			assert.False(t, hasKey)
 		})
 	}
 	assert.Greater(t, len(cases), 250)
+}
+
+func TestValidationAcceptsValidParams(t *testing.T) {
+	h := newHarness(t)
+	h.on("POST", "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
+	h.on("POST", "/accounts/virtual-accounts", jsonResponder(200, okEnvelope(virtualAccountJSON)))
+	ctx := context.Background()
+
+	p := validRecipientParams()
+	p.AccountNumber = "GB29 NWBK 6016 1331 9268 19"
+	p.AccountCountryCode = "Nigeria"
+	p.Identification = &payments.Identification{Type: "drivers_licence", Number: "DL-778", Image: "iVBORw0KGgo="}
+	p.AmountLimit = decimalPtr("0.000000000000000001")
+	_, err := h.client.Recipients.Create(ctx, p)
+	require.NoError(t, err)
+
+	for _, va := range []*payments.VirtualAccountCreateParams{
+		{AccountType: payments.AccountTypeIndividual, AccountName: "Ada", Email: "ada+pay@example.co.uk", FirstName: "Ada", LastName: "O",
+			BVN: "12345678901", Metadata: &payments.VirtualAccountMetadata{Country: "ng"}},
+		{AccountType: payments.AccountTypeBusiness, AccountName: "Acme", Email: "ops@acme.example"},
+		{AccountType: payments.AccountTypeBusiness, AccountName: "Acme GH", Email: "ops@acme.example",
+			Metadata: &payments.VirtualAccountMetadata{Country: "GH"}},
+	} {
+		_, err := h.client.VirtualAccounts.Create(ctx, va)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 4, h.calls())
+}
+
+func TestValidationReportsManyFieldsAtOnce(t *testing.T) {
+	h := newHarness(t)
+	_, err := h.client.VirtualAccounts.Create(context.Background(), &payments.VirtualAccountCreateParams{
+		AccountType: payments.AccountTypeIndividual,
+		Email:       "not-an-email",
+		BVN:         "123",
+		Metadata:    &payments.VirtualAccountMetadata{Country: "NG"},
+	})
+	var verr *payments.ValidationError
+	require.ErrorAs(t, err, &verr)
+	for _, f := range []string{"account_name", "email", "first_name", "last_name", "bvn"} {
+		assert.True(t, verr.Has(f), "%s missing from %v", f, verr)
+	}
+	assert.Zero(t, h.calls())
+}
+
+func TestValidationNeverEchoesPersonalData(t *testing.T) {
+	const (
+		bvn      = "98765432101x" // 12 characters: invalid
+		idNumber = "PASS\x01PORT-77341"
+		image    = "SECRETIMAGEDATA$$$"
+	)
+	h := newHarness(t)
+	_, err := h.client.VirtualAccounts.Create(context.Background(), &payments.VirtualAccountCreateParams{
+		AccountType: payments.AccountTypeBusiness, AccountName: "Acme", Email: "ops@acme.example", BVN: bvn,
+	})
+	var verr *payments.ValidationError
+	require.ErrorAs(t, err, &verr)
+	assert.True(t, verr.Has("bvn"))
+	assert.NotContains(t, err.Error(), bvn)
+	assert.NotContains(t, err.Error(), "98765432101")
+
+	p := validRecipientParams()
+	p.AccountNumber = ""
+	p.Identification = &payments.Identification{Type: payments.IdentificationPassport, Number: idNumber, Image: image}
+	_, err = h.client.Recipients.Create(context.Background(), p)
+	require.ErrorAs(t, err, &verr)
+	assert.True(t, verr.Has("identification.identification_number"))
+	assert.True(t, verr.Has("identification.identification_image"))
+	assert.NotContains(t, err.Error(), "PORT-77341")
+	assert.NotContains(t, err.Error(), "SECRETIMAGE")
+
+	_, err = h.client.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{
+		IdentificationNumber: idNumber,
+	})
+	require.ErrorAs(t, err, &verr)
+	assert.NotContains(t, err.Error(), "PORT-77341")
+	assert.Zero(t, h.calls())
 }
 
 // TestBoundsAreInclusive shows that each bound of the table above is the

@@ -325,9 +325,7 @@ func TestWireWebhooksTrigger(t *testing.T) {
 	assert.Equal(t, "Test event sent", res.LastResponse().Message)
 	assert.Equal(t, stanUUID, res.LastResponse().Stan)
 
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
-	req := reqs[0]
+	req := h.onlyRequest(t)
 	assert.Equal(t, http.MethodPost, req.Method)
 	assert.Equal(t, "/webhooks/events/trigger/payment.completed", req.Path)
 	assert.False(t, req.HasBody)
