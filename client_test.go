@@ -1,19 +1,23 @@
 package payments_test
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
-	"net"
+	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
+	"regexp"
+	"runtime"
+	"sort"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jarcoal/httpmock"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -34,74 +38,11 @@ const (
 	stanUUID      = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 )
 
-const recipientJSON = `{
-	"id": "` + recipientUUID + `",
-	"merchant_id": "` + merchantUUID + `",
-	"account_number": "0123456789",
-	"account_name": "Ada Okafor",
-	"account_type": "individual",
-	"is_internal_account": false,
-	"account_currency": "NGN",
-	"account_bank_name": "First Bank",
-	"account_bank_code": "011",
-	"account_country_code": "NG",
-	"account_country": "Nigeria",
-	"identification": {"identification_type": "passport"},
-	"limit": "250000.00",
-	"payment_details": {"swift_code": "FBNINGLA"},
-	"created_at": "2025-03-01T10:00:00Z",
-	"updated_at": "2025-03-01T10:05:00Z"
-}`
+var errConnReset = errors.New("read tcp 10.0.0.1:443: connection reset by peer")
 
-const paymentJSON = `{
-	"id": "` + paymentUUID + `",
-	"reference": "order-1042",
-	"status": "pending",
-	"amount": "15000.50",
-	"currency": "NGN",
-	"description": "Invoice 1042",
-	"type": "transfer",
-	"sub_type": "domestic",
-	"category": "payout",
-	"transaction_date": "2025-03-01T10:00:00Z",
-	"tags": "invoice,march",
-	"is_reversed": false,
-	"is_completed": false,
-	"channel": "api",
-	"notes": "",
-	"created_at": "2025-03-01T10:00:00Z",
-	"updated_at": "2025-03-01T10:00:00Z",
-	"quote": {
-		"quote_id": "` + quoteUUID + `",
-		"amount": "15000.50",
-		"fee": "25.00",
-		"exchange_rate": "1",
-		"total_amount": "15025.50",
-		"currency": "NGN",
-		"expires_at": "2025-03-01T10:05:00Z"
-	}
-}`
-
-const confirmedPaymentJSON = `{
-	"id": "` + paymentUUID + `",
-	"reference": "order-1042",
-	"status": "completed",
-	"amount": "15000.50",
-	"currency": "NGN",
-	"is_completed": true,
-	"created_at": "2025-03-01T10:00:00Z",
-	"updated_at": "2025-03-01T10:01:00Z"
-}`
-
-const virtualAccountJSON = `{
-	"id": "` + vaUUID + `",
-	"currency": "NGN",
-	"account_number": "9900112233",
-	"account_name": "Acme Stores",
-	"bank_name": "Wema Bank",
-	"is_active": true,
-	"created_at": "2025-03-01T10:00:00Z"
-}`
+func errorEnvelope(message string) string {
+	return `{"success":false,"message":"` + message + `","stan":"` + stanUUID + `"}`
+}
 
 // okEnvelope wraps data in a success envelope.
 func okEnvelope(data string) string {
@@ -113,37 +54,9 @@ func jsonResponder(status int, body string) httpmock.Responder {
 	return typedResponder(status, "application/json", body)
 }
 
+// typedResponder answers with status and body as contentType.
 func typedResponder(status int, contentType, body string) httpmock.Responder {
-	return func(*http.Request) (*http.Response, error) {
-		resp := httpmock.NewStringResponse(status, body)
-		if contentType != "" {
-			resp.Header.Set("Content-Type", contentType)
-		}
-		return resp, nil
-	}
-}
-
-// withHeader adds a response header to every answer of r.
-func withHeader(r httpmock.Responder, name, value string) httpmock.Responder {
-	return func(req *http.Request) (*http.Response, error) {
-		resp, err := r(req)
-		if resp != nil {
-			resp.Header.Set(name, value)
-		}
-		return resp, err
-	}
-}
-
-// sequence answers with each responder in turn, then keeps using the last.
-func sequence(rs ...httpmock.Responder) httpmock.Responder {
-	var n atomic.Int64
-	return func(req *http.Request) (*http.Response, error) {
-		i := int(n.Add(1)) - 1
-		if i >= len(rs) {
-			i = len(rs) - 1
-		}
-		return rs[i](req)
-	}
+	return httpmock.NewStringResponder(status, body).HeaderSet(http.Header{"Content-Type": {contentType}})
 }
 
 // sentRequest is what one attempt put on the wire.
@@ -221,16 +134,92 @@ func (h *harness) requests() []sentRequest {
 	return append([]sentRequest(nil), h.sent...)
 }
 
+// onlyRequest returns the one attempt h recorded; the test fails unless
+// there was exactly one.
+func (h *harness) onlyRequest(t *testing.T) sentRequest {
+	t.Helper()
+	reqs := h.requests()
+	require.Len(t, reqs, 1)
+	return reqs[0]
+}
+
 // calls is the number of attempts the transport saw, recorded or not.
 func (h *harness) calls() int { return h.mt.GetTotalCallCount() }
 
-func validRecipientParams() *payments.RecipientCreateParams {
-	return &payments.RecipientCreateParams{
-		AccountNumber:   "0123456789",
-		AccountName:     "Ada Okafor",
-		AccountType:     payments.AccountTypeIndividual,
-		AccountCurrency: "NGN",
+// uaPattern is the SDK's User-Agent: product, version, Go version, platform.
+var uaPattern = regexp.MustCompile(`^payments-go/` + regexp.QuoteMeta(payments.Version) +
+	` \(` + regexp.QuoteMeta(runtime.Version()) + `; ` + runtime.GOOS + `/` + runtime.GOARCH + `\)$`)
+
+// headerNames returns the sorted names of h.
+func headerNames(h http.Header) []string {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
 	}
+	sort.Strings(names)
+	return names
+}
+
+// assertSDKHeaders checks the headers every request carries, and that no
+// other header was sent. It returns the Idempotency-Key ("" when absent).
+func assertSDKHeaders(t *testing.T, req sentRequest, withBody, withKey bool) string {
+	t.Helper()
+	want := []string{"Accept", "Authorization", "User-Agent"}
+	if withBody {
+		want = append(want, "Content-Type")
+	}
+	if withKey {
+		want = append(want, "Idempotency-Key")
+	}
+	sort.Strings(want)
+	assert.Equal(t, want, headerNames(req.Header))
+	assert.Equal(t, []string{"Bearer " + harnessKey}, req.Header.Values("Authorization"))
+	assert.Equal(t, []string{"application/json"}, req.Header.Values("Accept"))
+	assert.Regexp(t, uaPattern, req.Header.Get("User-Agent"))
+	if withBody {
+		assert.Equal(t, []string{"application/json"}, req.Header.Values("Content-Type"))
+	}
+	return req.Header.Get("Idempotency-Key")
+}
+
+// assertRandomUUIDKey checks that key is a version-4 (random) UUID.
+func assertRandomUUIDKey(t *testing.T, key string) {
+	t.Helper()
+	u, err := uuid.Parse(key)
+	require.NoError(t, err, "Idempotency-Key %q", key)
+	assert.Equal(t, uuid.Version(4), u.Version())
+	assert.Equal(t, key, u.String(), "canonical lower-case form")
+}
+
+// assertKeyedPost checks that req is a POST to path with a JSON body, the
+// SDK's headers and a random Idempotency-Key of its own, and returns the key.
+func assertKeyedPost(t *testing.T, req sentRequest, path string) string {
+	t.Helper()
+	assert.Equal(t, http.MethodPost, req.Method)
+	assert.Equal(t, path, req.Path)
+	key := assertSDKHeaders(t, req, true, true)
+	assertRandomUUIDKey(t, key)
+	return key
+}
+
+func mustDecimal(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+func decimalPtr(s string) *decimal.Decimal { d := mustDecimal(s); return &d }
+
+// printedForms prints v every way a careless caller might: fmt's verbs, and
+// slog's text and JSON handlers, as a whole attribute.
+func printedForms(t *testing.T, v any) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		out[verb] = fmt.Sprintf(verb, v)
+	}
+	var text, js bytes.Buffer
+	slog.New(slog.NewTextHandler(&text, nil)).Info("value", "v", v)
+	slog.New(slog.NewJSONHandler(&js, nil)).Info("value", "v", v)
+	out["slog text"], out["slog json"] = text.String(), js.String()
+	require.NotContains(t, out["slog json"], "!ERROR", "LogValue must resolve")
+	return out
 }
 
 func TestClientServicesAreWired(t *testing.T) {
@@ -277,14 +266,13 @@ func TestDoGetDecodesDataAndSendsNoBodyOrKey(t *testing.T) {
 	assert.Empty(t, resp.IdempotencyKey)
 	assert.JSONEq(t, `[{"id":"e1","event":"payment.completed"},{"id":"e2","event":"brand.new"}]`, string(resp.RawData))
 
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
-	assert.Equal(t, "/webhooks/events", reqs[0].Path)
-	assert.Equal(t, "limit=10&after=e0", reqs[0].RawQuery)
-	assert.False(t, reqs[0].HasBody)
-	assert.Empty(t, reqs[0].Header.Get("Content-Type"))
-	assert.Empty(t, reqs[0].Header.Get("Idempotency-Key"))
-	assert.Equal(t, "Bearer "+harnessKey, reqs[0].Header.Get("Authorization"))
+	req := h.onlyRequest(t)
+	assert.Equal(t, "/webhooks/events", req.Path)
+	assert.Equal(t, "limit=10&after=e0", req.RawQuery)
+	assert.False(t, req.HasBody)
+	assert.Empty(t, req.Header.Get("Content-Type"))
+	assert.Empty(t, req.Header.Get("Idempotency-Key"))
+	assert.Equal(t, "Bearer "+harnessKey, req.Header.Get("Authorization"))
 }
 
 func TestDoAcceptsEnvelopeWithoutData(t *testing.T) {
@@ -306,11 +294,10 @@ func TestDoPostSendsParamsAsJSON(t *testing.T) {
 		payments.WithIdempotencyKey("report-2025-03"))
 	require.NoError(t, err)
 	assert.Equal(t, "r1", out["id"])
-	reqs := h.requests()
-	require.Len(t, reqs, 1)
-	assert.JSONEq(t, `{"from":"2025-03-01","to":"2025-03-31"}`, string(reqs[0].Body))
-	assert.Equal(t, "application/json", reqs[0].Header.Get("Content-Type"))
-	assert.Equal(t, "report-2025-03", reqs[0].Header.Get("Idempotency-Key"))
+	req := h.onlyRequest(t)
+	assert.JSONEq(t, `{"from":"2025-03-01","to":"2025-03-31"}`, string(req.Body))
+	assert.Equal(t, "application/json", req.Header.Get("Content-Type"))
+	assert.Equal(t, "report-2025-03", req.Header.Get("Idempotency-Key"))
 }
 
 func TestDoRefusesBadMethodsAndPaths(t *testing.T) {
@@ -359,151 +346,40 @@ func TestDoOutMustMatchData(t *testing.T) {
 	assert.Contains(t, merr.Error(), "data does not match")
 }
 
-func TestRequestOptionsAreChecked(t *testing.T) {
-	h := newHarness(t)
-	cases := []struct {
-		name  string
-		opt   payments.RequestOption
-		field string
-	}{
-		{"owned Authorization", payments.WithHeader("Authorization", "Bearer other"), "header Authorization"},
-		{"owned lower-case", payments.WithHeader("authorization", "Bearer other"), "header Authorization"},
-		{"owned Idempotency-Key", payments.WithHeader("Idempotency-Key", "k"), "header Idempotency-Key"},
-		{"owned Content-Type", payments.WithHeader("Content-Type", "text/plain"), "header Content-Type"},
-		{"owned User-Agent", payments.WithHeader("User-Agent", "x"), "header User-Agent"},
-		{"owned Host", payments.WithHeader("Host", "evil.example"), "header Host"},
-		{"header injection", payments.WithHeader("X-Trace", "a\r\nAuthorization: Bearer x"), "header X-Trace"},
-		{"bad header name", payments.WithHeader("X Trace", "a"), "header X Trace"},
-		{"key with space", payments.WithIdempotencyKey("order 1"), "Idempotency-Key"},
-		{"key with newline", payments.WithIdempotencyKey("order\n1"), "Idempotency-Key"},
-		{"key too long", payments.WithIdempotencyKey(strings.Repeat("k", 256)), "Idempotency-Key"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := h.client.Recipients.Create(context.Background(), validRecipientParams(), tc.opt)
-			var verr *payments.ValidationError
-			require.ErrorAs(t, err, &verr)
-			assert.True(t, verr.Has(tc.field), verr.Error())
+// TestRedirectsAreNeverFollowed: whatever *http.Client the caller gives, a
+// 3xx answers the call as an *APIError after one request: the token never
+// follows a redirect to plain http, and a redirect loop costs one request.
+func TestRedirectsAreNeverFollowed(t *testing.T) {
+	for name, location := range map[string]string{
+		"to plain http":   "http://api.payments.test/payments/initiate",
+		"to another host": "https://evil.example/steal",
+		"loop":            harnessBase + "/payments/initiate",
+	} {
+		t.Run(name, func(t *testing.T) {
+			mt := httpmock.NewMockTransport()
+			mt.RegisterNoResponder(httpmock.NewStringResponder(http.StatusTemporaryRedirect, "").
+				HeaderSet(http.Header{"Location": {location}}))
+			c, err := payments.NewClient(harnessKey, payments.WithBaseURL(harnessBase),
+				// The caller's client has net/http's default policy: follow 10 redirects.
+				payments.WithHTTPClient(&http.Client{Transport: mt}))
+			require.NoError(t, err)
+			_, err = c.Payments.Initiate(context.Background(), validInitiateParams())
+			var apiErr *payments.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, http.StatusTemporaryRedirect, apiErr.StatusCode)
+			assert.Equal(t, 1, mt.GetTotalCallCount(), "one request, no redirect followed")
 		})
 	}
-	assert.Zero(t, h.calls())
 }
 
-func TestEnvelopeDataIsDecodedIntoTypedResources(t *testing.T) {
-	h := newHarness(t)
-	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
-	r, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
+func TestClientNeverPrintsItsKey(t *testing.T) {
+	const key = "sk_live_Pr1ntMeN0t"
+	c, err := payments.NewClient(key, payments.WithBaseURL("https://api.payments.test"))
 	require.NoError(t, err)
-	assert.Equal(t, recipientUUID, r.ID)
-	assert.Equal(t, merchantUUID, r.MerchantID)
-	assert.Equal(t, payments.AccountTypeIndividual, r.AccountType)
-	assert.Equal(t, "Nigeria", r.AccountCountry)
-	require.NotNil(t, r.Limit)
-	assert.Equal(t, "250000", r.Limit.String())
-	require.NotNil(t, r.Identification)
-	assert.Equal(t, payments.IdentificationPassport, r.Identification.Type)
-	require.NotNil(t, r.PaymentDetails)
-	assert.Equal(t, "FBNINGLA", r.PaymentDetails.SwiftCode)
-	assert.Equal(t, time.Date(2025, 3, 1, 10, 5, 0, 0, time.UTC), r.UpdatedAt)
-	assert.Equal(t, 201, r.LastResponse().StatusCode)
-
-	var roundTrip map[string]any
-	require.NoError(t, json.Unmarshal(r.RawJSON(), &roundTrip))
-	assert.Equal(t, "Nigeria", roundTrip["account_country"])
-}
-
-// poolRun makes calls calls from 16 goroutines through one Client with the
-// default transport, failing every failEvery-th with 503 on every attempt
-// (0: none), and returns how many connections the server accepted.
-func poolRun(tb testing.TB, calls, failEvery int) int64 {
-	tb.Helper()
-	var newConns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Header.Get("X-Test-Fail") != "" {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"s","data":{}}`)
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			newConns.Add(1)
-		}
+	forms := printedForms(t, c)
+	for how, s := range forms {
+		assert.NotContains(t, s, key, how)
 	}
-	srv.Start()
-	defer srv.Close()
-	c, err := payments.NewClient("sk_test_pool", payments.WithBaseURL(srv.URL),
-		payments.WithMaxRetries(1), payments.WithRetryWait(time.Millisecond, 2*time.Millisecond))
-	require.NoError(tb, err)
-	defer c.Close()
-
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				n := next.Add(1)
-				if n > int64(calls) {
-					return
-				}
-				var opts []payments.RequestOption
-				if failEvery > 0 && n%int64(failEvery) == 0 {
-					opts = append(opts, payments.WithHeader("X-Test-Fail", "1"))
-				}
-				_, err := c.Do(context.Background(), http.MethodGet, "/pool", nil, nil, opts...)
-				if failEvery > 0 && n%int64(failEvery) == 0 {
-					var apiErr *payments.APIError
-					if assert.ErrorAs(tb, err, &apiErr) {
-						assert.Equal(tb, http.StatusServiceUnavailable, apiErr.StatusCode)
-					}
-				} else {
-					assert.NoError(tb, err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return newConns.Load()
-}
-
-// TestFailedCallsKeepThePool: go-retryablehttp closes the idle connections of
-// its client whenever a call ends in an error. With a shared pool that made
-// a burst of failures multiply new connections during an outage; the SDK
-// hides the transport's CloseIdleConnections from it.
-func TestFailedCallsKeepThePool(t *testing.T) {
-	healthy := poolRun(t, 800, 0)
-	failing := poolRun(t, 800, 10)
-	t.Logf("new connections: %d without failures, %d with 1 call in 10 failing", healthy, failing)
-	assert.LessOrEqual(t, failing, 2*max(healthy, 16), "failed calls must not empty the shared pool")
-}
-
-// TestCloseClosesIdleConnections: Client.Close empties the pool of the
-// transport NewClient made, and the Client still works afterwards.
-func TestCloseClosesIdleConnections(t *testing.T) {
-	var newConns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, `{"success":true,"data":{}}`)
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			newConns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
-	c, err := payments.NewClient("sk_test_pool", payments.WithBaseURL(srv.URL))
-	require.NoError(t, err)
-	for range 3 {
-		_, err = c.Do(context.Background(), http.MethodGet, "/x", nil, nil)
-		require.NoError(t, err)
-	}
-	assert.EqualValues(t, 1, newConns.Load(), "one kept-alive connection")
-	require.NoError(t, c.Close())
-	_, err = c.Do(context.Background(), http.MethodGet, "/x", nil, nil)
-	require.NoError(t, err)
-	assert.EqualValues(t, 2, newConns.Load(), "Close dropped the idle connection")
+	assert.Equal(t, "payments.Client(https://api.payments.test)", fmt.Sprint(c))
+	assert.Contains(t, forms["slog json"], `"v":{"base_url":"https://api.payments.test"}`)
 }

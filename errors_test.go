@@ -20,96 +20,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+
+	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/shopspring/decimal"
 )
-
-// createRecipient runs Recipients.Create against a harness answering with r,
-// without retries so each test sees exactly one attempt.
-func createRecipient(t *testing.T, r httpmock.Responder) (*harness, *payments.Recipient, error) {
-	t.Helper()
-	h := newHarness(t, payments.WithMaxRetries(0))
-	h.on(http.MethodPost, "/payments/recipients", r)
-	rec, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
-	return h, rec, err
-}
-
-func TestAPIErrorFromErrorEnvelope(t *testing.T) {
-	body := `{"success":false,"message":"Validation failed","stan":"` + stanUUID + `","code":"validation_error",
-		"errors":[{"field":"account_number","message":"must be 10 digits"},{"field":"account_currency","msg":"unsupported"}]}`
-	h, _, err := createRecipient(t, withHeader(jsonResponder(422, body), "X-Request-Id", "rid-1"))
-
-	var apiErr *payments.APIError
-	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, 422, apiErr.StatusCode)
-	assert.Equal(t, "Validation failed", apiErr.Message)
-	assert.Equal(t, stanUUID, apiErr.Stan)
-	assert.Equal(t, "validation_error", string(apiErr.Code))
-	assert.Equal(t, []payments.FieldError{
-		{Field: "account_number", Message: "must be 10 digits"},
-		{Field: "account_currency", Message: "unsupported"},
-	}, apiErr.Errors)
-	assert.Equal(t, body, string(apiErr.Body))
-	assert.Equal(t, "rid-1", apiErr.Header.Get("X-Request-Id"))
-	assert.Equal(t, 1, apiErr.Attempts)
-	assert.Equal(t, h.requests()[0].Header.Get("Idempotency-Key"), apiErr.IdempotencyKey)
-	assert.NotEmpty(t, apiErr.IdempotencyKey)
-	assert.ErrorIs(t, err, payments.ErrUnprocessable)
-	assert.False(t, apiErr.Temporary())
-
-	assert.Equal(t, "payments: HTTP 422 Unprocessable Entity: Validation failed"+
-		"; account_number: must be 10 digits; account_currency: unsupported"+
-		" (code=validation_error, stan="+stanUUID+", idempotency_key="+apiErr.IdempotencyKey+") after 1 attempt(s)",
-		apiErr.Error())
-}
-
-func TestAPIErrorFieldErrorShapes(t *testing.T) {
-	cases := []struct {
-		name   string
-		errors string
-		want   []payments.FieldError
-	}{
-		{"list of objects", `[{"field":"email","message":"taken"}]`,
-			[]payments.FieldError{{Field: "email", Message: "taken"}}},
-		{"map of strings", `{"email":"taken","account_name":"too long"}`,
-			[]payments.FieldError{{Field: "account_name", Message: "too long"}, {Field: "email", Message: "taken"}}},
-		{"map of lists", `{"email":["taken","invalid"]}`,
-			[]payments.FieldError{{Field: "email", Message: "taken; invalid"}}},
-		{"list of strings", `["email is taken","name is too long"]`,
-			[]payments.FieldError{{Message: "email is taken"}, {Message: "name is too long"}}},
-		{"null", `null`, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := createRecipient(t, jsonResponder(400,
-				`{"success":false,"message":"bad","stan":"s","errors":`+tc.errors+`}`))
-			var apiErr *payments.APIError
-			require.ErrorAs(t, err, &apiErr)
-			if tc.want == nil {
-				assert.Empty(t, apiErr.Errors)
-			} else {
-				assert.Equal(t, tc.want, apiErr.Errors)
-			}
-		})
-	}
-}
-
-func TestAPIErrorCodeAndErrorMemberShapes(t *testing.T) {
-	cases := []struct {
-		name, body, message, code string
-	}{
-		{"numeric code", `{"success":false,"message":"limit exceeded","code":1042}`, "limit exceeded", "1042"},
-		{"error string", `{"error":"invalid_token"}`, "invalid_token", ""},
-		{"error object", `{"error":{"message":"Recipient not found","code":"not_found"}}`, "Recipient not found", "not_found"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := createRecipient(t, jsonResponder(404, tc.body))
-			var apiErr *payments.APIError
-			require.ErrorAs(t, err, &apiErr)
-			assert.Equal(t, tc.message, apiErr.Message)
-			assert.Equal(t, tc.code, string(apiErr.Code))
-		})
-	}
-}
 
 func TestAPIErrorMatchesStatusSentinels(t *testing.T) {
 	sentinels := []error{
@@ -145,137 +59,6 @@ func TestAPIErrorMatchesStatusSentinels(t *testing.T) {
 			assert.NotErrorIs(t, err, payments.ErrQuoteExpired)
 		})
 	}
-}
-
-func TestSuccessFalseOn200IsAPIError(t *testing.T) {
-	_, _, err := createRecipient(t, jsonResponder(200,
-		`{"success":false,"message":"Insufficient balance","stan":"`+stanUUID+`","code":"insufficient_funds","data":null}`))
-	var apiErr *payments.APIError
-	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, 200, apiErr.StatusCode)
-	assert.Equal(t, "Insufficient balance", apiErr.Message)
-	assert.Equal(t, "insufficient_funds", string(apiErr.Code))
-	assert.Equal(t, stanUUID, apiErr.Stan)
-	assert.Contains(t, apiErr.Error(), "payments: HTTP 200 OK: Insufficient balance")
-}
-
-func TestMalformedSuccessResponses(t *testing.T) {
-	huge := `{"success":true,"data":{"note":"` + strings.Repeat("a", payments.MaxResponseBytes) + `"}}`
-	cases := []struct {
-		name   string
-		answer httpmock.Responder
-		reason string
-	}{
-		{"missing data", jsonResponder(201, `{"success":true,"message":"ok","stan":"s"}`), "the envelope has no data"},
-		{"null data", jsonResponder(201, `{"success":true,"message":"ok","stan":"s","data":null}`), "the envelope has no data"},
-		{"HTML from a proxy", typedResponder(200, "text/html; charset=utf-8", "<html><body>Welcome</body></html>"), "HTML page"},
-		{"plain text", typedResponder(200, "text/plain", "OK"), `"text/plain", not the JSON envelope`},
-		{"empty body", jsonResponder(201, ""), "the body is empty"},
-		{"whitespace body", jsonResponder(201, " \n "), "the body is empty"},
-		{"truncated JSON", jsonResponder(201, `{"success":true,"data":{"id":"3f2b`), "not the JSON envelope"},
-		{"JSON array", jsonResponder(201, `[{"id":"`+recipientUUID+`"}]`), "not the JSON envelope"},
-		{"JSON string", jsonResponder(201, `"created"`), "not the JSON envelope"},
-		{"data of the wrong shape", jsonResponder(201, okEnvelope(`["not","a","recipient"]`)), "data does not match"},
-		{"body over the cap", jsonResponder(201, huge), "exceeds"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			h, rec, err := createRecipient(t, tc.answer)
-			assert.Nil(t, rec)
-			var merr *payments.MalformedResponseError
-			require.ErrorAs(t, err, &merr)
-			assert.ErrorIs(t, err, payments.ErrMalformedResponse)
-			assert.Contains(t, merr.Reason, tc.reason)
-			assert.Contains(t, err.Error(), "payments: malformed response: ")
-			require.NotNil(t, merr.Response)
-			assert.Equal(t, h.requests()[0].Header.Get("Idempotency-Key"), merr.Response.IdempotencyKey)
-			key, ok := payments.IdempotencyKeyOf(err)
-			assert.True(t, ok)
-			assert.Equal(t, merr.Response.IdempotencyKey, key)
-			assert.LessOrEqual(t, len(merr.Response.RawData), payments.MaxResponseBytes)
-		})
-	}
-}
-
-// errAfter is a body that yields prefix, then fails with err.
-type errAfter struct {
-	prefix io.Reader
-	err    error
-}
-
-func (e *errAfter) Read(p []byte) (int, error) {
-	n, err := e.prefix.Read(p)
-	if err == io.EOF {
-		return n, e.err
-	}
-	return n, err
-}
-
-func (e *errAfter) Close() error { return nil }
-
-func TestTruncatedBodyConnectionDropped(t *testing.T) {
-	answer := func(*http.Request) (*http.Response, error) {
-		return &http.Response{
-			StatusCode: 201, Header: http.Header{"Content-Type": {"application/json"}},
-			Body: &errAfter{prefix: strings.NewReader(`{"success":true,"data":{"id":"3f2b`), err: io.ErrUnexpectedEOF},
-		}, nil
-	}
-	_, _, err := createRecipient(t, answer)
-	var merr *payments.MalformedResponseError
-	require.ErrorAs(t, err, &merr)
-	assert.Equal(t, "reading the body failed", merr.Reason)
-	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
-	assert.Contains(t, err.Error(), "unexpected EOF")
-	assert.Contains(t, err.Error(), "HTTP 201")
-}
-
-func TestNonEnvelopeErrorBodiesGiveUsefulAPIErrors(t *testing.T) {
-	cases := []struct {
-		name    string
-		status  int
-		answer  httpmock.Responder
-		message string
-	}{
-		{"HTML 502 from a proxy", 502, typedResponder(502, "text/html", "<html><h1>502 Bad Gateway</h1></html>"), "HTML page"},
-		{"plain text 503", 503, typedResponder(503, "text/plain", "upstream connect error"), "text/plain"},
-		{"empty 500", 500, jsonResponder(500, ""), "the body is empty"},
-		{"JSON array 400", 400, jsonResponder(400, `["bad request"]`), "not the JSON envelope"},
-		{"truncated 500", 500, jsonResponder(500, `{"success":false,"mess`), "not the JSON envelope"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := createRecipient(t, tc.answer)
-			var apiErr *payments.APIError
-			require.ErrorAs(t, err, &apiErr)
-			assert.Equal(t, tc.status, apiErr.StatusCode)
-			assert.Contains(t, apiErr.Message, tc.message)
-			assert.Contains(t, apiErr.Error(), tc.message)
-			assert.Contains(t, apiErr.Error(), fmt.Sprintf("HTTP %d", tc.status))
-			assert.Empty(t, apiErr.Stan)
-		})
-	}
-}
-
-func TestHTMLErrorIsRetriedThenKept(t *testing.T) {
-	h := newHarness(t)
-	page := "<html><h1>502 Bad Gateway</h1><p>nginx</p></html>"
-	h.on(http.MethodPost, "/payments/recipients", typedResponder(502, "text/html", page))
-	_, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
-	var apiErr *payments.APIError
-	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, 3, apiErr.Attempts)
-	assert.Equal(t, page, string(apiErr.Body))
-	assert.Equal(t, "text/html", apiErr.Header.Get("Content-Type"))
-}
-
-func TestErrorBodyIsCapped(t *testing.T) {
-	big := `{"success":false,"message":"too big","stan":"s","junk":"` + strings.Repeat("x", payments.MaxResponseBytes+10) + `"}`
-	_, _, err := createRecipient(t, jsonResponder(500, big))
-	var apiErr *payments.APIError
-	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, 500, apiErr.StatusCode)
-	assert.Equal(t, 16<<10, len(apiErr.Body))
-	assert.Equal(t, big[:16<<10], string(apiErr.Body))
 }
 
 func TestNetworkFailureIsTransportError(t *testing.T) {
@@ -459,32 +242,6 @@ func TestEchoedKeyNeverHeldByAnError(t *testing.T) {
 	})
 }
 
-// TestRedirectsAreNeverFollowed: whatever *http.Client the caller gives, a
-// 3xx answers the call as an *APIError after one request: the token never
-// follows a redirect to plain http, and a redirect loop costs one request.
-func TestRedirectsAreNeverFollowed(t *testing.T) {
-	for name, location := range map[string]string{
-		"to plain http":   "http://api.payments.test/payments/initiate",
-		"to another host": "https://evil.example/steal",
-		"loop":            harnessBase + "/payments/initiate",
-	} {
-		t.Run(name, func(t *testing.T) {
-			mt := httpmock.NewMockTransport()
-			mt.RegisterNoResponder(httpmock.NewStringResponder(http.StatusTemporaryRedirect, "").
-				HeaderSet(http.Header{"Location": {location}}))
-			c, err := payments.NewClient(harnessKey, payments.WithBaseURL(harnessBase),
-				// The caller's client has net/http's default policy: follow 10 redirects.
-				payments.WithHTTPClient(&http.Client{Transport: mt}))
-			require.NoError(t, err)
-			_, err = c.Payments.Initiate(context.Background(), validInitiateParams())
-			var apiErr *payments.APIError
-			require.ErrorAs(t, err, &apiErr)
-			assert.Equal(t, http.StatusTemporaryRedirect, apiErr.StatusCode)
-			assert.Equal(t, 1, mt.GetTotalCallCount(), "one request, no redirect followed")
-		})
-	}
-}
-
 // TestHostileTextIsEscaped: line breaks, ANSI escapes and invalid UTF-8 in
 // what the service sends cannot forge a log line or restyle a terminal.
 func TestHostileTextIsEscaped(t *testing.T) {
@@ -513,4 +270,66 @@ func TestHostileTextIsEscaped(t *testing.T) {
 	assert.NotContains(t, err.Error(), "\n")
 	assert.NotContains(t, err.Error(), "\xff")
 	assert.True(t, utf8.ValidString(err.Error()))
+}
+
+func TestValidationErrorIsNotOtherErrors(t *testing.T) {
+	err := error(&payments.ValidationError{Fields: []payments.FieldError{{Field: "x", Message: "y"}}})
+	var apiErr *payments.APIError
+	assert.False(t, errors.As(err, &apiErr))
+	assert.NotErrorIs(t, err, payments.ErrMalformedResponse)
+}
+
+// TestErrorCodesMatchWithErrorsIs: an *APIError matches its code with
+// errors.Is, prints the bare code, and a caller never compares strings.
+func TestErrorCodesMatchWithErrorsIs(t *testing.T) {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	c := srv.Client()
+	ctx := context.Background()
+	r, err := c.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Okafor", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	require.NoError(t, err)
+	params := &payments.PaymentInitiateParams{Amount: decimal.RequireFromString("10"), Currency: "NGN", RecipientID: r.ID, Reference: "order-codes"}
+	p, err := c.Payments.Initiate(ctx, params)
+	require.NoError(t, err)
+	_, err = c.Payments.Initiate(ctx, params)
+	assert.ErrorIs(t, err, payments.CodeDuplicateReference)
+	assert.NotErrorIs(t, err, payments.CodeQuoteExpired)
+	var apiErr *payments.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, payments.CodeDuplicateReference, apiErr.Code)
+	assert.Equal(t, "code duplicate_reference", fmt.Sprintf("code %s", apiErr.Code), "a code prints as itself")
+
+	_, err = c.Payments.Confirm(ctx, p.ConfirmParams())
+	require.NoError(t, err)
+	_, err = c.Payments.Confirm(ctx, p.ConfirmParams())
+	assert.ErrorIs(t, err, payments.CodeQuoteAlreadyConfirmed)
+	assert.False(t, errors.Is(err, payments.ErrQuoteExpired))
+}
+
+// TestErrorCodesAgreeWithTheFake: the fake keeps its own copy of the codes
+// (it must not share client code); both lists must say the same.
+func TestErrorCodesAgreeWithTheFake(t *testing.T) {
+	pairs := map[payments.ErrorCode]string{
+		payments.CodeValidationFailed:      paymentstest.CodeValidationFailed,
+		payments.CodeQuoteExpired:          paymentstest.CodeQuoteExpired,
+		payments.CodeQuoteAlreadyConfirmed: paymentstest.CodeQuoteAlreadyConfirmed,
+		payments.CodeDuplicateReference:    paymentstest.CodeDuplicateReference,
+		payments.CodeIdempotencyKeyReused:  paymentstest.CodeIdempotencyKeyReused,
+		payments.CodeIdempotencyInProgress: paymentstest.CodeIdempotencyInProgress,
+		payments.CodeInvalidIdempotencyKey: paymentstest.CodeInvalidIdempotencyKey,
+		payments.CodeUnauthorized:          paymentstest.CodeUnauthorized,
+		payments.CodeNotFound:              paymentstest.CodeNotFound,
+		payments.CodeWebhookNotConfigured:  paymentstest.CodeWebhookNotConfigured,
+		payments.CodeInvalidJSON:           paymentstest.CodeInvalidJSON,
+		payments.CodeMethodNotAllowed:      paymentstest.CodeMethodNotAllowed,
+		payments.CodeUnsupportedMediaType:  paymentstest.CodeUnsupportedMediaType,
+		payments.CodePayloadTooLarge:       paymentstest.CodePayloadTooLarge,
+		payments.CodeInternal:              paymentstest.CodeInternal,
+		payments.CodeShuttingDown:          paymentstest.CodeShuttingDown,
+	}
+	for sdk, fake := range pairs {
+		assert.Equal(t, string(sdk), fake)
+	}
 }

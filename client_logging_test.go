@@ -91,11 +91,9 @@ func assertNoSecrets(t *testing.T, logs string) {
 
 func TestLoggingRetriesAtInfo(t *testing.T) {
 	h, sink := loggedHarness(t, slog.LevelDebug)
-	h.on(http.MethodPost, "/payments/initiate", sequence(
-		jsonResponder(503, errorEnvelope("busy")),
-		httpmock.NewErrorResponder(errConnReset),
-		jsonResponder(200, okEnvelope(paymentJSON)),
-	))
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(503, errorEnvelope("busy")).
+		Then(httpmock.NewErrorResponder(errConnReset)).
+		Then(jsonResponder(200, okEnvelope(paymentJSON))))
 	_, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
 

@@ -2,7 +2,9 @@ package payments_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,52 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 )
+
+const paymentJSON = `{
+	"id": "` + paymentUUID + `",
+	"reference": "order-1042",
+	"status": "pending",
+	"amount": "15000.50",
+	"currency": "NGN",
+	"description": "Invoice 1042",
+	"type": "transfer",
+	"sub_type": "domestic",
+	"category": "payout",
+	"transaction_date": "2025-03-01T10:00:00Z",
+	"tags": "invoice,march",
+	"is_reversed": false,
+	"is_completed": false,
+	"channel": "api",
+	"notes": "",
+	"created_at": "2025-03-01T10:00:00Z",
+	"updated_at": "2025-03-01T10:00:00Z",
+	"quote": {
+		"quote_id": "` + quoteUUID + `",
+		"amount": "15000.50",
+		"fee": "25.00",
+		"exchange_rate": "1",
+		"total_amount": "15025.50",
+		"currency": "NGN",
+		"expires_at": "2025-03-01T10:05:00Z"
+	}
+}`
+
+const confirmedPaymentJSON = `{
+	"id": "` + paymentUUID + `",
+	"reference": "order-1042",
+	"status": "completed",
+	"amount": "15000.50",
+	"currency": "NGN",
+	"is_completed": true,
+	"created_at": "2025-03-01T10:00:00Z",
+	"updated_at": "2025-03-01T10:01:00Z"
+}`
+
+func validInitiateParams() *payments.PaymentInitiateParams {
+	return &payments.PaymentInitiateParams{
+		Amount: mustDecimal("100"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1",
+	}
+}
 
 // fakeClock is a settable clock for SetClockForTest.
 type fakeClock struct {
@@ -280,4 +328,148 @@ func TestQuoteExpiredMethod(t *testing.T) {
 	assert.True(t, q.Expired(exp.Add(time.Hour)))
 	assert.False(t, (&payments.Quote{}).Expired(exp), "an unknown expiry is not expired")
 	assert.Nil(t, (&payments.Payment{}).ConfirmParams())
+}
+
+func TestWirePaymentsInitiate(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+
+	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
+		Amount:              mustDecimal("1234567890.123456789"),
+		Currency:            "NGN",
+		RecipientID:         recipientUUID,
+		Description:         "Invoice 1042",
+		Reference:           "order-1042",
+		TransactionType:     "transfer",
+		TransactionCategory: "payout",
+		TransactionTags:     "invoice,march",
+		TransactionNotes:    "net 30",
+		Channel:             "api",
+		SubType:             "domestic",
+	})
+	require.NoError(t, err)
+
+	req := h.onlyRequest(t)
+	key := assertKeyedPost(t, req, "/payments/initiate")
+	assert.JSONEq(t, `{
+		"amount": 1234567890.123456789,
+		"currency": "NGN",
+		"recipient_id": "`+recipientUUID+`",
+		"description": "Invoice 1042",
+		"reference": "order-1042",
+		"transaction_type": "transfer",
+		"transaction_category": "payout",
+		"transaction_tags": "invoice,march",
+		"transaction_notes": "net 30",
+		"channel": "api",
+		"sub_type": "domestic"
+	}`, string(req.Body))
+	assert.Contains(t, string(req.Body), `{"amount":1234567890.123456789,`)
+	assert.Equal(t, key, p.LastResponse().IdempotencyKey)
+}
+
+func TestWirePaymentsInitiateMinimal(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
+		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+	})
+	require.NoError(t, err)
+	req := h.onlyRequest(t)
+	assert.Equal(t, `{"amount":15000.5,"currency":"NGN","recipient_id":"`+recipientUUID+`","reference":"order-1042"}`,
+		string(req.Body))
+}
+
+func TestWirePaymentsConfirm(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
+
+	p, err := h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{
+		Reference: "order-1042", QuoteID: quoteUUID,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, payments.PaymentStatusCompleted, p.Status)
+	assert.True(t, p.IsCompleted)
+
+	req := h.onlyRequest(t)
+	assertKeyedPost(t, req, "/payments/confirm")
+	assert.Equal(t, `{"reference":"order-1042","quote_id":"`+quoteUUID+`"}`, string(req.Body))
+}
+
+func TestWireAmountsKeepTheirDigits(t *testing.T) {
+	for _, s := range []string{
+		"1234567890.123456789",
+		"0.000000000000000001",
+		"999999999999999999.999999999999999999",
+		"42",
+		"0.1",
+	} {
+		t.Run(s, func(t *testing.T) {
+			h := newHarness(t)
+			h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+			_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
+				Amount: mustDecimal(s), Currency: "NGN", RecipientID: recipientUUID, Reference: "r-1",
+			})
+			require.NoError(t, err)
+			req := h.onlyRequest(t)
+			assert.Contains(t, string(req.Body), `{"amount":`+s+`,`)
+		})
+	}
+}
+
+func TestWireCallerKeyAndExtraHeader(t *testing.T) {
+	h := newHarness(t, payments.WithUserAgent("acme-checkout/2.3"))
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
+		Amount: mustDecimal("10"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-9",
+	}, payments.WithIdempotencyKey("order-9-initiate"), payments.WithHeader("X-Request-Id", "req-123"))
+	require.NoError(t, err)
+	hdr := h.onlyRequest(t).Header
+	assert.Equal(t, []string{"order-9-initiate"}, hdr.Values("Idempotency-Key"))
+	assert.Equal(t, []string{"req-123"}, hdr.Values("X-Request-Id"))
+	assert.Regexp(t, `^acme-checkout/2\.3 payments-go/`+regexp.QuoteMeta(payments.Version)+` \(go`, hdr.Get("User-Agent"))
+	assert.Equal(t, "order-9-initiate", p.LastResponse().IdempotencyKey)
+}
+
+// FuzzDecodePayment decodes arbitrary JSON as a Payment, in every quote shape
+// (nested, flat, aliases). It must not panic; a payment that decodes has a
+// quote only with an id, its ConfirmParams name that quote, and it survives
+// being stored as JSON and read back (as a merchant's queue or database
+// would) with the same quote.
+func FuzzDecodePayment(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p payments.Payment
+		if json.Unmarshal(data, &p) != nil {
+			return
+		}
+		cp := p.ConfirmParams()
+		if q := p.Quote; q == nil {
+			if cp != nil {
+				t.Fatalf("ConfirmParams %+v for a payment without a quote", cp)
+			}
+		} else {
+			if q.ID == "" {
+				t.Fatal("a quote without an id")
+			}
+			if cp == nil || cp.QuoteID != q.ID || cp.Reference != p.Reference {
+				t.Fatalf("ConfirmParams %+v do not name quote %q of %q", cp, q.ID, p.Reference)
+			}
+			if q.Currency == "" && p.Currency != "" {
+				t.Fatalf("the quote has no currency though the payment is in %q", p.Currency)
+			}
+		}
+		var back payments.Payment
+		if !fzRoundTrip(t, &p, &back) {
+			return
+		}
+		if p.Quote != nil && back.Quote != nil && p.Quote.ExpiresAt.IsZero() && !p.CreatedAt.IsZero() {
+			// Only when CreatedAt + QuoteLifetime is the zero time (year 0):
+			// the stored zero expiry is then re-derived from CreatedAt.
+			back.Quote.ExpiresAt = time.Time{}
+		}
+		fzSameJSON(t, &p, &back)
+		if (p.Quote == nil) != (back.Quote == nil) || !p.Amount.Equal(back.Amount) {
+			t.Fatalf("the quote or amount changed: %+v, %+v", p.Quote, back.Quote)
+		}
+	})
 }

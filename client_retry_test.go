@@ -2,7 +2,6 @@ package payments_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,12 +16,6 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 )
-
-var errConnReset = errors.New("read tcp 10.0.0.1:443: connection reset by peer")
-
-func errorEnvelope(message string) string {
-	return `{"success":false,"message":"` + message + `","stan":"` + stanUUID + `"}`
-}
 
 func TestRetryMatrixRetryableStatuses(t *testing.T) {
 	for _, status := range []int{408, 409, 429, 500, 502, 503, 504} {
@@ -73,11 +66,9 @@ func TestRetryMatrixNonRetryableStatuses(t *testing.T) {
 
 func TestRetryRecoversAndReportsAttempts(t *testing.T) {
 	h := newHarness(t)
-	h.on(http.MethodPost, "/payments/initiate", sequence(
-		jsonResponder(503, errorEnvelope("busy")),
-		httpmock.NewErrorResponder(errConnReset),
-		jsonResponder(200, okEnvelope(paymentJSON)),
-	))
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(503, errorEnvelope("busy")).
+		Then(httpmock.NewErrorResponder(errConnReset)).
+		Then(jsonResponder(200, okEnvelope(paymentJSON))))
 	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
 		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 	})
@@ -153,11 +144,9 @@ func TestRetryPostWithoutKeyIsNotRetried(t *testing.T) {
 
 func TestRetryPutIsRetried(t *testing.T) {
 	h := newHarness(t)
-	h.on(http.MethodPut, "/payments/recipients/"+recipientUUID, sequence(
-		jsonResponder(503, errorEnvelope("busy")),
-		httpmock.NewErrorResponder(errConnReset),
-		jsonResponder(200, okEnvelope(recipientJSON)),
-	))
+	h.on(http.MethodPut, "/payments/recipients/"+recipientUUID, jsonResponder(503, errorEnvelope("busy")).
+		Then(httpmock.NewErrorResponder(errConnReset)).
+		Then(jsonResponder(200, okEnvelope(recipientJSON))))
 	r, err := h.client.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{AccountName: "Ada"})
 	require.NoError(t, err)
 	assert.Equal(t, 3, h.calls())
@@ -171,10 +160,8 @@ func TestRetryPutIsRetried(t *testing.T) {
 
 func TestRetryGetThroughDoIsRetried(t *testing.T) {
 	h := newHarness(t)
-	h.on(http.MethodGet, "/payments/recipients/"+recipientUUID, sequence(
-		jsonResponder(502, "bad gateway"),
-		jsonResponder(200, okEnvelope(recipientJSON)),
-	))
+	h.on(http.MethodGet, "/payments/recipients/"+recipientUUID, jsonResponder(502, "bad gateway").
+		Then(jsonResponder(200, okEnvelope(recipientJSON))))
 	resp, err := h.client.Do(context.Background(), http.MethodGet, "/payments/recipients/"+recipientUUID, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 2, resp.Attempts)
@@ -195,12 +182,10 @@ func TestRetryMaxRetriesZeroMeansOneAttempt(t *testing.T) {
 
 func TestRetryFinalResponseIsKeptAfterLastAttempt(t *testing.T) {
 	h := newHarness(t)
-	h.on(http.MethodPost, "/payments/initiate", sequence(
-		jsonResponder(500, errorEnvelope("first")),
-		jsonResponder(502, errorEnvelope("second")),
-		withHeader(jsonResponder(503, `{"success":false,"message":"down for maintenance","stan":"`+stanUUID+`","code":"maintenance"}`),
-			"X-Request-Id", "rid-3"),
-	))
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(500, errorEnvelope("first")).
+		Then(jsonResponder(502, errorEnvelope("second"))).
+		Then(jsonResponder(503, `{"success":false,"message":"down for maintenance","stan":"`+stanUUID+`","code":"maintenance"}`).
+			HeaderSet(http.Header{"X-Request-Id": {"rid-3"}})))
 	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
 		Amount: mustDecimal("1"), Currency: "NGN", RecipientID: recipientUUID, Reference: "r",
 	})
@@ -212,6 +197,18 @@ func TestRetryFinalResponseIsKeptAfterLastAttempt(t *testing.T) {
 	assert.Equal(t, 3, apiErr.Attempts)
 	assert.Equal(t, "rid-3", apiErr.Header.Get("X-Request-Id"))
 	assert.Contains(t, string(apiErr.Body), "down for maintenance")
+}
+
+func TestHTMLErrorIsRetriedThenKept(t *testing.T) {
+	h := newHarness(t)
+	page := "<html><h1>502 Bad Gateway</h1><p>nginx</p></html>"
+	h.on(http.MethodPost, "/payments/recipients", typedResponder(502, "text/html", page))
+	_, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
+	var apiErr *payments.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 3, apiErr.Attempts)
+	assert.Equal(t, page, string(apiErr.Body))
+	assert.Equal(t, "text/html", apiErr.Header.Get("Content-Type"))
 }
 
 // retryAfterServer answers the first request with status and a Retry-After,
@@ -306,7 +303,7 @@ func (c *cancelAfterResponse) RoundTrip(req *http.Request) (*http.Response, erro
 
 func TestRetryCancelDuringBackoffReturnsPromptly(t *testing.T) {
 	for _, answer := range map[string]httpmock.Responder{
-		"503 with Retry-After": withHeader(jsonResponder(503, errorEnvelope("busy")), "Retry-After", "3600"),
+		"503 with Retry-After": jsonResponder(503, errorEnvelope("busy")).HeaderSet(http.Header{"Retry-After": {"3600"}}),
 		"connection error":     httpmock.NewErrorResponder(errConnReset),
 	} {
 		mt := httpmock.NewMockTransport()
@@ -343,23 +340,4 @@ func TestRetryContextAlreadyCancelled(t *testing.T) {
 	var terr *payments.TransportError
 	assert.ErrorAs(t, err, &terr)
 	assert.LessOrEqual(t, h.calls(), 1)
-}
-
-func TestRetryBackoffHookHonoursRetryAfterWithinMax(t *testing.T) {
-	h := newHarness(t, payments.WithRetryWait(10*time.Millisecond, 2*time.Second))
-	resp := &http.Response{StatusCode: 503, Header: http.Header{"Retry-After": {"1"}}}
-	assert.Equal(t, time.Second, payments.RetryBackoffForTest(h.client, 0, resp))
-	resp.Header.Set("Retry-After", "86400")
-	assert.Equal(t, 2*time.Second, payments.RetryBackoffForTest(h.client, 0, resp))
-
-	now := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
-	payments.SetClockForTest(h.client, func() time.Time { return now })
-	resp.Header.Set("Retry-After", now.Add(1500*time.Millisecond).Format(http.TimeFormat)) // whole seconds: 1s
-	assert.Equal(t, time.Second, payments.RetryBackoffForTest(h.client, 0, resp))
-
-	for attempt := 0; attempt < 10; attempt++ {
-		d := payments.RetryBackoffForTest(h.client, attempt, nil)
-		assert.GreaterOrEqual(t, d, 5*time.Millisecond, "attempt %d", attempt)
-		assert.LessOrEqual(t, d, 2*time.Second, "attempt %d", attempt)
-	}
 }

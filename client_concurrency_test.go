@@ -3,11 +3,15 @@ package payments_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
@@ -153,4 +157,100 @@ func TestDefaultTransportUnderConcurrency(t *testing.T) {
 	// With net/http's default of 2 idle connections per host most requests
 	// would dial anew; the SDK's pool keeps about one connection per worker.
 	assert.LessOrEqual(t, len(remotes), 2*workers, "connections are pooled and reused, not one per request")
+}
+
+// poolRun makes calls calls from 16 goroutines through one Client with the
+// default transport, failing every failEvery-th with 503 on every attempt
+// (0: none), and returns how many connections the server accepted.
+func poolRun(tb testing.TB, calls, failEvery int) int64 {
+	tb.Helper()
+	var newConns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Header.Get("X-Test-Fail") != "" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"s","data":{}}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			newConns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := payments.NewClient("sk_test_pool", payments.WithBaseURL(srv.URL),
+		payments.WithMaxRetries(1), payments.WithRetryWait(time.Millisecond, 2*time.Millisecond))
+	require.NoError(tb, err)
+	defer c.Close()
+
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n := next.Add(1)
+				if n > int64(calls) {
+					return
+				}
+				var opts []payments.RequestOption
+				if failEvery > 0 && n%int64(failEvery) == 0 {
+					opts = append(opts, payments.WithHeader("X-Test-Fail", "1"))
+				}
+				_, err := c.Do(context.Background(), http.MethodGet, "/pool", nil, nil, opts...)
+				if failEvery > 0 && n%int64(failEvery) == 0 {
+					var apiErr *payments.APIError
+					if assert.ErrorAs(tb, err, &apiErr) {
+						assert.Equal(tb, http.StatusServiceUnavailable, apiErr.StatusCode)
+					}
+				} else {
+					assert.NoError(tb, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return newConns.Load()
+}
+
+// TestFailedCallsKeepThePool: go-retryablehttp closes the idle connections of
+// its client whenever a call ends in an error. With a shared pool that made
+// a burst of failures multiply new connections during an outage; the SDK
+// hides the transport's CloseIdleConnections from it.
+func TestFailedCallsKeepThePool(t *testing.T) {
+	healthy := poolRun(t, 800, 0)
+	failing := poolRun(t, 800, 10)
+	t.Logf("new connections: %d without failures, %d with 1 call in 10 failing", healthy, failing)
+	assert.LessOrEqual(t, failing, 2*max(healthy, 16), "failed calls must not empty the shared pool")
+}
+
+// TestCloseClosesIdleConnections: Client.Close empties the pool of the
+// transport NewClient made, and the Client still works afterwards.
+func TestCloseClosesIdleConnections(t *testing.T) {
+	var newConns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"success":true,"data":{}}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			newConns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := payments.NewClient("sk_test_pool", payments.WithBaseURL(srv.URL))
+	require.NoError(t, err)
+	for range 3 {
+		_, err = c.Do(context.Background(), http.MethodGet, "/x", nil, nil)
+		require.NoError(t, err)
+	}
+	assert.EqualValues(t, 1, newConns.Load(), "one kept-alive connection")
+	require.NoError(t, c.Close())
+	_, err = c.Do(context.Background(), http.MethodGet, "/x", nil, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, newConns.Load(), "Close dropped the idle connection")
 }

@@ -1,0 +1,120 @@
+package payments
+
+// This file is an internal test: it checks what the options set on the
+// Client's unexported parts (the retry layer, the transport).
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const optKey = "sk_test_Opt1onsK3y"
+
+func TestNewClientAcceptsHTTPSAndLoopback(t *testing.T) {
+	for _, u := range []string{
+		"https://api.example.com",
+		"https://api.example.com/v1/",
+		"http://127.0.0.1",
+		"http://127.0.0.1:8080",
+		"http://127.5.6.7:9000",
+		"http://localhost",
+		"http://LOCALHOST:3000",
+		"http://[::1]",
+		"http://[::1]:8443/prefix",
+	} {
+		t.Run(u, func(t *testing.T) {
+			c, err := NewClient(optKey, WithBaseURL(u))
+			require.NoError(t, err)
+			assert.False(t, strings.HasSuffix(c.baseURL, "/"), c.baseURL)
+		})
+	}
+}
+
+func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
+	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
+	require.NoError(t, err)
+	assert.Equal(t, DefaultMaxRetries, c.http.RetryMax)
+	assert.Equal(t, 2, c.http.RetryMax, "the issue asks for 2 retries by default")
+	assert.Equal(t, DefaultRetryWaitMin, c.http.RetryWaitMin)
+	assert.Equal(t, DefaultRetryWaitMax, c.http.RetryWaitMax)
+	assert.NotNil(t, c.http.ErrorHandler, "without an ErrorHandler go-retryablehttp drops the final status and body")
+
+	c, err = NewClient(optKey, WithBaseURL("https://api.example.com"),
+		WithMaxRetries(0), WithRetryWait(10*time.Millisecond, 20*time.Millisecond))
+	require.NoError(t, err)
+	assert.Equal(t, 0, c.http.RetryMax)
+	assert.Equal(t, 10*time.Millisecond, c.http.RetryWaitMin)
+	assert.Equal(t, 20*time.Millisecond, c.http.RetryWaitMax)
+}
+
+func TestUserAgent(t *testing.T) {
+	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(c.userAgent, "payments-go/"+Version+" ("), c.userAgent)
+
+	c, err = NewClient(optKey, WithBaseURL("https://api.example.com"), WithUserAgent("acme-checkout/2.3"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(c.userAgent, "acme-checkout/2.3 payments-go/"+Version+" ("), c.userAgent)
+}
+
+func TestDefaultTransportPoolsConnections(t *testing.T) {
+	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
+	require.NoError(t, err)
+	hc := c.http.HTTPClient
+	require.NotNil(t, hc)
+	assert.NotSame(t, http.DefaultClient, hc)
+	tr, ok := hc.Transport.(attemptTransport).rt.(*http.Transport)
+	require.True(t, ok, "default transport is %T", hc.Transport)
+	assert.NotSame(t, http.DefaultTransport, tr, "the shared default transport must not be mutated or used")
+	assert.Same(t, tr, c.idle, "Close closes the idle connections of the transport NewClient made")
+	assert.Equal(t, 60*time.Second, hc.Timeout, "whole attempt")
+	assert.Equal(t, 10*time.Second, tr.TLSHandshakeTimeout)
+	assert.Equal(t, 60*time.Second, tr.ResponseHeaderTimeout)
+	assert.Equal(t, 128, tr.MaxIdleConnsPerHost)
+	assert.GreaterOrEqual(t, tr.MaxIdleConns, tr.MaxIdleConnsPerHost)
+	assert.Equal(t, 90*time.Second, tr.IdleConnTimeout)
+	assert.NotNil(t, tr.Proxy, "HTTPS_PROXY and NO_PROXY are honoured")
+	assert.NotNil(t, tr.DialContext)
+	assert.Equal(t, DefaultMaxRetries, c.http.RetryMax)
+	assert.Equal(t, 500*time.Millisecond, c.http.RetryWaitMin)
+	assert.Equal(t, 10*time.Second, c.http.RetryWaitMax)
+
+	// Each client gets its own pool.
+	c2, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
+	require.NoError(t, err)
+	assert.NotSame(t, hc, c2.http.HTTPClient)
+}
+
+func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(httpmock.NewStringResponder(200,
+		`{"success":true,"message":"ok","stan":"s","data":{"id":"x"}}`))
+	hc := &http.Client{Transport: mt, Timeout: 7 * time.Second}
+	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"), WithHTTPClient(hc))
+	require.NoError(t, err)
+	used := c.http.HTTPClient
+	assert.Same(t, mt, used.Transport.(attemptTransport).rt, "attempts go through the caller's transport")
+	assert.Equal(t, 7*time.Second, used.Timeout, "with the caller's timeout")
+	assert.Nil(t, c.idle, "Close leaves the caller's transport alone")
+
+	_, err = c.Do(context.Background(), http.MethodGet, "/x", nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, mt.GetTotalCallCount())
+	assert.Same(t, mt, hc.Transport, "the caller's client is not modified")
+	assert.Equal(t, 7*time.Second, hc.Timeout)
+	assert.Nil(t, hc.CheckRedirect)
+}
+
+func TestDefaultClientDoesNotFollowRedirects(t *testing.T) {
+	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
+	require.NoError(t, err)
+	require.NotNil(t, c.http.HTTPClient.CheckRedirect)
+	assert.ErrorIs(t, c.http.HTTPClient.CheckRedirect(nil, nil), http.ErrUseLastResponse)
+}
