@@ -74,10 +74,15 @@ func TestRedisStopStartPersistent(t *testing.T) {
 }
 
 func TestSharedServersAreShared(t *testing.T) {
-	if testservers.SharedPostgres(t) != testservers.SharedPostgres(t) {
+	pg1, pg2 := testservers.SharedPostgres(t), testservers.SharedPostgres(t)
+	if pg1 != pg2 && os.Getenv(testservers.EnvPostgresURL) == "" {
 		t.Error("two shared PostgreSQL servers")
 	}
-	if testservers.SharedRedis(t) != testservers.SharedRedis(t) {
+	r1, r2 := testservers.SharedRedis(t), testservers.SharedRedis(t)
+	if r1 != r2 && os.Getenv(testservers.EnvRedisURL) == "" {
 		t.Error("two shared Redis servers")
+	}
+	if pg1.URL() != pg2.URL() || r1.URL() != r2.URL() {
+		t.Error("the shared servers' URLs differ between calls")
 	}
 }
