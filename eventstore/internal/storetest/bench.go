@@ -19,8 +19,16 @@ const BenchSenders = 16
 // that does nothing. It reports events/s; ns/op is the time per event with
 // that concurrency.
 func BenchmarkHandler(b *testing.B, store payments.EventStore) {
+	BenchmarkHandlerFunc(b, store, func(context.Context, *payments.Event) error { return nil })
+}
+
+// BenchmarkHandlerFunc is BenchmarkHandler with fn as the EventFunc.
+func BenchmarkHandlerFunc(b *testing.B, store payments.EventStore, fn payments.EventFunc) {
 	var processed atomic.Int64
-	h := payments.NewWebhookHandler(Verifier(b), func(context.Context, *payments.Event) error {
+	h := payments.NewWebhookHandler(Verifier(b), func(ctx context.Context, ev *payments.Event) error {
+		if err := fn(ctx, ev); err != nil {
+			return err
+		}
 		processed.Add(1)
 		return nil
 	}, payments.WithEventStore(store))
