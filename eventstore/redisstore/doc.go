@@ -31,7 +31,10 @@
 // than the service's first retry, so that a dead replica's claim has lapsed
 // when the event comes again), a retention of DefaultRetention (7 days;
 // never less than MinRetention, twice the signature tolerance). Expired keys
-// disappear by themselves: there is nothing to purge.
+// disappear by themselves: there is nothing to purge. A claim whose lease
+// ran out is gone even when no other delivery took it over, so its late
+// Complete returns payments.ErrClaimLost (pgstore, by contrast, completes a
+// lapsed claim that nobody took over).
 //
 // # What Redis must promise
 //
