@@ -135,7 +135,7 @@ func TestTransactionalStalledReplicaRollsBack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := backend.Stores(t, 2, 400*time.Millisecond)
+			f := backend.Stores(t, 2, time.Second)
 			admin := sharedPool(t)
 			paid := merchantTable(t, admin)
 			storeA := f.Stores[0]

@@ -112,7 +112,7 @@ func wrongToken(t *testing.T, b Backend) {
 // A claim whose owner died lapses; another replica takes it over; the dead
 // owner's late Complete and Release change nothing.
 func leaseTakeover(t *testing.T, b Backend) {
-	const lease = 300 * time.Millisecond
+	const lease = time.Second
 	f := b.Stores(t, 2, lease)
 	dead, live, ctx := f.Stores[0], f.Stores[1], ctxFor(t)
 	id := NewEventID(t)

@@ -20,7 +20,7 @@ import (
 // ErrClaimLost (logged), and B's completion stands: later deliveries are
 // duplicates for both replicas.
 func DeadReplica(t *testing.T, b Backend) {
-	const lease = 500 * time.Millisecond
+	const lease = time.Second
 	f := b.Stores(t, 2, lease)
 	logsA := &Logs{}
 	started, resume := make(chan struct{}), make(chan struct{})
