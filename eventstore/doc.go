@@ -1,0 +1,22 @@
+// Package eventstore is the home of the payments.EventStore implementations
+// on shared databases, for webhook receivers that run on several replicas.
+// It has no code of its own; each store is a package, so that a program
+// imports only the driver it uses, and the payments package none:
+//
+//   - eventstore/pgstore: PostgreSQL, with pgx v5. It can run your
+//     EventFunc in the transaction that records the event as processed,
+//     so that your writes to the same database happen exactly once
+//     (Store.Transactional).
+//   - eventstore/redisstore: Redis, with go-redis v9 (single server,
+//     Sentinel or Cluster).
+//
+// Both claim each event id with a lease (1 minute by default) and remember
+// a processed id for a retention period (7 days by default, never less
+// than twice the signature tolerance). A claim carries a random token, and
+// only the claim that holds it may complete or release the event, so a
+// replica that stalled past its lease cannot undo the work of the replica
+// that took the event over.
+//
+// Their tests run against real servers: see internal/testservers at the
+// module root.
+package eventstore

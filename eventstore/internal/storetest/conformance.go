@@ -1,0 +1,226 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// Conformance runs the EventStore contract against b, one subtest per rule.
+func Conformance(t *testing.T, b Backend) {
+	t.Run("ClaimCompleteRelease", func(t *testing.T) { t.Parallel(); claimCompleteRelease(t, b) })
+	t.Run("WrongTokenChangesNothing", func(t *testing.T) { t.Parallel(); wrongToken(t, b) })
+	t.Run("LeaseLapseAndTakeover", func(t *testing.T) { t.Parallel(); leaseTakeover(t, b) })
+	t.Run("RetentionExpiry", func(t *testing.T) { t.Parallel(); retentionExpiry(t, b) })
+	t.Run("ConcurrentClaimsOneWinner", func(t *testing.T) { t.Parallel(); oneWinner(t, b) })
+	t.Run("EmptyEventID", func(t *testing.T) { t.Parallel(); emptyID(t, b) })
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// claim claims id and fails the test unless the status is want.
+func claim(t *testing.T, s payments.EventStore, id string, want payments.ClaimStatus) payments.Claim {
+	t.Helper()
+	c, err := s.Claim(ctxFor(t), id)
+	if err != nil {
+		t.Fatalf("Claim(%s): %v", id, err)
+	}
+	if c.Status != want || c.EventID != id {
+		t.Fatalf("Claim(%s) = %v for %q, want %v", id, c.Status, c.EventID, want)
+	}
+	if (c.Token != "") != (want == payments.ClaimAcquired) {
+		t.Fatalf("Claim(%s) %v with token %q", id, c.Status, c.Token)
+	}
+	return c
+}
+
+func wantLost(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, payments.ErrClaimLost) {
+		t.Fatalf("%s = %v, want ErrClaimLost", what, err)
+	}
+}
+
+func claimCompleteRelease(t *testing.T, b Backend) {
+	f := b.Stores(t, 1, 0)
+	s, ctx := f.Stores[0], ctxFor(t)
+	id := NewEventID(t)
+
+	before := time.Now()
+	c := claim(t, s, id, payments.ClaimAcquired)
+	if d := c.LeaseExpires.Sub(before); d < 59*time.Second || d > 61*time.Second {
+		t.Errorf("LeaseExpires is %v after the claim, want the default lease, 1m", d)
+	}
+	if ttl := f.TTL(id); ttl < 55*time.Second || ttl > 61*time.Second {
+		t.Errorf("stored claim lasts %v, want about 1m", ttl)
+	}
+	claim(t, s, id, payments.ClaimInProgress)
+
+	// Release frees the id: the next claim gets it, with a new token.
+	if err := s.Release(ctx, c); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	wantLost(t, "second Release", s.Release(ctx, c))
+	wantLost(t, "Complete after Release", s.Complete(ctx, c))
+	c2 := claim(t, s, id, payments.ClaimAcquired)
+	if c2.Token == c.Token {
+		t.Fatal("two claims got the same token")
+	}
+
+	if err := s.Complete(ctx, c2); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if err := s.Complete(ctx, c2); err != nil {
+		t.Errorf("Complete again with the same token: %v, want nil", err)
+	}
+	if ttl := f.TTL(id); ttl < 7*24*time.Hour-time.Minute || ttl > 7*24*time.Hour {
+		t.Errorf("completion is kept %v, want the default retention, 168h", ttl)
+	}
+	claim(t, s, id, payments.ClaimDone)
+	wantLost(t, "Release after Complete", s.Release(ctx, c2))
+	claim(t, s, id, payments.ClaimDone)
+}
+
+func wrongToken(t *testing.T, b Backend) {
+	f := b.Stores(t, 2, 0)
+	a, other, ctx := f.Stores[0], f.Stores[1], ctxFor(t)
+	id := NewEventID(t)
+	c := claim(t, a, id, payments.ClaimAcquired)
+	for _, forged := range []payments.Claim{
+		{EventID: id, Status: payments.ClaimAcquired, Token: "not-the-token"},
+		{EventID: id, Status: payments.ClaimAcquired},
+		{EventID: NewEventID(t), Status: payments.ClaimAcquired, Token: c.Token},
+	} {
+		wantLost(t, "Complete with a forged claim", other.Complete(ctx, forged))
+		wantLost(t, "Release with a forged claim", other.Release(ctx, forged))
+	}
+	claim(t, other, id, payments.ClaimInProgress)
+	if err := a.Complete(ctx, c); err != nil {
+		t.Fatalf("Complete by the owner after forged attempts: %v", err)
+	}
+	claim(t, other, id, payments.ClaimDone)
+}
+
+// A claim whose owner died lapses; another replica takes it over; the dead
+// owner's late Complete and Release change nothing.
+func leaseTakeover(t *testing.T, b Backend) {
+	const lease = time.Second
+	f := b.Stores(t, 2, lease)
+	dead, live, ctx := f.Stores[0], f.Stores[1], ctxFor(t)
+	id := NewEventID(t)
+
+	before := time.Now()
+	old := claim(t, dead, id, payments.ClaimAcquired)
+	if d := old.LeaseExpires.Sub(before); d < lease || d > lease+100*time.Millisecond {
+		t.Errorf("LeaseExpires is %v after the claim, want %v", d, lease)
+	}
+	claim(t, live, id, payments.ClaimInProgress)
+	waitUntil(t, old.LeaseExpires.Add(20*time.Millisecond))
+
+	var taken payments.Claim
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := live.Claim(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Status == payments.ClaimAcquired {
+			taken = c
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lapsed claim was not taken over: %v", c.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if taken.Token == old.Token {
+		t.Fatal("the takeover kept the dead owner's token")
+	}
+	wantLost(t, "late Release by the dead owner", dead.Release(ctx, old))
+	claim(t, dead, id, payments.ClaimInProgress) // still the new owner's
+	wantLost(t, "late Complete by the dead owner", dead.Complete(ctx, old))
+	claim(t, dead, id, payments.ClaimInProgress)
+	if err := live.Complete(ctx, taken); err != nil {
+		t.Fatalf("Complete by the new owner: %v", err)
+	}
+	claim(t, dead, id, payments.ClaimDone)
+	wantLost(t, "Complete by the dead owner after the new owner's", dead.Complete(ctx, old))
+}
+
+func retentionExpiry(t *testing.T, b Backend) {
+	f := b.Stores(t, 1, 0)
+	s, ctx := f.Stores[0], ctxFor(t)
+	id := NewEventID(t)
+	c := claim(t, s, id, payments.ClaimAcquired)
+	if err := s.Complete(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	claim(t, s, id, payments.ClaimDone)
+	f.Expire(id)
+	// Forgotten: a delivery this late is a new event.
+	c2 := claim(t, s, id, payments.ClaimAcquired)
+	wantLost(t, "Complete with the first claim", s.Complete(ctx, c))
+	if err := s.Complete(ctx, c2); err != nil {
+		t.Fatal(err)
+	}
+	claim(t, s, id, payments.ClaimDone)
+}
+
+// Of many concurrent claims of one id, from several replicas, one wins.
+func oneWinner(t *testing.T, b Backend) {
+	f := b.Stores(t, 3, 0)
+	for round := 0; round < 5; round++ {
+		id := NewEventID(t)
+		var (
+			mu       sync.Mutex
+			acquired int
+			wg       sync.WaitGroup
+		)
+		start := make(chan struct{})
+		for i := 0; i < 24; i++ {
+			wg.Add(1)
+			go func(s payments.EventStore) {
+				defer wg.Done()
+				<-start
+				c, err := s.Claim(context.Background(), id)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if c.Status == payments.ClaimAcquired {
+					mu.Lock()
+					acquired++
+					mu.Unlock()
+				} else if c.Status != payments.ClaimInProgress {
+					t.Errorf("concurrent claim: %v", c.Status)
+				}
+			}(f.Stores[i%3])
+		}
+		close(start)
+		wg.Wait()
+		if acquired != 1 {
+			t.Fatalf("round %d: %d claims acquired the id, want 1", round, acquired)
+		}
+	}
+}
+
+func emptyID(t *testing.T, b Backend) {
+	s := b.Stores(t, 1, 0).Stores[0]
+	if c, err := s.Claim(ctxFor(t), ""); err == nil {
+		t.Fatalf("Claim(\"\") = %+v, want an error", c)
+	}
+}
+
+// waitUntil sleeps until the local clock passes at.
+func waitUntil(t *testing.T, at time.Time) {
+	t.Helper()
+	time.Sleep(time.Until(at))
+}

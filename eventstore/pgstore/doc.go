@@ -1,0 +1,77 @@
+// Package pgstore is a payments.EventStore in PostgreSQL, for webhook
+// receivers that run on several replicas: every replica's
+// payments.WebhookHandler claims each event id in one shared table, so that
+// each event is processed once however many times, and to whichever
+// replica, the service delivers it. It uses pgx v5 (a *pgxpool.Pool).
+//
+//	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+//	...
+//	store, err := pgstore.New(pool)
+//	...
+//	err = store.Migrate(ctx) // or apply the SQL below by hand
+//	...
+//	h := payments.NewWebhookHandler(verifier, store.Transactional(markPaid),
+//		payments.WithEventStore(store))
+//
+// # The table
+//
+// Migrate creates the table and its index when they are missing; it is
+// idempotent and safe to run from every replica at once. A DBA who applies
+// migrations by hand runs the same statements (Store.MigrationSQL returns
+// them for another table name):
+//
+//	CREATE TABLE IF NOT EXISTS "payments_webhook_events" (
+//	    event_id   text        PRIMARY KEY,
+//	    state      text        NOT NULL CHECK (state IN ('processing', 'done')),
+//	    token      text        NOT NULL,
+//	    expires_at timestamptz NOT NULL
+//	);
+//	CREATE INDEX IF NOT EXISTS "payments_webhook_events_expires_at_idx" ON "payments_webhook_events" (expires_at);
+//
+// The role the store connects as needs SELECT, INSERT, UPDATE and DELETE on
+// the table, and CREATE on its schema to run Migrate (PostgreSQL checks it
+// even when the table exists): a role without it leaves Migrate to a DBA.
+//
+// A row is a claim (state 'processing', expires_at = the end of its lease)
+// or a completion (state 'done', expires_at = when the id may be forgotten).
+// Claim is one INSERT ... ON CONFLICT (event_id) DO UPDATE statement that
+// takes the id only when it is new, or its row is a lapsed claim or an
+// expired completion; it tells "in progress" from "done" otherwise. Each
+// claim carries a random token: Complete (UPDATE to 'done') and Release
+// (DELETE) act only on the row that still holds the caller's token, and
+// return payments.ErrClaimLost otherwise, so a replica whose lease ran out
+// never settles the claim another replica took over.
+//
+// # Time
+//
+// Every lease and expiry is compared with the database's now(), never with
+// a replica's clock, so replicas whose clocks disagree still agree on who
+// owns an event. The handler cancels the EventFunc's context at the
+// claim's LeaseExpires, which the store reads on the replica's monotonic
+// clock before sending the claim: it always comes before the database's
+// lease ends.
+//
+// Defaults: a lease of DefaultLease (1 minute: longer than your processing,
+// shorter than the service's first retry, so that a dead replica's claim has
+// lapsed when the event comes again), and a retention of DefaultRetention (7
+// days; never less than MinRetention, twice the signature tolerance).
+//
+// # Exactly-once effects
+//
+// With the handler alone, an event's effects happen at least once and
+// normally once: if the database becomes unreachable after your function
+// succeeded and before the handler records it (the handler logs "event
+// processed but not recorded as done"), or if a replica stalls past its
+// lease while its function carries on, a later delivery may run the
+// function again. Transactional closes that gap for writes to the same
+// database: your function runs in a transaction that also marks the event
+// done, so its writes commit exactly once, or not at all.
+//
+// # Purging
+//
+// Expired rows are deleted by Purge, and opportunistically after every
+// DefaultPurgeEvery-th acquired claim (WithPurgeEvery), a batch of at most
+// PurgeBatch rows in the claiming goroutine; the store starts no goroutine.
+// With WithPurgeEvery(0), call Purge from a schedule of yours. A row that
+// was not purged yet is harmless: Claim treats it as absent.
+package pgstore

@@ -1,0 +1,77 @@
+package pgstore_test
+
+import (
+	"context"
+	"log"
+	"net/http"
+	"os"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+)
+
+// A receiver that runs on several replicas, sharing one PostgreSQL table of
+// processed events, and marking orders paid exactly once: the UPDATE and the
+// record of the event commit together. The README's "Running several
+// replicas" shows this function's body.
+func Example() {
+	ctx := context.Background()
+	verifier, err := payments.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+
+	// Defaults: a lease of 1 minute (pgstore.WithLease), ids remembered
+	// for 7 days (pgstore.WithRetention), table payments_webhook_events.
+	store, err := pgstore.New(pool)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// CREATE TABLE IF NOT EXISTS ...: safe from every replica at once.
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	// Runs in the transaction that records the event as processed.
+	markPaid := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if ev.Type != payments.EventPaymentCompleted {
+			return nil
+		}
+		p, err := ev.Payment()
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE orders SET paid_at = now() WHERE reference = $1", p.Reference)
+		return err // an error rolls the UPDATE back; the service retries
+	}
+	http.Handle("POST /webhooks", payments.NewWebhookHandler(verifier,
+		store.Transactional(markPaid),
+		payments.WithEventStore(store)))
+	log.Fatal(http.ListenAndServe(":8080", nil))
+}
+
+// Purging on a schedule of yours instead of after every 1000th claim.
+func ExampleStore_Purge() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := pgstore.New(pool, pgstore.WithPurgeEvery(0))
+	if err != nil {
+		log.Fatal(err)
+	}
+	n, err := store.Purge(ctx) // e.g. hourly, from a cron job
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("purged %d expired event ids", n)
+}

@@ -1,0 +1,81 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// MigrationSQL returns the statements Migrate runs, separated by ";\n", for
+// a DBA to apply by hand (the package documentation shows them for
+// DefaultTable).
+func (s *Store) MigrationSQL() string {
+	return s.q.createTable + ";\n" + s.q.createIndex + ";\n"
+}
+
+// Migrate creates the store's table and its index when they do not exist.
+// It is idempotent, and safe to run from every replica at start-up at once:
+// a transaction-scoped advisory lock makes concurrent runs wait for each
+// other.
+func (s *Store) Migrate(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	// A no-op once committed.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	fail := func(err error) error { return fmt.Errorf("pgstore: migrate table %s: %w", s.opts.table, err) }
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('payments-go pgstore migrate ' || $1))`, s.opts.table); err != nil {
+		return fail(err)
+	}
+	if _, err := tx.Exec(ctx, s.q.createTable); err != nil {
+		return fail(err)
+	}
+	if _, err := tx.Exec(ctx, s.q.createIndex); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Purge deletes every row whose time is up: completions past their
+// retention and claims whose lease lapsed (a lapsed claim is free to take
+// over anyway; its owner, if alive, gets payments.ErrClaimLost). It deletes
+// PurgeBatch rows per statement, skipping rows that a claim in flight has
+// locked, and returns how many it deleted. Run it on a schedule of yours when
+// the opportunistic purge is off (WithPurgeEvery(0)).
+func (s *Store) Purge(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		n, err := s.purgeBatch(ctx)
+		total += n
+		if err != nil || n < PurgeBatch {
+			return total, err
+		}
+	}
+}
+
+func (s *Store) purgeBatch(ctx context.Context) (int64, error) {
+	tag, err := s.pool.Exec(ctx, s.q.purge, PurgeBatch)
+	if err != nil {
+		return 0, fmt.Errorf("pgstore: purge table %s: %w", s.opts.table, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// maybePurge runs one batch of purge after every purgeEvery-th acquired
+// claim. Its failure only delays the purge to the next time.
+func (s *Store) maybePurge(ctx context.Context) {
+	every := uint64(s.opts.purgeEvery)
+	if every == 0 || s.claims.Add(1)%every != 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := s.purgeBatch(ctx); err != nil && s.opts.logger != nil {
+		s.opts.logger.LogAttrs(ctx, slog.LevelWarn, "pgstore: opportunistic purge failed; the next one will retry", slog.String("error", err.Error()))
+	}
+}

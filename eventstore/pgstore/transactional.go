@@ -1,0 +1,85 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// ErrNoClaim is returned by a function made by Transactional when its
+// context carries no claim: it was not called by a payments.WebhookHandler.
+var ErrNoClaim = errors.New("pgstore: no claim in the context: call the function through a payments.WebhookHandler that uses this store")
+
+// TxEventFunc processes one event inside tx, the transaction that also
+// records the event as processed. It must not commit or roll back tx.
+type TxEventFunc func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error
+
+// rollbackTimeout bounds a rollback made after the context was cancelled.
+const rollbackTimeout = 5 * time.Second
+
+// Transactional returns an EventFunc that processes each event exactly
+// once in effect: it begins a transaction, runs fn in it, marks the claimed
+// event done in the same transaction, and commits. Your writes and the
+// record that the event was processed commit together or not at all:
+//
+//   - fn returns an error (or panics): everything rolls back, the handler
+//     releases the claim, and the next delivery runs fn again;
+//   - the claim was taken over by another delivery because its lease ran
+//     out (this replica stalled): the mark finds nothing to mark,
+//     everything rolls back, and the function returns an error matching
+//     payments.ErrClaimLost, so the other delivery's work is the only one;
+//   - the commit fails, or its answer is lost: either nothing committed
+//     and the next delivery runs fn again, or all of it committed and the
+//     next delivery is answered as a duplicate.
+//
+// The handler must use this Store (payments.WithEventStore): the function
+// marks the claim the handler made, taken from the context
+// (payments.ClaimFromContext), and the handler's Complete that follows
+// finds it done and succeeds. The transaction uses the handler's context,
+// which the handler cancels when the lease runs out. fn must use tx, not
+// the pool, for every write that must happen once. It panics if fn is nil.
+func (s *Store) Transactional(fn TxEventFunc) payments.EventFunc {
+	if fn == nil {
+		panic("pgstore: Transactional with a nil function")
+	}
+	return func(ctx context.Context, ev *payments.Event) error {
+		claim, ok := payments.ClaimFromContext(ctx)
+		if !ok || claim.Token == "" {
+			return ErrNoClaim
+		}
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			return fmt.Errorf("pgstore: event %q: begin: %w", claim.EventID, err)
+		}
+		committed := false
+		// Also when fn panics: the handler recovers the panic, and the
+		// connection must go back to the pool clean.
+		defer func() {
+			if !committed {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+				defer cancel()
+				_ = tx.Rollback(rctx)
+			}
+		}()
+		if err := fn(ctx, tx, ev); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, s.q.markDone, claim.EventID, claim.Token, s.opts.retention.Microseconds())
+		if err != nil {
+			return fmt.Errorf("pgstore: event %q: mark done: %w", claim.EventID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("pgstore: event %q: rolled back: %w (or the handler does not use this store)", claim.EventID, payments.ErrClaimLost)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fmt.Errorf("pgstore: event %q: commit: %w", claim.EventID, err)
+		}
+		committed = true
+		return nil
+	}
+}

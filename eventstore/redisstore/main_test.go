@@ -1,0 +1,141 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
+	"github.com/paymentsapi/payments-go/eventstore/redisstore"
+	"github.com/paymentsapi/payments-go/internal/testservers"
+)
+
+// The tests share one throwaway server (or PAYMENTS_TEST_REDIS_URL), each
+// under a key prefix of its own; the outage test starts a persistent server
+// of its own.
+func TestMain(m *testing.M) {
+	// go-redis's global logger prints every failed dial of the outage
+	// test to stderr; the test checks the handler's own logs instead.
+	redis.SetLogger(&logging.VoidLogger{})
+	os.Exit(testservers.Main(m))
+}
+
+func testCtx(tb testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// newClient connects to url; the client is closed when the test ends.
+func newClient(tb testing.TB, url string, poolSize int) *redis.Client {
+	tb.Helper()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.PoolSize = poolSize
+	c := redis.NewClient(opts)
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func sharedClient(tb testing.TB) *redis.Client {
+	return newClient(tb, testservers.SharedRedis(tb).URL(), 8)
+}
+
+// uniquePrefix returns a key prefix no other test uses, whose keys are
+// deleted when the test ends.
+func uniquePrefix(tb testing.TB, c redis.UniversalClient) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	prefix := "test:" + hex.EncodeToString(b) + ":"
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+	})
+	return prefix
+}
+
+// fixture builds n stores, each on a client of its own, under one fresh
+// prefix of the server at url.
+func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int) storetest.Fixture {
+	tb.Helper()
+	admin := newClient(tb, url, 2)
+	prefix := uniquePrefix(tb, admin)
+	opts := []redisstore.Option{redisstore.WithPrefix(prefix)}
+	if lease > 0 {
+		opts = append(opts, redisstore.WithLease(lease))
+	}
+	f := storetest.Fixture{}
+	for i := 0; i < n; i++ {
+		s, err := redisstore.New(newClient(tb, url, poolSize), opts...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		f.Stores = append(f.Stores, s)
+	}
+	f.TTL = func(id string) time.Duration {
+		d, err := admin.PTTL(testCtx(tb), prefix+id).Result()
+		if err != nil {
+			tb.Fatalf("TTL(%s): %v", id, err)
+		}
+		return d
+	}
+	f.Expire = func(id string) {
+		// Redis forgets the key exactly as it would when its TTL runs out.
+		if err := admin.PExpire(testCtx(tb), prefix+id, time.Millisecond).Err(); err != nil {
+			tb.Fatalf("Expire(%s): %v", id, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return f
+}
+
+var backend = storetest.Backend{
+	Stores: func(tb testing.TB, n int, lease time.Duration) storetest.Fixture {
+		return fixture(tb, testservers.SharedRedis(tb).URL(), n, lease, 8)
+	},
+	Outage: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, storetest.Server) {
+		srv := testservers.StartRedis(tb, true)
+		return fixture(tb, srv.URL(), n, lease, 4), srv
+	},
+}
+
+func TestConformance(t *testing.T) { storetest.Conformance(t, backend) }
+
+func TestReplicas(t *testing.T) {
+	t.Parallel()
+	storetest.Replicas(t, backend, storetest.DefaultReplicaConfig)
+}
+
+func TestDeadReplica(t *testing.T) {
+	t.Parallel()
+	storetest.DeadReplica(t, backend)
+}
+
+func TestOutage(t *testing.T) {
+	t.Parallel()
+	storetest.Outage(t, backend, storetest.LedgerProcessor())
+}
+
+func BenchmarkHandler(b *testing.B) {
+	c := newClient(b, testservers.SharedRedis(b).URL(), storetest.BenchSenders)
+	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(b, c)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchmarkHandler(b, s)
+}
+
+var _ payments.EventStore = (*redisstore.Store)(nil)
