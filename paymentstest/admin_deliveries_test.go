@@ -40,6 +40,7 @@ type deliveriesData struct {
 			At         string `json:"at"`
 			StatusCode int    `json:"status_code"`
 			Error      string `json:"error"`
+			Scheme     string `json:"scheme"`
 			Signature  string `json:"signature"`
 			DurationMS int64  `json:"duration_ms"`
 		} `json:"attempts"`

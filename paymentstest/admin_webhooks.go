@@ -16,11 +16,22 @@ import (
 type adminWebhookURLJSON struct {
 	// URL is where deliveries go; "" when they are off.
 	URL string `json:"url"`
+	// Scheme is how deliveries are signed: "payments" or "standard". The
+	// secrets are never shown.
+	Scheme WebhookScheme `json:"scheme"`
+}
+
+// webhookSetting is the data of the webhook-url routes.
+func (s *Server) webhookSetting() adminWebhookURLJSON {
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return adminWebhookURLJSON{URL: d.url, Scheme: d.scheme}
 }
 
 // adminWebhookURL is GET /_sandbox/webhook-url.
 func (s *Server) adminWebhookURL(*apiRequest) *response {
-	return s.adminOK("Webhook URL", adminWebhookURLJSON{URL: s.WebhookURL()})
+	return s.adminOK("Webhook URL", s.webhookSetting())
 }
 
 // adminSetWebhookURL is PUT /_sandbox/webhook-url {"url": "..."}:
@@ -48,7 +59,7 @@ func (s *Server) adminSetWebhookURL(rq *apiRequest) *response {
 	if u == "" {
 		msg = "Webhook deliveries turned off"
 	}
-	return s.adminOK(msg, adminWebhookURLJSON{URL: s.WebhookURL()})
+	return s.adminOK(msg, s.webhookSetting())
 }
 
 // Webhook deliveries.
@@ -57,6 +68,7 @@ type adminAttemptJSON struct {
 	At         string `json:"at"`
 	StatusCode int    `json:"status_code"`
 	Error      string `json:"error,omitempty"`
+	Scheme     string `json:"scheme"`
 	Signature  string `json:"signature"`
 	DurationMS int64  `json:"duration_ms"`
 }
@@ -92,7 +104,7 @@ func (s *Server) deliveriesJSON() adminDeliveriesJSON {
 		}
 		for j, a := range dl.Attempts {
 			d.Attempts[j] = adminAttemptJSON{
-				At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Signature: a.Signature,
+				At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Scheme: string(a.Scheme), Signature: a.Signature,
 				DurationMS: a.Duration.Milliseconds(),
 			}
 		}

@@ -50,6 +50,13 @@
 //     waiting 1s, 2s, 4s, 8s (WithWebhookRetryWait scales this). Deliveries
 //     and Events are logs to assert on; WaitForDeliveries waits for the queue
 //     to drain.
+//   - Standard Webhooks: WithWebhookScheme(SchemeStandard), or
+//     SetWebhookScheme at run time, signs with payments.SignStandard instead:
+//     headers webhook-id (the event's id, the same on every retry of it),
+//     webhook-timestamp and webhook-signature, with whsec_ secrets. Given no
+//     secret, the server makes one; WebhookSecrets returns it. A receiver
+//     verifies with payments.NewStandardVerifier, and
+//     payments.NewWebhookHandler then dedupes on webhook-id.
 //   - Two clocks. The server's clock (Now; WithClock, Advance) is business
 //     time: quote expiry, created_at and the other timestamps it sends, and
 //     the times in its logs. A webhook signature's t is the wall-clock time
@@ -107,13 +114,17 @@
 //	                                        "method": "POST", "path": "/payments/initiate"}: InjectFault
 //	DELETE /_sandbox/faults                ClearFaults
 //	GET    /_sandbox/deliveries            data {"pending", "deliveries": [{"event_id", "event", "url",
-//	                                        "status", "created_at", "attempts", "body"}]}
+//	                                        "status", "created_at", "attempts", "body"}]};
+//	                                        an attempt is {"at", "status_code", "error", "scheme",
+//	                                        "signature", "duration_ms"}
 //	POST   /_sandbox/deliveries/wait       {"timeout_seconds": 10} (optional; at most 300):
 //	                                       WaitForDeliveries, then the same data; 504
 //	                                       "deliveries_pending" with it when time runs out
-//	GET    /_sandbox/webhook-url           data {"url"}: WebhookURL ("" when deliveries are off)
+//	GET    /_sandbox/webhook-url           data {"url", "scheme"}: WebhookURL ("" when deliveries are
+//	                                       off) and WebhookScheme ("payments" or "standard")
 //	PUT    /_sandbox/webhook-url           {"url": "http://localhost:8080/webhooks"}, or "" to turn
-//	                                       deliveries off: SetWebhookURL (the secrets stay); data {"url"}
+//	                                       deliveries off: SetWebhookURL (the scheme and secrets stay);
+//	                                       data {"url", "scheme"}
 //
 // For example, to expire every quote issued so far:
 //

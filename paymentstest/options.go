@@ -30,6 +30,7 @@ type config struct {
 	now              func() time.Time
 	webhookURL       string
 	webhookSecrets   []string
+	webhookScheme    WebhookScheme
 	webhookRetryWait time.Duration
 	webhookTimeout   time.Duration
 	rates            map[[2]string]decimal.Decimal
@@ -89,7 +90,9 @@ func WithClock(now func() time.Time) Option {
 // WithWebhook sets the URL that webhook deliveries are sent to and the
 // signing secrets (give two while rotating: every delivery then carries one
 // v1 signature per secret). It is the dashboard setting of the real service;
-// SetWebhook changes it at run time.
+// SetWebhook changes it at run time. The secrets sign with SchemePayments
+// unless WithWebhookScheme says otherwise; under SchemeStandard they must be
+// whsec_ secrets, and the server makes one when none is given.
 func WithWebhook(url string, secrets ...string) Option {
 	return func(c *config) {
 		if err := checkWebhookURL(url); err != nil {

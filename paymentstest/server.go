@@ -80,6 +80,7 @@ func StartServer(opts ...Option) (*Server, error) {
 		now:              time.Now,
 		webhookRetryWait: DefaultWebhookRetryWait,
 		webhookTimeout:   DefaultWebhookTimeout,
+		webhookScheme:    SchemePayments,
 		logLimit:         DefaultLogLimit,
 	}
 	for _, o := range opts {
@@ -90,6 +91,11 @@ func StartServer(opts ...Option) (*Server, error) {
 	if cfg.err != nil {
 		return nil, cfg.err
 	}
+	secrets, err := schemeSecrets(cfg.webhookScheme, cfg.webhookSecrets)
+	if err != nil {
+		return nil, errors.New("paymentstest: " + err.Error())
+	}
+	cfg.webhookSecrets = secrets
 	s := &Server{
 		clock:  &clock{base: cfg.now},
 		logger: cfg.logger,

@@ -53,7 +53,11 @@ type DeliveryAttempt struct {
 	StatusCode int
 	// Error is the connection error, when there was one.
 	Error string
-	// Signature is the Payments-Signature header sent.
+	// Scheme is how the attempt was signed (see WithWebhookScheme).
+	Scheme WebhookScheme
+	// Signature is the signature header sent: Payments-Signature under
+	// SchemePayments, webhook-signature under SchemeStandard (whose
+	// webhook-id is the delivery's EventID).
 	Signature string
 	// Duration is how long the attempt took (wall clock).
 	Duration time.Duration
@@ -75,6 +79,7 @@ type dispatcher struct {
 
 	mu         sync.Mutex
 	url        string
+	scheme     WebhookScheme
 	secrets    []string
 	events     ring[Event]
 	deliveries ring[*Delivery]
@@ -101,6 +106,7 @@ func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *disp
 		stopped:   make(chan struct{}),
 		wake:      make(chan struct{}, 1),
 		url:       cfg.webhookURL,
+		scheme:    cfg.webhookScheme,
 		secrets:   cfg.webhookSecrets,
 		changed:   make(chan struct{}),
 
@@ -124,10 +130,15 @@ func checkWebhookURL(u string) error {
 }
 
 // SetWebhook sets the URL that deliveries go to and the signing secrets,
-// replacing those of WithWebhook. An empty url stops sending new events
-// (deliveries already queued still go out). Without secrets the signature
+// replacing those of WithWebhook; the scheme stays (SetWebhookScheme
+// changes it). An empty url stops sending new events (deliveries already
+// queued still go out). Under SchemePayments, without secrets the signature
 // header carries only "t=...", which a receiver must refuse: a way to test
-// that it does. It fails for a URL that is not absolute http or https.
+// that it does. Under SchemeStandard the secrets must be whsec_ secrets,
+// and without any the server makes a new one (WebhookSecrets), so a
+// receiver that kept the old one refuses the deliveries. It fails, and
+// changes nothing, for a URL that is not absolute http or https or a secret
+// the scheme cannot use.
 func (s *Server) SetWebhook(url string, secrets ...string) error {
 	if err := checkWebhookURL(url); err != nil {
 		return errors.New("paymentstest: SetWebhook: " + err.Error())
@@ -135,7 +146,11 @@ func (s *Server) SetWebhook(url string, secrets ...string) error {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.url, d.secrets = url, append([]string(nil), secrets...)
+	secrets, err := schemeSecrets(d.scheme, secrets)
+	if err != nil {
+		return errors.New("paymentstest: SetWebhook: " + err.Error())
+	}
+	d.url, d.secrets = url, secrets
 	return nil
 }
 
@@ -267,9 +282,9 @@ func (d *dispatcher) sleep(wait time.Duration) bool {
 
 func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 	d.mu.Lock()
-	secrets := d.secrets
+	scheme, secrets := d.scheme, d.secrets
 	d.mu.Unlock()
-	a := DeliveryAttempt{At: d.now()}
+	a := DeliveryAttempt{At: d.now(), Scheme: scheme}
 	start := d.wall()
 	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, dl.URL, bytes.NewReader(dl.Body))
 	if err != nil {
@@ -277,12 +292,22 @@ func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 		return a
 	}
 	// Signed on the wall clock, not the business clock: a receiver
-	// verifies t against its own clock, and Advance must not make every
-	// delivery fail (see DeliveryAttempt.At).
-	a.Signature = payments.SignPayload(dl.Body, start, secrets...)
+	// verifies the timestamp against its own clock, and Advance must not
+	// make every delivery fail (see DeliveryAttempt.At). Under
+	// SchemeStandard the event's id is the webhook-id of every attempt.
+	sig, signature, err := signDelivery(scheme, dl.EventID, start, dl.Body, secrets)
+	if err != nil { // the secrets were checked when set: cannot happen
+		a.Error = "signing the delivery: " + err.Error()
+		return a
+	}
+	a.Signature = signature
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "payments-go-paymentstest/"+payments.Version)
-	req.Header.Set(payments.SignatureHeader, a.Signature)
+	for name, values := range sig {
+		for _, v := range values {
+			req.Header.Add(name, v)
+		}
+	}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		a.Error = err.Error()
@@ -294,7 +319,7 @@ func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 	a.Duration = d.wall().Sub(start)
 	if d.logger != nil {
 		d.logger.LogAttrs(d.ctx, slog.LevelInfo, "paymentstest: webhook attempt",
-			slog.String("event_id", dl.EventID), slog.String("event", string(dl.Event)),
+			slog.String("event_id", dl.EventID), slog.String("event", string(dl.Event)), slog.String("scheme", string(a.Scheme)),
 			slog.Int("status", a.StatusCode), slog.String("error", a.Error), slog.Duration("duration", a.Duration))
 	}
 	return a
