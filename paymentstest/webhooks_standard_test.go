@@ -40,12 +40,11 @@ type handled struct {
 type standardReceiver struct {
 	*httptest.Server
 	mu       sync.Mutex
-	got      []delivery            // as sent, before any tampering
-	attempts map[string]int        // per webhook-id
-	answers  []handled             // in the order the handler answered
-	events   []*payments.Event     // what the EventFunc was called with
-	calls    map[string]int        // EventFunc calls per event id
-	onEvent  func(*payments.Event) // optional, under mu
+	got      []delivery        // as sent, before any tampering
+	attempts map[string]int    // per webhook-id
+	answers  []handled         // in the order the handler answered
+	events   []*payments.Event // what the EventFunc was called with
+	calls    map[string]int    // EventFunc calls per event id
 }
 
 // middleware may change r (its body, its headers) before the handler sees
