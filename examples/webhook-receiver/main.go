@@ -7,7 +7,25 @@
 //
 //	PAYMENTS_WEBHOOK_SECRET  the endpoint's signing secret (required); while a
 //	                         secret rotates, give both, comma-separated
+//	PAYMENTS_WEBHOOK_SCHEME  how deliveries are signed: payments (the
+//	                         default: the Payments-Signature header) or
+//	                         standard (Standard Webhooks: webhook-id,
+//	                         webhook-timestamp, webhook-signature; the
+//	                         secrets are then whsec_ secrets, and events are
+//	                         deduplicated on webhook-id)
+//	PAYMENTS_WEBHOOK_STORE   where processed event ids are kept: unset for
+//	                         this process's memory (one replica only);
+//	                         postgres://user:password@host:5432/db (or
+//	                         postgresql://) for a PostgreSQL table, created
+//	                         at start-up if missing; redis://:password@host:6379/0
+//	                         (rediss:// for TLS) for Redis. Replicas that
+//	                         share it process each event once between them.
 //	PAYMENTS_WEBHOOK_ADDR    the address to listen on (default ":8080")
+//
+// Every problem in these is reported at once, before anything starts; a
+// store out of reach at start-up stops the program. The store's URL is only
+// ever printed with its password masked. On SIGINT or SIGTERM the program
+// finishes the deliveries in flight, then closes the store's connections.
 //
 // Run it, point the dashboard's webhook URL at https://<your host>/webhooks,
 // and send a test event with client.Webhooks.Trigger:
@@ -15,12 +33,12 @@
 //	PAYMENTS_WEBHOOK_SECRET=whsec_... go run ./examples/webhook-receiver
 //
 // cmd/payments-sandbox delivers to http://localhost:8080/webhooks by
-// default, so the two meet as they are: export the PAYMENTS_WEBHOOK_SECRET
-// line the sandbox prints, then run this program.
+// default, so the two meet as they are: export the lines the sandbox
+// prints (PAYMENTS_WEBHOOK_SECRET, and PAYMENTS_WEBHOOK_SCHEME when it runs
+// with -webhook-scheme standard), then run this program.
 //
-// Deduplication uses the SDK's in-memory store, which is private to this
-// process: if you run several replicas, give NewWebhookHandler a shared
-// payments.EventStore (see its documentation) with WithEventStore.
+// The files: main.go starts and serves, config.go reads the environment,
+// store.go opens the event store, events.go processes each event.
 package main
 
 import (
@@ -32,7 +50,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -43,24 +60,13 @@ const defaultAddr = ":8080"
 
 func main() {
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-
-	secrets := parseSecrets(os.Getenv("PAYMENTS_WEBHOOK_SECRET"))
-	if len(secrets) == 0 {
-		fmt.Fprintln(os.Stderr, "webhook-receiver: PAYMENTS_WEBHOOK_SECRET is not set: set it to the endpoint's signing secret from the dashboard (two secrets, comma-separated, while rotating)")
-		os.Exit(2)
-	}
-	addr := os.Getenv("PAYMENTS_WEBHOOK_ADDR")
-	if addr == "" {
-		addr = defaultAddr
-	}
-
-	handler, err := newMux(secrets, logger)
+	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
-		logger.Error("configuration", slog.String("error", err.Error()))
+		fmt.Fprintln(os.Stderr, "webhook-receiver:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = serve(ctx, addr, handler, logger)
+	err = run(ctx, cfg, logger)
 	stop()
 	if err != nil {
 		logger.Error("webhook-receiver stopped", slog.String("error", err.Error()))
@@ -68,35 +74,32 @@ func main() {
 	}
 }
 
-// parseSecrets splits a comma-separated list of secrets, dropping blanks.
-func parseSecrets(env string) []string {
-	var secrets []string
-	for _, s := range strings.Split(env, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			secrets = append(secrets, s)
-		}
+// run opens the event store, serves until ctx ends, and closes the store
+// once the deliveries in flight are done.
+func run(ctx context.Context, cfg config, logger *slog.Logger) error {
+	store, closeStore, err := openStore(ctx, cfg.store, logger)
+	if err != nil {
+		return err
 	}
-	return secrets
+	defer closeStore()
+	return serve(ctx, cfg.addr, newMux(cfg.verifier, store, logger), logger)
 }
 
 // newMux routes /webhooks to the SDK's receiver and /healthz to a liveness
 // probe.
-func newMux(secrets []string, logger *slog.Logger) (http.Handler, error) {
-	verifier, err := payments.NewSignatureVerifier(secrets)
-	if err != nil {
-		return nil, err
-	}
+func newMux(verifier payments.Verifier, store payments.EventStore, logger *slog.Logger) http.Handler {
 	r := &receiver{logger: logger}
 	mux := http.NewServeMux()
 	// Registered without a method so that the SDK's handler answers other
 	// methods itself (405 with Allow: POST).
 	mux.Handle("/webhooks", payments.NewWebhookHandler(verifier, r.handle,
+		payments.WithEventStore(store),     // the ids already processed: see PAYMENTS_WEBHOOK_STORE
 		payments.WithHandlerLogger(logger), // refusals and failures, never secrets or bodies
 	))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	})
-	return mux, nil
+	return mux
 }
 
 // serve listens on addr, logs "listening" once the port is bound (so the
@@ -133,73 +136,6 @@ func serve(ctx context.Context, addr string, handler http.Handler, logger *slog.
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
-	}
-	return nil
-}
-
-// receiver holds what the event processing needs: in a real service, your
-// database and queues.
-type receiver struct {
-	logger *slog.Logger
-}
-
-// handle processes one verified event. The SDK calls it once per event id:
-// return nil once the event is fully handled, or an error to have the
-// service deliver it again later. Keep it quick; hand slow work to a queue.
-//
-// Only ids, kinds, references and amounts are logged here: never account
-// numbers, names or whole payloads.
-func (r *receiver) handle(ctx context.Context, ev *payments.Event) error {
-	log := r.logger.With(slog.String("event_id", ev.ID), slog.String("event_type", string(ev.Type)))
-
-	switch ev.Type {
-	case payments.EventPaymentCompleted, payments.EventPaymentFailed, payments.EventPaymentRejected, payments.EventPaymentInitiated:
-		p, err := ev.Payment()
-		if err != nil {
-			return err // logged by the SDK; the service will retry
-		}
-		log.InfoContext(ctx, "payment event", slog.String("reference", p.Reference),
-			slog.String("status", string(p.Status)), slog.String("amount", p.Amount.String()), slog.String("currency", p.Currency))
-		// Your code: find the order by p.Reference; on payment.completed mark
-		// it paid, on payment.failed or payment.rejected release it. Do it in
-		// one transaction that also records ev.ID, so a crash between your
-		// commit and this handler's answer cannot apply it twice.
-
-	case payments.EventVirtualAccountPaymentReceived:
-		vp, err := ev.VirtualAccountPayment()
-		if err != nil {
-			return err
-		}
-		log.InfoContext(ctx, "money received", slog.String("virtual_account_id", vp.VirtualAccountID),
-			slog.String("reference", vp.Reference), slog.String("amount", vp.Amount.String()), slog.String("currency", vp.Currency))
-		// Your code: credit the customer who owns vp.VirtualAccountID with
-		// vp.Amount (a decimal.Decimal: never convert money to float).
-
-	case payments.EventVirtualAccountCreated, payments.EventVirtualAccountUpdated:
-		va, err := ev.VirtualAccount()
-		if err != nil {
-			return err
-		}
-		log.InfoContext(ctx, "virtual account event", slog.String("virtual_account_id", va.ID), slog.Bool("active", va.IsActive))
-		// Your code: store or refresh the account you show to the customer.
-
-	case payments.EventRecipientCreated, payments.EventRecipientVerified, payments.EventRecipientVerificationFailed:
-		rc, err := ev.Recipient()
-		if err != nil {
-			return err
-		}
-		log.InfoContext(ctx, "recipient event", slog.String("recipient_id", rc.ID))
-		// Your code: allow payouts to rc.ID once verified; ask the user to
-		// check the bank details when verification failed.
-
-	case payments.EventAccountBalanceLow, payments.EventAccountUpdated:
-		log.WarnContext(ctx, "account event") // the data's shape is not specified: ev.DecodeData into your own type
-		// Your code: alert the finance team, top up the balance.
-
-	default:
-		// A kind this program does not know yet. Acknowledge it (return nil)
-		// so the service does not retry it forever; ev.RawJSON() has it all.
-		log.WarnContext(ctx, "unhandled event kind")
 	}
 	return nil
 }

@@ -20,6 +20,17 @@ import (
 
 const testSecret = "whsec_example_test_only"
 
+// testMux is newMux with the in-memory store and the verifier the
+// environment env describes.
+func testMux(t *testing.T, env map[string]string, logger *slog.Logger) http.Handler {
+	t.Helper()
+	cfg, err := loadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newMux(cfg.verifier, payments.NewMemoryEventStore(0), logger)
+}
+
 func TestParseSecrets(t *testing.T) {
 	got := parseSecrets(" old , ,new,")
 	if len(got) != 2 || got[0] != "old" || got[1] != "new" {
@@ -32,10 +43,7 @@ func TestParseSecrets(t *testing.T) {
 
 func TestReceiverWiring(t *testing.T) {
 	var logs bytes.Buffer
-	mux, err := newMux([]string{"whsec_old", testSecret}, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mux := testMux(t, map[string]string{envSecret: "whsec_old, " + testSecret}, slog.New(slog.NewTextHandler(&logs, nil)))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
@@ -124,10 +132,7 @@ func listeningAddr(t *testing.T, logs string) string {
 // instance on the same port fails with a clear error and never claims to
 // listen.
 func TestServeBindsBeforeLogging(t *testing.T) {
-	mux, err := newMux([]string{testSecret}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mux := testMux(t, map[string]string{envSecret: testSecret}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var first syncBuffer

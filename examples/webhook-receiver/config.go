@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// The environment variables the receiver reads; see the package
+// documentation.
+const (
+	envSecret = "PAYMENTS_WEBHOOK_SECRET"
+	envScheme = "PAYMENTS_WEBHOOK_SCHEME"
+	envStore  = "PAYMENTS_WEBHOOK_STORE"
+	envAddr   = "PAYMENTS_WEBHOOK_ADDR"
+)
+
+// config is the receiver's configuration.
+type config struct {
+	addr     string
+	verifier payments.Verifier
+	store    storeConfig
+}
+
+// storeConfig says where processed event ids are kept.
+type storeConfig struct {
+	kind     string   // "memory", "postgres" or "redis"
+	url      string   // the connection URL; it may hold a password: never print it
+	redacted string   // the URL to print: password masked, query dropped
+	secrets  []string // what errors must never show: the password, in each form
+}
+
+// loadConfig reads the configuration from getenv (os.Getenv) and reports
+// every problem at once. Its errors never repeat a secret or a password.
+func loadConfig(getenv func(string) string) (config, error) {
+	var problems []error
+	cfg := config{addr: getenv(envAddr)}
+	if cfg.addr == "" {
+		cfg.addr = defaultAddr
+	}
+
+	secrets := parseSecrets(getenv(envSecret))
+	verifier, err := newVerifier(getenv(envScheme), secrets)
+	if err != nil {
+		problems = append(problems, err)
+	}
+	cfg.verifier = verifier
+
+	cfg.store, err = parseStore(getenv(envStore))
+	if err != nil {
+		problems = append(problems, err)
+	}
+	return cfg, errors.Join(problems...)
+}
+
+// parseSecrets splits a comma-separated list of secrets, dropping blanks.
+func parseSecrets(env string) []string {
+	var secrets []string
+	for _, s := range strings.Split(env, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			secrets = append(secrets, s)
+		}
+	}
+	return secrets
+}
+
+// newVerifier returns the verifier of the signing scheme: "payments" (or
+// "") for the Payments-Signature header, "standard" for Standard Webhooks.
+func newVerifier(scheme string, secrets []string) (payments.Verifier, error) {
+	scheme = strings.ToLower(strings.TrimSpace(scheme))
+	var problems []error
+	if scheme != "" && scheme != "payments" && scheme != "standard" {
+		problems = append(problems, fmt.Errorf("%s=%q: use payments (the Payments-Signature header, the default) "+
+			"or standard (Standard Webhooks)", envScheme, scheme))
+	}
+	if len(secrets) == 0 {
+		problems = append(problems, fmt.Errorf("%s is not set: set it to the endpoint's signing secret from the "+
+			"dashboard (two secrets, comma-separated, while rotating)", envSecret))
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	if scheme == "standard" {
+		// Dedupes on the signed webhook-id header.
+		v, err := payments.NewStandardVerifier(secrets)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s=standard takes whsec_ secrets, as the sender shows them: %w", envSecret, envScheme, err)
+		}
+		return v, nil
+	}
+	return payments.NewSignatureVerifier(secrets)
+}
+
+// parseStore reads PAYMENTS_WEBHOOK_STORE: "" keeps processed ids in this
+// process's memory; postgres:// or postgresql:// is PostgreSQL; redis:// or
+// rediss:// (TLS) is Redis. It connects to nothing.
+func parseStore(raw string) (storeConfig, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return storeConfig{kind: "memory"}, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		// url.Parse's error quotes the whole value, password included.
+		return storeConfig{}, fmt.Errorf("%s is not a URL such as postgres://user:password@host:5432/db "+
+			"or redis://:password@host:6379/0", envStore)
+	}
+	sc := storeConfig{
+		url:      u.Scheme + raw[len(u.Scheme):], // the drivers want the scheme in lower case
+		redacted: redactURL(u),
+		secrets:  urlSecrets(u),
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql":
+		sc.kind = "postgres"
+	case "redis", "rediss":
+		sc.kind = "redis"
+	default:
+		return storeConfig{}, fmt.Errorf("%s=%s: unsupported scheme %q: use postgres:// or postgresql:// (PostgreSQL), "+
+			"redis:// or rediss:// (Redis), or leave it unset to keep processed ids in memory", envStore, sc.redacted, u.Scheme)
+	}
+	return sc, nil
+}
+
+// redactURL is u without its query (pgx takes a password there too) and
+// with its password masked (url.URL.Redacted).
+func redactURL(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", false, "", ""
+	return c.Redacted()
+}
+
+// urlSecrets returns the password of u in each form an error could quote:
+// as written in the URL, decoded, and from a password query parameter.
+func urlSecrets(u *url.URL) []string {
+	var out []string
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			out = append(out, p)
+			if _, escaped, ok := strings.Cut(u.User.String(), ":"); ok && escaped != p {
+				out = append(out, escaped)
+			}
+		}
+	}
+	for _, name := range []string{"password", "sslpassword"} {
+		for _, p := range u.Query()[name] {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/eventstore/redisstore"
+)
+
+// storeStartTimeout bounds connecting to the store (and creating its table)
+// at start-up: a database out of reach stops the program with an error
+// rather than leaving it to answer 503 to every delivery.
+const storeStartTimeout = 30 * time.Second
+
+// openStore opens the store that remembers processed event ids, and
+// returns it with the function that closes its connections. Its errors name
+// the store by its redacted URL and never contain the password.
+func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (payments.EventStore, func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, storeStartTimeout)
+	defer cancel()
+	var (
+		store    payments.EventStore
+		closeFn  func()
+		err      error
+		database string
+	)
+	switch sc.kind {
+	case "postgres":
+		database = "PostgreSQL"
+		store, closeFn, err = openPostgres(ctx, sc.url, logger)
+	case "redis":
+		database = "Redis"
+		store, closeFn, err = openRedis(ctx, sc.url)
+	default:
+		// Private to this process: a redelivery that reaches another
+		// replica would be processed again. Run one replica only.
+		logger.Info("event store", slog.String("kind", "memory"))
+		return payments.NewMemoryEventStore(payments.DefaultMemoryEventStoreSize), func() {}, nil
+	}
+	if err != nil {
+		// Only the text: a driver's error value might quote the password.
+		return nil, nil, errors.New(mask(fmt.Sprintf("%s=%s (%s): %v", envStore, sc.redacted, database, err), sc.secrets))
+	}
+	logger.Info("event store", slog.String("kind", sc.kind), slog.String("url", sc.redacted))
+	return store, func() {
+		closeFn()
+		logger.Info("event store closed", slog.String("kind", sc.kind))
+	}, nil
+}
+
+// openPostgres opens a pool and creates the table of processed ids when it
+// is missing (pgstore's Migrate: the role needs CREATE on the schema the
+// first time, or a DBA applies pgstore's MigrationSQL by hand).
+func openPostgres(ctx context.Context, url string, logger *slog.Logger) (payments.EventStore, func(), error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := pgstore.New(pool, pgstore.WithLogger(logger))
+	if err == nil {
+		err = store.Migrate(ctx) // also proves the database is reachable
+	}
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	// Your event processing may write to this database in the
+	// transaction that records the event: see pgstore's Transactional.
+	return store, pool.Close, nil
+}
+
+// openRedis connects to a single Redis server. For Sentinel or Cluster,
+// give redisstore.New a redis.NewFailoverClient or redis.NewClusterClient
+// (any redis.UniversalClient) instead.
+func openRedis(ctx context.Context, url string) (payments.EventStore, func(), error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	client := redis.NewClient(opts)
+	store, err := redisstore.New(client)
+	if err == nil {
+		err = client.Ping(ctx).Err() // fail now, not at the first delivery
+	}
+	if err != nil {
+		_ = client.Close()
+		return nil, nil, err
+	}
+	return store, func() { _ = client.Close() }, nil
+}
+
+// mask replaces every secret in text.
+func mask(text string, secrets []string) string {
+	for _, s := range secrets {
+		text = strings.ReplaceAll(text, s, "xxxxx")
+	}
+	return text
+}
