@@ -6,6 +6,7 @@
 //
 //	payments-sandbox [-addr 127.0.0.1:8765] [-api-key KEY]
 //	                 [-webhook-url http://localhost:8080/webhooks|none]
+//	                 [-webhook-scheme payments|standard]
 //	                 [-webhook-secret SECRET] [-webhook-retry-wait 1s]
 //	                 [-admin=true] [-quiet]
 //
@@ -22,6 +23,19 @@
 // two meet without configuration: start the receiver with the printed
 // PAYMENTS_WEBHOOK_SECRET. -webhook-url none (or "") turns deliveries off;
 // the admin API's PUT /_sandbox/webhook-url changes the URL at run time.
+//
+// -webhook-scheme says how deliveries are signed: payments (the default)
+// puts the Payments-Signature header on them; standard signs them as
+// Standard Webhooks do (headers webhook-id, webhook-timestamp,
+// webhook-signature), with a whsec_ secret: -webhook-secret must then be
+// one (payments.NewStandardSecret makes them), or the sandbox makes one.
+// With standard it also prints
+//
+//	export PAYMENTS_WEBHOOK_SCHEME=standard
+//
+// which examples/webhook-receiver reads to verify with
+// payments.NewStandardVerifier. The admin API's GET /_sandbox/webhook-url
+// reports the scheme.
 //
 // The admin API of paymentstest.WithAdminAPI is on (-admin=false turns it
 // off): routes under /_sandbox/ that move the clock, pay into a virtual
@@ -96,7 +110,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 	apiKey := fs.String("api-key", "", "API `key` to accept (default: a random JWT-shaped key)")
 	hookURL := fs.String("webhook-url", defaultWebhookURL,
 		"`URL` to deliver webhook events to, where examples/webhook-receiver listens by default; none turns deliveries off")
-	hookSecret := fs.String("webhook-secret", "", "webhook signing `secret` (default: a random one)")
+	hookScheme := fs.String("webhook-scheme", string(paymentstest.SchemePayments),
+		"how webhooks are signed: payments (the Payments-Signature header) or standard (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature)")
+	hookSecret := fs.String("webhook-secret", "", "webhook signing `secret` (default: a random one; a whsec_ secret with -webhook-scheme standard)")
 	retryWait := fs.Duration("webhook-retry-wait", paymentstest.DefaultWebhookRetryWait,
 		"wait before the first retry of a failed webhook delivery; it doubles for each of the 4 retries")
 	admin := fs.Bool("admin", true, "serve the admin API under "+paymentstest.AdminPrefix+" (clock, incoming payments, faults, deliveries)")
@@ -108,8 +124,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 		return fmt.Errorf("unexpected argument %q (see -help)", fs.Arg(0))
 	}
 
+	scheme := paymentstest.WebhookScheme(strings.ToLower(strings.TrimSpace(*hookScheme)))
+	if scheme != paymentstest.SchemePayments && scheme != paymentstest.SchemeStandard {
+		return fmt.Errorf("-webhook-scheme %q: use payments (the Payments-Signature header) or standard (Standard Webhooks)", *hookScheme)
+	}
+
 	opts := []paymentstest.Option{
 		paymentstest.WithAddr(*addr),
+		paymentstest.WithWebhookScheme(scheme),
 		paymentstest.WithWebhookRetryWait(*retryWait),
 		paymentstest.WithHTTPTimeouts(timeouts),
 	}
@@ -119,16 +141,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 	if strings.EqualFold(strings.TrimSpace(*hookURL), "none") {
 		*hookURL = ""
 	}
-	// A secret even without a URL: the admin API can set one later.
-	secret := *hookSecret
-	if secret == "" {
+	// A secret even without a URL: the admin API can set one later. Under
+	// the standard scheme the server makes a whsec_ one itself.
+	var secrets []string
+	switch {
+	case *hookSecret != "":
+		secrets = []string{*hookSecret}
+	case scheme == paymentstest.SchemePayments:
 		b := make([]byte, 16)
 		if _, err := rand.Read(b); err != nil {
 			return err
 		}
-		secret = "whsec_" + hex.EncodeToString(b)
+		secrets = []string{"whsec_" + hex.EncodeToString(b)}
 	}
-	opts = append(opts, paymentstest.WithWebhook(*hookURL, secret))
+	opts = append(opts, paymentstest.WithWebhook(*hookURL, secrets...))
 	if *admin {
 		opts = append(opts, paymentstest.WithAdminAPI())
 	}
@@ -140,6 +166,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 		return err
 	}
 	defer srv.Close()
+	secret := srv.WebhookSecrets()[0] // the one given, or made by the server
 
 	fmt.Fprintf(stdout, "payments-sandbox: a fake Payments API; its state lives in memory and is lost on exit.\n\n")
 	fmt.Fprintf(stdout, "  URL:      %s\n", srv.URL())
@@ -149,10 +176,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 	} else {
 		fmt.Fprintf(stdout, "  Webhooks: off (-webhook-url sets where they go)\n")
 	}
-	fmt.Fprintf(stdout, "\nTo point the SDK and its examples at it (PAYMENTS_WEBHOOK_SECRET for examples/webhook-receiver):\n\n")
+	receiverVars := "PAYMENTS_WEBHOOK_SECRET"
+	if scheme == paymentstest.SchemeStandard {
+		fmt.Fprintf(stdout, "  Signing:  Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature)\n")
+		receiverVars = "PAYMENTS_WEBHOOK_SECRET and PAYMENTS_WEBHOOK_SCHEME"
+	} else {
+		fmt.Fprintf(stdout, "  Signing:  the Payments-Signature header (-webhook-scheme standard for Standard Webhooks)\n")
+	}
+	fmt.Fprintf(stdout, "\nTo point the SDK and its examples at it (%s for examples/webhook-receiver):\n\n", receiverVars)
 	fmt.Fprintf(stdout, "export PAYMENTS_BASE_URL=%s\n", shellWord(srv.URL()))
 	fmt.Fprintf(stdout, "export PAYMENTS_API_KEY=%s\n", shellWord(srv.APIKey()))
-	fmt.Fprintf(stdout, "export PAYMENTS_WEBHOOK_SECRET=%s\n\n", shellWord(secret))
+	fmt.Fprintf(stdout, "export PAYMENTS_WEBHOOK_SECRET=%s\n", shellWord(secret))
+	if scheme == paymentstest.SchemeStandard {
+		fmt.Fprintf(stdout, "export PAYMENTS_WEBHOOK_SCHEME=%s\n", scheme)
+	}
+	fmt.Fprintln(stdout)
 	if *admin {
 		printAdminHelp(stdout, srv.URL(), srv.APIKey())
 	}

@@ -95,7 +95,7 @@ func TestRunWebhookURLOffThenSet(t *testing.T) {
 
 	status, data := adminCall(t, baseURL, apiKey, http.MethodPut, "/_sandbox/webhook-url", `{"url": "`+rc.URL+`/webhooks"}`)
 	require.Equal(t, http.StatusOK, status, "%s", data)
-	assert.JSONEq(t, `{"url": "`+rc.URL+`/webhooks"}`, string(data))
+	assert.JSONEq(t, `{"url": "`+rc.URL+`/webhooks", "scheme": "payments"}`, string(data))
 	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
 	require.NoError(t, err)
 	_, err = client.Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)
