@@ -34,7 +34,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
-	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/retry"
 )
 
@@ -116,11 +115,8 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	if strings.TrimSpace(apiKey) == "" {
-		return nil, fmt.Errorf("%w: the API key is empty", ErrInvalidConfig)
-	}
-	if strings.ContainsFunc(apiKey, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return nil, fmt.Errorf("%w: the API key contains spaces or control characters", ErrInvalidConfig)
+	if err := checkAPIKey(apiKey); err != nil {
+		return nil, err
 	}
 	base, err := parseBaseURL(cfg.baseURL, cfg.plainHTTP)
 	if err != nil {
@@ -225,15 +221,7 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	}
 	ctx, end := c.observer(ctx, op.Operation)
 	r, err := c.send(context.WithValue(ctx, stateKey{}, st), st, rc.header, payload, out, op.dataOptional)
-	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
-	var apiErr *APIError
-	switch {
-	case r != nil:
-		res.StatusCode, res.Stan = r.StatusCode, r.Stan
-	case errors.As(err, &apiErr):
-		res.StatusCode, res.Stan = apiErr.StatusCode, apiErr.Stan
-	}
-	end(res)
+	end(resultOf(st, r, err))
 	return r, err
 }
 
@@ -405,8 +393,3 @@ func pathOnly(p string) string {
 	}
 	return p
 }
-
-// scrub masks the client's API key in text the service sent that is logged
-// as received (the stan): a service or proxy that echoes the key must not
-// put it in a log line.
-func (c *Client) scrub(s string) string { return redact.Secrets(s, c.key.raw) }

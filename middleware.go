@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -202,4 +203,17 @@ func (b cancelOnClose) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+// resultOf is what an OperationObserver learns of a finished call.
+func resultOf(st *callState, r *Response, err error) OperationResult {
+	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
+	var apiErr *APIError
+	switch {
+	case r != nil:
+		res.StatusCode, res.Stan = r.StatusCode, r.Stan
+	case errors.As(err, &apiErr):
+		res.StatusCode, res.Stan = apiErr.StatusCode, apiErr.Stan
+	}
+	return res
 }

@@ -139,6 +139,16 @@ func WithInsecurePlainHTTP() Option {
 	return optionFunc(func(c *clientConfig) error { c.plainHTTP = true; return nil })
 }
 
+func checkAPIKey(apiKey string) error {
+	if strings.TrimSpace(apiKey) == "" {
+		return fmt.Errorf("%w: the API key is empty", ErrInvalidConfig)
+	}
+	if strings.ContainsFunc(apiKey, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return fmt.Errorf("%w: the API key contains spaces or control characters", ErrInvalidConfig)
+	}
+	return nil
+}
+
 func parseBaseURL(raw string, plainHTTP bool) (string, error) {
 	if raw == "" {
 		return "", fmt.Errorf("%w: no base URL: pass WithBaseURL or set PAYMENTS_BASE_URL", ErrInvalidConfig)
