@@ -24,11 +24,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,11 +59,14 @@ type Client struct {
 	key       *credentials
 	baseURL   string // scheme://host[/prefix], no trailing slash
 	userAgent string
-	logger    *slog.Logger
-	http      *retryablehttp.Client
+	// userAgentHeader is {userAgent}, shared read-only by every call.
+	userAgentHeader []string
+	logger          *slog.Logger
+	http            *retryablehttp.Client
 	// idle closes the idle connections of the transport NewClient made,
 	// or is nil when the caller gave its own client.
 	idle           interface{ CloseIdleConnections() }
+	middleware     bool // the client has middleware
 	observer       OperationObserver
 	attemptTimeout time.Duration
 	quotes         quoteBook
@@ -73,8 +76,12 @@ type Client struct {
 // credentials hold the API key; never logged, never in an error.
 type credentials struct {
 	raw    string
-	bearer string // "Bearer <key>"
+	bearer string   // "Bearer <key>"
+	header []string // {bearer}, the Authorization header's value
 }
+
+// jsonMediaType is the value of Accept and Content-Type, shared read-only.
+var jsonMediaType = []string{"application/json"}
 
 // String shows the client's base URL and never its API key.
 func (c *Client) String() string { return "payments.Client(" + c.baseURL + ")" }
@@ -123,15 +130,17 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		key:       &credentials{raw: apiKey, bearer: "Bearer " + apiKey},
+		key:       &credentials{raw: apiKey, bearer: "Bearer " + apiKey, header: []string{"Bearer " + apiKey}},
 		baseURL:   base,
 		userAgent: userAgent(cfg.userAgent),
 		logger:    cfg.logger,
 		now:       time.Now,
 
-		observer:       cfg.observer,
+		observer:       chainObservers(cfg.observers),
+		middleware:     len(cfg.middleware) > 0,
 		attemptTimeout: cfg.attemptTimeout,
 	}
+	c.userAgentHeader = []string{c.userAgent}
 	hc := cfg.httpClient
 	if hc == nil {
 		t := defaultTransport()
@@ -182,13 +191,18 @@ type operation struct {
 	idempotent bool
 	// dataOptional accepts a success without data (Trigger, Do).
 	dataOptional bool
+	// check, when set, inspects the decoded result and returns why it is
+	// unusable ("" when it is fine): the call then fails with a
+	// *MalformedResponseError, inside the pipeline, so that logs and
+	// observers see the failure.
+	check func(out any) string
 }
 
 // do runs op: it validates the request options, sends body (JSON-encoded
 // when non-nil) to path (op's template with its ids escaped in, "" for the
 // template itself) through the retries, and decodes the envelope's data into
 // out (when non-nil). Every call of the SDK goes through here.
-func (c *Client) do(ctx context.Context, op *operation, path string, body, out any, opts []RequestOption) (*Response, error) {
+func (c *Client) do(ctx context.Context, op *operation, path string, body, out any, opts []RequestOption) (r *Response, err error) {
 	rc, err := requestOptions(opts)
 	if err != nil {
 		return nil, err
@@ -216,17 +230,18 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		}
 		payload = b
 	}
-	if c.observer == nil {
-		return c.send(context.WithValue(ctx, stateKey{}, st), st, rc.header, payload, out, op.dataOptional)
+	if c.observer != nil {
+		var end func(OperationResult)
+		ctx, end = c.observer(ctx, op.Operation)
+		defer func() { end(resultOf(st, r, err)) }()
 	}
-	ctx, end := c.observer(ctx, op.Operation)
-	r, err := c.send(context.WithValue(ctx, stateKey{}, st), st, rc.header, payload, out, op.dataOptional)
-	end(resultOf(st, r, err))
-	return r, err
+	st.Context = ctx
+	return c.send(st, rc.header, payload, out, op)
 }
 
 // send makes the request, with its retries, and decodes the answer.
-func (c *Client) send(ctx context.Context, st *callState, header http.Header, payload, out any, dataOptional bool) (*Response, error) {
+func (c *Client) send(st *callState, header http.Header, payload, out any, op *operation) (*Response, error) {
+	ctx := context.Context(st)
 	req, err := retryablehttp.NewRequestWithContext(ctx, st.op.Method, c.baseURL+st.path, payload)
 	if err != nil {
 		return nil, fmt.Errorf("payments: building the request: %w", err)
@@ -234,15 +249,26 @@ func (c *Client) send(ctx context.Context, st *callState, header http.Header, pa
 	for name, values := range header {
 		req.Header[name] = values
 	}
-	st.owned = http.Header{"Authorization": {c.key.bearer}, "Accept": {"application/json"}, "User-Agent": {c.userAgent}}
+	// The values of the client's own headers are shared by all its calls,
+	// read-only; middleware, which could write into them, gets copies.
+	h := req.Header
+	h["Authorization"], h["Accept"], h["User-Agent"] = c.key.header, jsonMediaType, c.userAgentHeader
 	if payload != nil {
-		st.owned.Set("Content-Type", "application/json")
+		h["Content-Type"] = jsonMediaType
 	}
 	if st.key != "" {
-		st.owned.Set("Idempotency-Key", st.key)
+		h["Idempotency-Key"] = []string{st.key}
 	}
-	for name, values := range st.owned {
-		req.Header[name] = values
+	if c.middleware || len(st.middleware) > 0 {
+		// Middleware may change the headers, even write into their
+		// values: it gets copies, and the owned ones are kept to be set
+		// again after it.
+		st.owned = make(http.Header, len(ownedHeaders))
+		for name := range ownedHeaders {
+			if v, ok := h[name]; ok {
+				h[name], st.owned[name] = slices.Clone(v), slices.Clone(v)
+			}
+		}
 	}
 	start := time.Now()
 	resp, err := c.http.Do(req)
@@ -253,68 +279,19 @@ func (c *Client) send(ctx context.Context, st *callState, header http.Header, pa
 	}
 	defer resp.Body.Close()
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
-	raw, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if readErr == nil && len(raw) > MaxResponseBytes {
-		raw, readErr = raw[:MaxResponseBytes], errBodyTooLarge
+	raw, readErr := readBody(resp)
+	err = c.decode(r, raw, readErr, out, op.dataOptional)
+	if err == nil && op.check != nil {
+		if reason := op.check(out); reason != "" {
+			err = newMalformed(reason, r, nil, c.key.raw)
+		}
 	}
-	err = c.decode(r, raw, readErr, out, dataOptional)
 	level := slog.LevelDebug
 	if err != nil {
 		level, r = slog.LevelWarn, nil
 	}
 	c.log(ctx, level, st, r, start, err)
 	return r, err
-}
-
-// callState travels in the request context so that the retry hooks and the
-// attempt transport, which the client shares between all calls, see each
-// call's own facts.
-type callState struct {
-	op             *Operation
-	path           string
-	key            string      // the Idempotency-Key sent, or ""
-	owned          http.Header // the headers the SDK owns, restored after middleware
-	retryable      bool        // a request that may be sent twice
-	attempts       int
-	attemptTimeout time.Duration
-	middleware     []Middleware // the call's own, run after the client's
-}
-
-type stateKey struct{}
-
-func stateOf(ctx context.Context) *callState {
-	if st, ok := ctx.Value(stateKey{}).(*callState); ok {
-		return st
-	}
-	return &callState{op: &Operation{}}
-}
-
-func (c *Client) onAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
-	st := stateOf(req.Context())
-	st.attempts = attempt + 1
-	if attempt > 0 && c.logger != nil {
-		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "payments: retrying request",
-			slog.String("operation", st.op.Name), slog.String("method", st.op.Method),
-			slog.String("path", pathOnly(st.path)), slog.Int("attempt", attempt+1))
-	}
-}
-
-// keepLastResponse runs when go-retryablehttp gives up. It hands back the
-// final response with its status and body intact, so the caller gets a full
-// *APIError, and passes connection and context errors through.
-func keepLastResponse(resp *http.Response, err error, _ int) (*http.Response, error) {
-	if resp != nil && err != nil && (isContextErr(err)) {
-		resp.Body.Close()
-		return nil, err
-	}
-	if resp != nil {
-		return resp, nil
-	}
-	return nil, err
-}
-
-func isContextErr(err error) bool {
-	return err == context.Canceled || err == context.DeadlineExceeded
 }
 
 // Do sends a request for an operation the SDK does not type yet (reads,

@@ -29,7 +29,7 @@ type clientConfig struct {
 	logger         *slog.Logger
 	userAgent      string
 	middleware     []Middleware
-	observer       OperationObserver
+	observers      []OperationObserver
 }
 
 // Option configures a Client. Options are applied in order by NewClient, which
@@ -226,6 +226,9 @@ var ownedHeaders = map[string]bool{
 // requestOptions applies opts and checks the result: every problem is
 // reported at once, and nothing is sent.
 func requestOptions(opts []RequestOption) (requestConfig, error) {
+	if len(opts) == 0 {
+		return requestConfig{}, nil
+	}
 	var rc requestConfig
 	for _, o := range opts {
 		o.applyRequest(&rc)
