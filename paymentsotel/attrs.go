@@ -20,24 +20,27 @@ import (
 type target struct {
 	address  string // server.address
 	port     int    // server.port
-	full     string // url.full, with the template's placeholders
 	template string // url.template, or "" when there is none (Client.Do)
+	path     string // the path of url.full: the template, or the path scrubbed
 }
 
 // newTarget describes u, the URL of an attempt of an operation whose path
 // template is tmpl ("" for Client.Do).
 func newTarget(u *url.URL, tmpl string) target {
 	t := target{address: u.Hostname(), port: portOf(u)}
-	path := u.EscapedPath()
 	if tmpl != "" {
-		t.template = scrubPath(basePrefix(path, tmpl)) + tmpl
-		path = t.template
+		t.template = scrubPath(basePrefix(u.EscapedPath(), tmpl)) + tmpl
+		t.path = t.template
 	} else {
-		path = scrubPath(path)
+		t.path = scrubPath(u.EscapedPath())
 	}
-	// No user info, no query, no fragment.
-	t.full = u.Scheme + "://" + u.Host + path
 	return t
+}
+
+// fullURL is url.full: u's scheme and host (no user info) and the target's
+// path (no query, no fragment).
+func (t target) fullURL(u *url.URL) string {
+	return u.Scheme + "://" + u.Host + t.path
 }
 
 func (t target) spanName(method string) string {
@@ -63,27 +66,30 @@ func portOf(u *url.URL) int {
 // tmpl with its placeholders filled in, one escaped segment each. It returns
 // "" when path does not have that shape.
 func basePrefix(path, tmpl string) string {
-	segs := strings.Split(path, "/")
-	tsegs := strings.Split(tmpl, "/")
-	n := len(segs) - len(tsegs)
-	if n < 0 {
-		return ""
-	}
-	// tmpl starts with "/": its first segment is the empty one.
-	for i := 1; i < len(tsegs); i++ {
-		ts := tsegs[i]
-		isParam := strings.HasPrefix(ts, "{") && strings.HasSuffix(ts, "}")
-		if !isParam && segs[n+i] != ts {
+	// Both are walked from their end, a segment at a time; tmpl starts
+	// with "/".
+	for tmpl != "" {
+		ti, pi := strings.LastIndexByte(tmpl, '/'), strings.LastIndexByte(path, '/')
+		if ti < 0 || pi < 0 {
 			return ""
 		}
+		ts, ps := tmpl[ti+1:], path[pi+1:]
+		isParam := strings.HasPrefix(ts, "{") && strings.HasSuffix(ts, "}")
+		if !isParam && ts != ps {
+			return ""
+		}
+		tmpl, path = tmpl[:ti], path[:pi]
 	}
-	return strings.Join(segs[:n+1], "/")
+	return path
 }
 
 // scrubPath replaces by "{id}" each segment of a path that may be an id: one
 // that holds a digit (except an API version such as "v1") or is longer than
 // 24 characters.
 func scrubPath(path string) string {
+	if path == "" {
+		return ""
+	}
 	segs := strings.Split(path, "/")
 	for i, s := range segs {
 		if len(s) > 24 || (strings.ContainsAny(s, "0123456789") && !isVersion(s)) {

@@ -59,13 +59,13 @@ func (in *Instrumentation) observe(ctx context.Context, op payments.Operation) (
 		name = "do"
 	}
 	start := time.Now()
-	ctx, span := in.tracer.Start(ctx, name,
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithTimestamp(start),
-		trace.WithAttributes(OperationKey.String(name)))
+	ctx, span := in.tracer.Start(ctx, name, internalKind)
+	if span.IsRecording() {
+		span.SetAttributes(OperationKey.String(name))
+	}
 	ctx = context.WithValue(ctx, callKey{}, &callState{})
 	return ctx, func(res payments.OperationResult) {
-		end := time.Now()
+		elapsed := time.Since(start)
 		errType, cancelled := classify(res.Err)
 		outcome := outcomeSuccess
 		switch {
@@ -92,13 +92,13 @@ func (in *Instrumentation) observe(ctx context.Context, op payments.Operation) (
 			}
 			span.SetAttributes(attrs...)
 		}
-		span.End(trace.WithTimestamp(end))
+		span.End()
 
 		mattrs := []attribute.KeyValue{OperationKey.String(name), OutcomeKey.String(outcome)}
 		if errType != "" {
 			mattrs = append(mattrs, semconv.ErrorTypeKey.String(errType))
 		}
-		in.opDuration.Record(ctx, end.Sub(start).Seconds(), metric.WithAttributeSet(attribute.NewSet(mattrs...)))
+		in.opDuration.Record(ctx, elapsed.Seconds(), metric.WithAttributeSet(attribute.NewSet(mattrs...)))
 	}
 }
 
@@ -111,23 +111,18 @@ func (in *Instrumentation) Middleware() payments.Middleware {
 	return in.attempt
 }
 
+// Span start options, made once.
+var (
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	clientKind   = trace.WithSpanKind(trace.SpanKindClient)
+)
+
 func (in *Instrumentation) attempt(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	ctx := req.Context()
 	a, _ := payments.AttemptFromContext(ctx)
 	st, _ := ctx.Value(callKey{}).(*callState)
 	t := newTarget(req.URL, a.Operation.PathTemplate)
 	method, original := methodOf(req.Method)
-
-	// The metric's attributes; the span gets these and a few more.
-	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs,
-		semconv.HTTPRequestMethodKey.String(method),
-		semconv.ServerAddressKey.String(t.address),
-		semconv.ServerPortKey.Int(t.port))
-	if t.template != "" {
-		attrs = append(attrs, semconv.URLTemplateKey.String(t.template))
-	}
-	nMetric := len(attrs)
 
 	if a.Number > 1 {
 		reason := "_OTHER"
@@ -138,24 +133,36 @@ func (in *Instrumentation) attempt(req *http.Request, next func(*http.Request) (
 			OperationKey.String(operationName(a.Operation)), RetryReasonKey.String(reason))))
 	}
 
-	start := time.Now()
-	var span trace.Span
-	ctx, span = in.tracer.Start(ctx, t.spanName(method), trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start))
-	if span.IsRecording() {
-		spanAttrs := append(attrs, semconv.URLFullKey.String(t.full))
+	// One allocation holds the attempt's record, the carrier of its trace
+	// context and, later, its answer's body.
+	rec := &attemptRecord{in: in, start: time.Now()}
+	rec.attrs = append(rec.buf[:0],
+		semconv.HTTPRequestMethodKey.String(method),
+		semconv.ServerAddressKey.String(t.address),
+		semconv.ServerPortKey.Int(t.port))
+	if t.template != "" {
+		rec.attrs = append(rec.attrs, semconv.URLTemplateKey.String(t.template))
+	}
+	rec.ctx, rec.span = in.tracer.Start(ctx, t.spanName(method), clientKind)
+	if rec.span.IsRecording() {
+		attrs := append(rec.attrs[:len(rec.attrs):len(rec.attrs)], semconv.URLFullKey.String(t.fullURL(req.URL)))
 		if original != "" {
-			spanAttrs = append(spanAttrs, semconv.HTTPRequestMethodOriginalKey.String(original))
+			attrs = append(attrs, semconv.HTTPRequestMethodOriginalKey.String(original))
 		}
 		if a.Number > 1 {
-			spanAttrs = append(spanAttrs, semconv.HTTPRequestResendCountKey.Int(a.Number-1))
+			attrs = append(attrs, semconv.HTTPRequestResendCountKey.Int(a.Number-1))
 		}
-		span.SetAttributes(spanAttrs...)
+		rec.span.SetAttributes(attrs...)
 	}
-	// The request is the SDK's: the trace context goes on a copy.
-	req = req.Clone(ctx)
-	in.prop.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	// The request is the SDK's: the trace context goes on a copy, made
+	// only when there is something to send (a no-op tracer sends nothing).
+	rec.carrier = carrier{req: req, ctx: rec.ctx}
+	in.prop.Inject(rec.ctx, &rec.carrier)
+	req = rec.carrier.req
+	if !rec.carrier.cloned && rec.span.IsRecording() {
+		req = req.WithContext(rec.ctx)
+	}
 
-	rec := &attemptRecord{in: in, ctx: ctx, span: span, start: start, attrs: attrs[:nMetric:nMetric]}
 	resp, err := next(req)
 	if err != nil || resp == nil {
 		errType, _ := classify(err)
@@ -174,7 +181,8 @@ func (in *Instrumentation) attempt(req *http.Request, next func(*http.Request) (
 		return resp, nil
 	}
 	// The attempt lasts until its answer has been read.
-	resp.Body = &attemptBody{ReadCloser: resp.Body, rec: rec}
+	rec.body = resp.Body
+	resp.Body = rec
 	return resp, nil
 }
 
@@ -185,22 +193,71 @@ func operationName(op payments.Operation) string {
 	return op.Name
 }
 
-// attemptRecord ends an attempt's span and records its duration, once.
-type attemptRecord struct {
-	in     *Instrumentation
+// carrier is the propagation.TextMapCarrier of an attempt: it copies the
+// request on the first header it sets.
+type carrier struct {
+	req    *http.Request
 	ctx    context.Context
-	span   trace.Span
-	start  time.Time
-	attrs  []attribute.KeyValue // the metric's, without status and error
-	status int
-	done   atomic.Bool
+	cloned bool
+}
+
+var _ propagation.TextMapCarrier = (*carrier)(nil)
+
+func (c *carrier) Get(key string) string { return c.req.Header.Get(key) }
+
+func (c *carrier) Set(key, value string) {
+	if !c.cloned {
+		c.req, c.cloned = c.req.Clone(c.ctx), true
+	}
+	c.req.Header.Set(key, value)
+}
+
+func (c *carrier) Keys() []string {
+	keys := make([]string, 0, len(c.req.Header))
+	for k := range c.req.Header {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// attemptRecord is one attempt: it ends the attempt's span and records its
+// duration, once, when the answer has been read or closed (it is the
+// answer's body), or at once when there is none. An error reading the body
+// (the attempt's deadline, a dropped connection) is the attempt's error.
+type attemptRecord struct {
+	in      *Instrumentation
+	ctx     context.Context
+	span    trace.Span
+	start   time.Time
+	carrier carrier
+	body    io.ReadCloser
+	status  int
+	done    atomic.Bool
+	attrs   []attribute.KeyValue // the metric's, without status and error
+	buf     [6]attribute.KeyValue
+}
+
+func (r *attemptRecord) Read(p []byte) (int, error) {
+	n, err := r.body.Read(p)
+	switch {
+	case err == io.EOF:
+		r.finish(r.status, nil)
+	case err != nil:
+		r.finish(r.status, err)
+	}
+	return n, err
+}
+
+func (r *attemptRecord) Close() error {
+	err := r.body.Close()
+	r.finish(r.status, nil)
+	return err
 }
 
 func (r *attemptRecord) finish(status int, err error) {
 	if !r.done.CompareAndSwap(false, true) {
 		return
 	}
-	end := time.Now()
 	errType, _ := classify(err)
 	if errType == "" && status >= 400 {
 		errType = strconv.Itoa(status)
@@ -223,31 +280,6 @@ func (r *attemptRecord) finish(status int, err error) {
 			r.span.SetStatus(codes.Error, "")
 		}
 	}
-	r.span.End(trace.WithTimestamp(end))
-	r.in.attemptDuration.Record(r.ctx, end.Sub(r.start).Seconds(), metric.WithAttributeSet(attribute.NewSet(attrs...)))
-}
-
-// attemptBody ends the attempt when its answer has been read or closed; an
-// error reading it (the attempt's deadline, a dropped connection) is the
-// attempt's error.
-type attemptBody struct {
-	io.ReadCloser
-	rec *attemptRecord
-}
-
-func (b *attemptBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	switch {
-	case err == io.EOF:
-		b.rec.finish(b.rec.status, nil)
-	case err != nil:
-		b.rec.finish(b.rec.status, err)
-	}
-	return n, err
-}
-
-func (b *attemptBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.rec.finish(b.rec.status, nil)
-	return err
+	r.span.End()
+	r.in.attemptDuration.Record(r.ctx, time.Since(r.start).Seconds(), metric.WithAttributeSet(attribute.NewSet(attrs...)))
 }

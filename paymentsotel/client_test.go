@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentsotel"
@@ -310,4 +312,48 @@ func TestErrorTypesAreLowCardinality(t *testing.T) {
 	op := r.one(t, "webhooks.trigger")
 	assert.Equal(t, "connect_error", attrs(op)["error.type"])
 	assert.False(t, strings.Contains(op.Status().Description, "127.0.0.1"))
+}
+
+// TestMiddlewareLeavesTheSDKRequestAlone: the trace context goes on a copy
+// of the request; the request the SDK passed in (and reuses on a retry) is
+// not changed.
+func TestMiddlewareLeavesTheSDKRequestAlone(t *testing.T) {
+	r := newRig(t)
+	req := httptest.NewRequest(http.MethodPost, "https://api.example.com/payments/initiate", nil)
+	req.Header.Set("Authorization", "Bearer sk_test_key")
+	var sent *http.Request
+	resp, err := r.inst.Middleware()(req, func(out *http.Request) (*http.Response, error) {
+		sent = out
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Empty(t, req.Header.Get("traceparent"), "the SDK's request is untouched")
+	assert.Len(t, req.Header, 1)
+	require.NotSame(t, req, sent)
+	assert.Regexp(t, `^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`, sent.Header.Get("traceparent"))
+	assert.Equal(t, "Bearer sk_test_key", sent.Header.Get("Authorization"))
+
+	a := r.one(t, "POST")
+	assert.Equal(t, "https://api.example.com/payments/initiate", attrs(a)["url.full"])
+	assert.Equal(t, "443", attrs(a)["server.port"])
+	assert.Equal(t, trace.SpanContextFromContext(sent.Context()).SpanID(), a.SpanContext().SpanID(),
+		"the request sent on carries the attempt's span")
+}
+
+// TestNoopTracerSendsNothing: with a no-op tracer provider no traceparent
+// is sent, and the request goes on as it came.
+func TestNoopTracerSendsNothing(t *testing.T) {
+	inst, err := paymentsotel.New(paymentsotel.WithTracerProvider(tracenoop.NewTracerProvider()),
+		paymentsotel.WithPropagator(propagation.TraceContext{}))
+	require.NoError(t, err)
+	req := httptest.NewRequest(http.MethodGet, "https://api.example.com/x", nil)
+	var sent *http.Request
+	_, err = inst.Middleware()(req, func(out *http.Request) (*http.Response, error) {
+		sent = out
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	})
+	require.NoError(t, err)
+	assert.Same(t, req, sent)
+	assert.Empty(t, sent.Header.Get("traceparent"))
 }

@@ -22,10 +22,12 @@
 // payments.operation, payments.attempts, http.response.status_code (the
 // final one), payments.stan and payments.idempotency_key when there is one.
 // A failed operation has status Error and error.type: the status code
-// ("422") for an answer of the service, "timeout", "validation_error",
-// "malformed_response", "connection_closed", "connection_refused", or the Go
+// ("422") for an answer of the service, "timeout", "malformed_response",
+// "connection_closed", "connect_error", "dns_error", "tls_error", or the Go
 // type of any other error. A cancelled context is not an error: the span's
-// status stays unset.
+// status stays unset. Calls the SDK refuses before sending anything (a
+// *payments.ValidationError, a *payments.QuoteExpiredError) make no span: the
+// Client reports an operation from the moment it is sent.
 //
 // Each HTTP attempt is a CLIENT span, a child of the operation's, that follows
 // the HTTP client semantic conventions: named "{method} {url.template}"
