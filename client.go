@@ -22,7 +22,6 @@ package payments
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -274,7 +273,7 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 	resp, err := c.http.Do(req)
 	if err != nil {
 		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: max(st.attempts, 1), Err: scrubErr(err, c.key.raw)}
-		c.log(ctx, slog.LevelWarn, st, &Response{}, start, terr)
+		c.log(ctx, slog.LevelWarn, st, nil, start, terr)
 		return nil, terr
 	}
 	defer resp.Body.Close()
@@ -348,12 +347,10 @@ func (c *Client) log(ctx context.Context, level slog.Level, st *callState, r *Re
 		slog.Int("attempts", max(st.attempts, 1)),
 		slog.String("duration", time.Since(start).Round(time.Microsecond).String()),
 	}
-	var apiErr *APIError
-	switch {
-	case r != nil:
-		attrs = append(attrs, slog.Int("status", r.StatusCode), slog.String("stan", r.Stan))
-	case errors.As(err, &apiErr):
-		attrs = append(attrs, slog.Int("status", apiErr.StatusCode), slog.String("stan", apiErr.Stan))
+	status, stan := outcomeOf(r, err)
+	attrs = append(attrs, slog.Int("status", status))
+	if stan != "" {
+		attrs = append(attrs, slog.String("stan", stan))
 	}
 	if st.key != "" {
 		attrs = append(attrs, slog.String("idempotency_key", st.key))

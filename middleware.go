@@ -225,14 +225,26 @@ func (b cancelOnClose) Close() error {
 // resultOf is what an OperationObserver learns of a finished call.
 func resultOf(st *callState, r *Response, err error) OperationResult {
 	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
-	var apiErr *APIError
+	res.StatusCode, res.Stan = outcomeOf(r, err)
+	return res
+}
+
+// outcomeOf is the final status and stan of a call, from its response or its
+// error (0 and "" when no answer came).
+func outcomeOf(r *Response, err error) (status int, stan string) {
+	var (
+		apiErr *APIError
+		merr   *MalformedResponseError
+	)
 	switch {
 	case r != nil:
-		res.StatusCode, res.Stan = r.StatusCode, r.Stan
+		return r.StatusCode, r.Stan
 	case errors.As(err, &apiErr):
-		res.StatusCode, res.Stan = apiErr.StatusCode, apiErr.Stan
+		return apiErr.StatusCode, apiErr.Stan
+	case errors.As(err, &merr) && merr.Response != nil:
+		return merr.Response.StatusCode, merr.Response.Stan
 	}
-	return res
+	return 0, ""
 }
 
 // chainObservers nests observers into one (nil when there are none).
