@@ -33,6 +33,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/retry"
 )
 
@@ -367,3 +368,8 @@ func pathOnly(p string) string {
 	}
 	return p
 }
+
+// scrub masks the client's API key in text the service sent that is logged
+// as received (the stan): a service or proxy that echoes the key must not
+// put it in a log line.
+func (c *Client) scrub(s string) string { return redact.Secrets(s, c.key.raw) }

@@ -394,8 +394,3 @@ func parseLooseTime(b []byte) time.Time {
 	}
 	return time.Time{}
 }
-
-// scrub masks the client's API key in text the service sent that is logged
-// as received (the stan): a service or proxy that echoes the key must not
-// put it in a log line.
-func (c *Client) scrub(s string) string { return redact.Secrets(s, c.key.raw) }
