@@ -1,22 +1,27 @@
 // Package payments is the typed Go client for the merchant Payments API:
-// recipients (saved payment destinations), two-step payments (a quote, then
-// its confirmation), virtual accounts that receive money, and webhooks.
+// recipients, two-step payments (a quote, then its confirmation), virtual
+// accounts and webhooks. Share one Client: it is safe for concurrent use. The
+// journey and its errors (the package Example runs it on paymentstest's fake):
 //
-// Make one Client and share it; it is safe for concurrent use:
-//
-//	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
-//	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{...})
-//	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{...})
-//	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
-//
-// Calls that create something carry an Idempotency-Key that is reused on
-// every retry, so a retried call never pays or creates twice. Amounts are
-// decimal.Decimal end to end. Params are validated before anything is sent,
-// and every failure is a typed error: *ValidationError, *APIError,
-// *TransportError, *MalformedResponseError or *QuoteExpiredError.
-//
-// The paymentstest package runs a stateful fake of the service in process,
-// for tests and for trying the SDK without an API key.
+//	client, err := payments.NewClientFromEnv() // PAYMENTS_API_KEY, PAYMENTS_BASE_URL
+//	if err != nil { return err }
+//	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+//		AccountNumber: "0123456789", AccountName: "Ada Okafor",
+//		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
+//	if err != nil { return err }
+//	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+//		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+//		RecipientID: recipient.ID, Reference: "order-1042"}) // a quote: payment.Quote
+//	if err != nil { return err }
+//	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams()) // executes it
+//	var apiErr *payments.APIError
+//	switch { // errors are typed: branch on what to do
+//	case errors.Is(err, payments.ErrInvalidParams): // a *ValidationError: nothing was sent
+//	case errors.Is(err, payments.ErrQuoteExpired): // nothing was paid: initiate again
+//	case errors.As(err, &apiErr) && !apiErr.Temporary(): // refused; quote apiErr.Stan to support
+//	case err != nil: // unknown outcome: retry with the key of payments.IdempotencyKeyOf(err)
+//	case payment.Status != payments.PaymentStatusCompleted: // rejected, say above the limit
+//	}
 package payments
 
 import (
@@ -37,13 +42,11 @@ import (
 	"github.com/paymentsapi/payments-go/internal/retry"
 )
 
-// Version is the version of this SDK. It is sent in the User-Agent header of
-// every request so that the service's operators can tell SDK releases apart.
+// Version is this SDK's version, sent in the User-Agent header of every request.
 const Version = "0.1.0"
 
-// Client talks to the Payments API. Make one with NewClient and share it: a
-// Client is safe for concurrent use, and its settings are its own, so two
-// clients with two API keys in one process never interfere.
+// Client talks to the Payments API. Make one with NewClient and share it: it is
+// safe for concurrent use, and two clients with two API keys never interfere.
 type Client struct {
 	// Recipients creates and edits saved payment destinations.
 	Recipients *RecipientsService
@@ -54,8 +57,7 @@ type Client struct {
 	// Webhooks triggers test events.
 	Webhooks *WebhooksService
 
-	// key is behind a pointer so that printing a Client by value (%+v of
-	// *c) shows an address, never the key; see also String and LogValue.
+	// key is a pointer so that %+v of *c shows an address, never the key.
 	key       *credentials
 	baseURL   string // scheme://host[/prefix], no trailing slash
 	userAgent string
@@ -63,8 +65,7 @@ type Client struct {
 	userAgentHeader []string
 	logger          *slog.Logger
 	http            *retryablehttp.Client
-	// idle closes the idle connections of the transport NewClient made,
-	// or is nil when the caller gave its own client.
+	// idle is the transport NewClient made, for Close; nil with WithHTTPClient.
 	idle           interface{ CloseIdleConnections() }
 	middleware     bool // the client has middleware
 	observer       OperationObserver
@@ -94,11 +95,9 @@ func (c *Client) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("base_url", c.baseURL))
 }
 
-// Close closes the idle connections of the transport that NewClient made,
-// and does nothing to a client given with WithHTTPClient (its owner closes
-// it). Calling it is optional: a long-lived Client never needs it, and a
-// program that makes short-lived clients calls it to free their sockets at
-// once. The Client stays usable; later calls open new connections.
+// Close closes the idle connections of the transport NewClient made (not those
+// of a WithHTTPClient client: its owner closes them). It is optional, for
+// programs that make short-lived clients; the Client stays usable.
 func (c *Client) Close() error {
 	if c.idle != nil {
 		c.idle.CloseIdleConnections()
@@ -107,10 +106,9 @@ func (c *Client) Close() error {
 }
 
 // NewClient returns a Client that authenticates with apiKey. WithBaseURL is
-// required (the specification publishes no default address). It refuses an
-// empty key, a missing or unparsable base URL, and a plain-http base URL
-// unless its host is loopback: the bearer token is never sent in clear text.
-// Every error it returns matches ErrInvalidConfig.
+// required: no default address is published. It refuses an empty key, a
+// missing or unparsable base URL, and plain http to a host that is not
+// loopback (see WithInsecurePlainHTTP). Its errors match ErrInvalidConfig.
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	cfg := clientConfig{
 		maxRetries:   DefaultMaxRetries,
@@ -169,10 +167,9 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// NewClientFromEnv is NewClient with the API key from PAYMENTS_API_KEY and
-// the base URL from PAYMENTS_BASE_URL; PAYMENTS_INSECURE_PLAIN_HTTP=1 adds
-// WithInsecurePlainHTTP (for a sandbox in a container network). Options given
-// here override the environment.
+// NewClientFromEnv is NewClient with the key from PAYMENTS_API_KEY and the base
+// URL from PAYMENTS_BASE_URL; PAYMENTS_INSECURE_PLAIN_HTTP=1 adds
+// WithInsecurePlainHTTP (a sandbox in a container network). opts override them.
 func NewClientFromEnv(opts ...Option) (*Client, error) {
 	if u := os.Getenv("PAYMENTS_BASE_URL"); u != "" {
 		opts = append([]Option{WithBaseURL(u)}, opts...)
@@ -186,8 +183,7 @@ func NewClientFromEnv(opts ...Option) (*Client, error) {
 // operation is an API operation as the pipeline runs it.
 type operation struct {
 	Operation
-	// idempotent makes the pipeline send a random Idempotency-Key when the
-	// caller gave none, so that the call is retried safely.
+	// idempotent: send a random Idempotency-Key when the caller gave none.
 	idempotent bool
 	// dataOptional accepts a success without data (Trigger, Do).
 	dataOptional bool
@@ -198,10 +194,9 @@ type operation struct {
 	check func(out any) string
 }
 
-// do runs op: it validates the request options, sends body (JSON-encoded
-// when non-nil) to path (op's template with its ids escaped in, "" for the
-// template itself) through the retries, and decodes the envelope's data into
-// out (when non-nil). Every call of the SDK goes through here.
+// do runs op, as every call of the SDK: it checks the options, sends body (JSON,
+// when non-nil) to path (op's template with ids escaped in; "" for the template)
+// with retries, and decodes the envelope's data into out (when non-nil).
 func (c *Client) do(ctx context.Context, op *operation, path string, body, out any, opts []RequestOption) (r *Response, err error) {
 	rc, err := requestOptions(opts)
 	if err != nil {
@@ -294,20 +289,16 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 	return r, err
 }
 
-// Do sends a request for an operation the SDK does not type yet (reads,
-// lists, the webhook events list) through the same pipeline as every other
+// Do sends a request the SDK does not type yet through the pipeline of every
 // call: authentication, retries, idempotency, the envelope and typed errors.
+// path is below the base URL, starts with "/" and carries any query, encoded;
+// escape the segments you interpolate with url.PathEscape. params, when not
+// nil, is the JSON body; the envelope's data, if any, is decoded into out, when
+// not nil. POST and PATCH are retried only with WithIdempotencyKey: Do never
+// invents a key, since it cannot know whether the operation honours one.
 //
-// path is the path below the base URL, starting with "/", with any query
-// already encoded; escape each path segment you interpolate with
-// url.PathEscape. params, when non-nil, is sent as the JSON body. The
-// envelope's data member is decoded into out, when out is non-nil; a success
-// envelope without data is accepted. POST and PATCH calls are retried only
-// when they carry WithIdempotencyKey; Do never invents one, because it cannot
-// know whether the operation honours it.
-//
-//	var events []map[string]any
-//	_, err := client.Do(ctx, http.MethodGet, "/webhooks/events?limit=10", nil, &events)
+//	_, err := client.Do(ctx, http.MethodPut, "/payments/recipients/"+url.PathEscape(id),
+//		map[string]any{"account_name": "Ada N. Okafor"}, &recipient) // a map[string]any
 func (c *Client) Do(ctx context.Context, method, path string, params, out any, opts ...RequestOption) (*Response, error) {
 	var v validator
 	switch method {
@@ -369,7 +360,6 @@ func pathOnly(p string) string {
 	return p
 }
 
-// scrub masks the client's API key in text the service sent that is logged
-// as received (the stan): a service or proxy that echoes the key must not
-// put it in a log line.
+// scrub masks the API key in text from the service that is logged as received
+// (the stan), so that a service or proxy echoing the key cannot log it.
 func (c *Client) scrub(s string) string { return redact.Secrets(s, c.key.raw) }

@@ -112,8 +112,11 @@ func WithRetryWait(min, max time.Duration) Option {
 	})
 }
 
-// WithLogger makes the Client log each attempt (method, path, status,
-// duration, attempt, stan) at debug level and retries at info level. The API
+// WithLogger makes the Client log one line per call ("payments: request"): at
+// debug level on success and at warning level on failure, with operation,
+// method, path (no query), attempts, duration (a string such as "130.884ms"),
+// status and stan when an answer came, idempotency_key when one was sent, and
+// error. Each retry adds an info line ("payments: retrying request"). The API
 // key, headers and bodies are never logged. Without it nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *clientConfig) error { c.logger = l; return nil })

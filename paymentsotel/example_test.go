@@ -58,3 +58,34 @@ func Example() {
 	// client POST /payments/recipients http.request.resend_count=1 http.response.status_code=201
 	// internal recipients.create payments.attempts=2 http.response.status_code=201
 }
+
+// instrument wires paymentsotel into a client and a webhook handler, with the
+// global providers that your OpenTelemetry setup installs.
+func instrument(apiKey, baseURL string, verifier payments.Verifier, processEvent payments.EventFunc) (*payments.Client, http.Handler, error) {
+	inst, err := paymentsotel.New() // or WithTracerProvider, WithMeterProvider, WithPropagator
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := payments.NewClient(apiKey, append(inst.ClientOptions(), payments.WithBaseURL(baseURL))...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, payments.NewWebhookHandler(verifier, processEvent, inst.HandlerOption()), nil
+}
+
+// The wiring in a program (see instrument), on the in-process fake.
+func ExampleInstrumentation_ClientOptions() {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	verifier, err := payments.NewSignatureVerifier([]string{"whsec_example"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, handler, err := instrument(srv.APIKey(), srv.URL(), verifier,
+		func(ctx context.Context, ev *payments.Event) error { return nil })
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(client != nil, handler != nil)
+	// Output: true true
+}
