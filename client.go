@@ -1,34 +1,38 @@
 // Package payments is the typed Go client for the merchant Payments API:
-// recipients (saved payment destinations), two-step payments (a quote, then
-// its confirmation), virtual accounts that receive money, and webhooks.
+// recipients, two-step payments (a quote, then its confirmation), virtual
+// accounts and webhooks. Share one Client: it is safe for concurrent use. The
+// journey and its errors (the package Example runs it on paymentstest's fake):
 //
-// Make one Client and share it; it is safe for concurrent use:
-//
-//	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
-//	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{...})
-//	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{...})
-//	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
-//
-// Calls that create something carry an Idempotency-Key that is reused on
-// every retry, so a retried call never pays or creates twice. Amounts are
-// decimal.Decimal end to end. Params are validated before anything is sent,
-// and every failure is a typed error: *ValidationError, *APIError,
-// *TransportError, *MalformedResponseError or *QuoteExpiredError.
-//
-// The paymentstest package runs a stateful fake of the service in process,
-// for tests and for trying the SDK without an API key.
+//	client, err := payments.NewClientFromEnv() // PAYMENTS_API_KEY, PAYMENTS_BASE_URL
+//	if err != nil { return err }
+//	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+//		AccountNumber: "0123456789", AccountName: "Ada Okafor",
+//		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
+//	if err != nil { return err }
+//	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+//		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+//		RecipientID: recipient.ID, Reference: "order-1042"}) // a quote: payment.Quote
+//	if err != nil { return err }
+//	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams()) // executes it
+//	var apiErr *payments.APIError
+//	switch { // errors are typed: branch on what to do
+//	case errors.Is(err, payments.ErrInvalidParams): // a *ValidationError: nothing was sent
+//	case errors.Is(err, payments.ErrQuoteExpired): // nothing was paid: initiate again
+//	case errors.As(err, &apiErr) && !apiErr.Temporary(): // refused; quote apiErr.Stan to support
+//	case err != nil: // unknown outcome: retry with the key of payments.IdempotencyKeyOf(err)
+//	case payment.Status != payments.PaymentStatusCompleted: // rejected, say above the limit
+//	}
 package payments
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,13 +42,11 @@ import (
 	"github.com/paymentsapi/payments-go/internal/retry"
 )
 
-// Version is the version of this SDK. It is sent in the User-Agent header of
-// every request so that the service's operators can tell SDK releases apart.
+// Version is this SDK's version, sent in the User-Agent header of every request.
 const Version = "0.1.0"
 
-// Client talks to the Payments API. Make one with NewClient and share it: a
-// Client is safe for concurrent use, and its settings are its own, so two
-// clients with two API keys in one process never interfere.
+// Client talks to the Payments API. Make one with NewClient and share it: it is
+// safe for concurrent use, and two clients with two API keys never interfere.
 type Client struct {
 	// Recipients creates and edits saved payment destinations.
 	Recipients *RecipientsService
@@ -55,16 +57,17 @@ type Client struct {
 	// Webhooks triggers test events.
 	Webhooks *WebhooksService
 
-	// key is behind a pointer so that printing a Client by value (%+v of
-	// *c) shows an address, never the key; see also String and LogValue.
+	// key is a pointer so that %+v of *c shows an address, never the key.
 	key       *credentials
 	baseURL   string // scheme://host[/prefix], no trailing slash
 	userAgent string
-	logger    *slog.Logger
-	http      *retryablehttp.Client
-	// idle closes the idle connections of the transport NewClient made,
-	// or is nil when the caller gave its own client.
+	// userAgentHeader is {userAgent}, shared read-only by every call.
+	userAgentHeader []string
+	logger          *slog.Logger
+	http            *retryablehttp.Client
+	// idle is the transport NewClient made, for Close; nil with WithHTTPClient.
 	idle           interface{ CloseIdleConnections() }
+	middleware     bool // the client has middleware
 	observer       OperationObserver
 	attemptTimeout time.Duration
 	quotes         quoteBook
@@ -74,8 +77,12 @@ type Client struct {
 // credentials hold the API key; never logged, never in an error.
 type credentials struct {
 	raw    string
-	bearer string // "Bearer <key>"
+	bearer string   // "Bearer <key>"
+	header []string // {bearer}, the Authorization header's value
 }
+
+// jsonMediaType is the value of Accept and Content-Type, shared read-only.
+var jsonMediaType = []string{"application/json"}
 
 // String shows the client's base URL and never its API key.
 func (c *Client) String() string { return "payments.Client(" + c.baseURL + ")" }
@@ -88,11 +95,9 @@ func (c *Client) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("base_url", c.baseURL))
 }
 
-// Close closes the idle connections of the transport that NewClient made,
-// and does nothing to a client given with WithHTTPClient (its owner closes
-// it). Calling it is optional: a long-lived Client never needs it, and a
-// program that makes short-lived clients calls it to free their sockets at
-// once. The Client stays usable; later calls open new connections.
+// Close closes the idle connections of the transport NewClient made (not those
+// of a WithHTTPClient client: its owner closes them). It is optional, for
+// programs that make short-lived clients; the Client stays usable.
 func (c *Client) Close() error {
 	if c.idle != nil {
 		c.idle.CloseIdleConnections()
@@ -101,10 +106,9 @@ func (c *Client) Close() error {
 }
 
 // NewClient returns a Client that authenticates with apiKey. WithBaseURL is
-// required (the specification publishes no default address). It refuses an
-// empty key, a missing or unparsable base URL, and a plain-http base URL
-// unless its host is loopback: the bearer token is never sent in clear text.
-// Every error it returns matches ErrInvalidConfig.
+// required: no default address is published. It refuses an empty key, a
+// missing or unparsable base URL, and plain http to a host that is not
+// loopback (see WithInsecurePlainHTTP). Its errors match ErrInvalidConfig.
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	cfg := clientConfig{
 		maxRetries:   DefaultMaxRetries,
@@ -116,26 +120,25 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	if strings.TrimSpace(apiKey) == "" {
-		return nil, fmt.Errorf("%w: the API key is empty", ErrInvalidConfig)
-	}
-	if strings.ContainsFunc(apiKey, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return nil, fmt.Errorf("%w: the API key contains spaces or control characters", ErrInvalidConfig)
+	if err := checkAPIKey(apiKey); err != nil {
+		return nil, err
 	}
 	base, err := parseBaseURL(cfg.baseURL, cfg.plainHTTP)
 	if err != nil {
 		return nil, err
 	}
 	c := &Client{
-		key:       &credentials{raw: apiKey, bearer: "Bearer " + apiKey},
+		key:       &credentials{raw: apiKey, bearer: "Bearer " + apiKey, header: []string{"Bearer " + apiKey}},
 		baseURL:   base,
 		userAgent: userAgent(cfg.userAgent),
 		logger:    cfg.logger,
 		now:       time.Now,
 
-		observer:       cfg.observer,
+		observer:       chainObservers(cfg.observers),
+		middleware:     len(cfg.middleware) > 0,
 		attemptTimeout: cfg.attemptTimeout,
 	}
+	c.userAgentHeader = []string{c.userAgent}
 	hc := cfg.httpClient
 	if hc == nil {
 		t := defaultTransport()
@@ -164,10 +167,9 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// NewClientFromEnv is NewClient with the API key from PAYMENTS_API_KEY and
-// the base URL from PAYMENTS_BASE_URL; PAYMENTS_INSECURE_PLAIN_HTTP=1 adds
-// WithInsecurePlainHTTP (for a sandbox in a container network). Options given
-// here override the environment.
+// NewClientFromEnv is NewClient with the key from PAYMENTS_API_KEY and the base
+// URL from PAYMENTS_BASE_URL; PAYMENTS_INSECURE_PLAIN_HTTP=1 adds
+// WithInsecurePlainHTTP (a sandbox in a container network). opts override them.
 func NewClientFromEnv(opts ...Option) (*Client, error) {
 	if u := os.Getenv("PAYMENTS_BASE_URL"); u != "" {
 		opts = append([]Option{WithBaseURL(u)}, opts...)
@@ -181,18 +183,21 @@ func NewClientFromEnv(opts ...Option) (*Client, error) {
 // operation is an API operation as the pipeline runs it.
 type operation struct {
 	Operation
-	// idempotent makes the pipeline send a random Idempotency-Key when the
-	// caller gave none, so that the call is retried safely.
+	// idempotent: send a random Idempotency-Key when the caller gave none.
 	idempotent bool
 	// dataOptional accepts a success without data (Trigger, Do).
 	dataOptional bool
+	// check, when set, inspects the decoded result and returns why it is
+	// unusable ("" when it is fine): the call then fails with a
+	// *MalformedResponseError, inside the pipeline, so that logs and
+	// observers see the failure.
+	check func(out any) string
 }
 
-// do runs op: it validates the request options, sends body (JSON-encoded
-// when non-nil) to path (op's template with its ids escaped in, "" for the
-// template itself) through the retries, and decodes the envelope's data into
-// out (when non-nil). Every call of the SDK goes through here.
-func (c *Client) do(ctx context.Context, op *operation, path string, body, out any, opts []RequestOption) (*Response, error) {
+// do runs op, as every call of the SDK: it checks the options, sends body (JSON,
+// when non-nil) to path (op's template with ids escaped in; "" for the template)
+// with retries, and decodes the envelope's data into out (when non-nil).
+func (c *Client) do(ctx context.Context, op *operation, path string, body, out any, opts []RequestOption) (r *Response, err error) {
 	rc, err := requestOptions(opts)
 	if err != nil {
 		return nil, err
@@ -220,25 +225,18 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		}
 		payload = b
 	}
-	if c.observer == nil {
-		return c.send(context.WithValue(ctx, stateKey{}, st), st, rc.header, payload, out, op.dataOptional)
+	if c.observer != nil {
+		var end func(OperationResult)
+		ctx, end = c.observer(ctx, op.Operation)
+		defer func() { end(resultOf(st, r, err)) }()
 	}
-	ctx, end := c.observer(ctx, op.Operation)
-	r, err := c.send(context.WithValue(ctx, stateKey{}, st), st, rc.header, payload, out, op.dataOptional)
-	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
-	var apiErr *APIError
-	switch {
-	case r != nil:
-		res.StatusCode, res.Stan = r.StatusCode, r.Stan
-	case errors.As(err, &apiErr):
-		res.StatusCode, res.Stan = apiErr.StatusCode, apiErr.Stan
-	}
-	end(res)
-	return r, err
+	st.Context = ctx
+	return c.send(st, rc.header, payload, out, op)
 }
 
 // send makes the request, with its retries, and decodes the answer.
-func (c *Client) send(ctx context.Context, st *callState, header http.Header, payload, out any, dataOptional bool) (*Response, error) {
+func (c *Client) send(st *callState, header http.Header, payload, out any, op *operation) (*Response, error) {
+	ctx := context.Context(st)
 	req, err := retryablehttp.NewRequestWithContext(ctx, st.op.Method, c.baseURL+st.path, payload)
 	if err != nil {
 		return nil, fmt.Errorf("payments: building the request: %w", err)
@@ -246,30 +244,43 @@ func (c *Client) send(ctx context.Context, st *callState, header http.Header, pa
 	for name, values := range header {
 		req.Header[name] = values
 	}
-	st.owned = http.Header{"Authorization": {c.key.bearer}, "Accept": {"application/json"}, "User-Agent": {c.userAgent}}
+	// The values of the client's own headers are shared by all its calls,
+	// read-only; middleware, which could write into them, gets copies.
+	h := req.Header
+	h["Authorization"], h["Accept"], h["User-Agent"] = c.key.header, jsonMediaType, c.userAgentHeader
 	if payload != nil {
-		st.owned.Set("Content-Type", "application/json")
+		h["Content-Type"] = jsonMediaType
 	}
 	if st.key != "" {
-		st.owned.Set("Idempotency-Key", st.key)
+		h["Idempotency-Key"] = []string{st.key}
 	}
-	for name, values := range st.owned {
-		req.Header[name] = values
+	if c.middleware || len(st.middleware) > 0 {
+		// Middleware may change the headers, even write into their
+		// values: it gets copies, and the owned ones are kept to be set
+		// again after it.
+		st.owned = make(http.Header, len(ownedHeaders))
+		for name := range ownedHeaders {
+			if v, ok := h[name]; ok {
+				h[name], st.owned[name] = slices.Clone(v), slices.Clone(v)
+			}
+		}
 	}
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
 		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: max(st.attempts, 1), Err: scrubErr(err, c.key.raw)}
-		c.log(ctx, slog.LevelWarn, st, &Response{}, start, terr)
+		c.log(ctx, slog.LevelWarn, st, nil, start, terr)
 		return nil, terr
 	}
 	defer resp.Body.Close()
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
-	raw, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if readErr == nil && len(raw) > MaxResponseBytes {
-		raw, readErr = raw[:MaxResponseBytes], errBodyTooLarge
+	raw, readErr := readBody(resp)
+	err = c.decode(r, raw, readErr, out, op.dataOptional)
+	if err == nil && op.check != nil {
+		if reason := op.check(out); reason != "" {
+			err = newMalformed(reason, r, nil, c.key.raw)
+		}
 	}
-	err = c.decode(r, raw, readErr, out, dataOptional)
 	level := slog.LevelDebug
 	if err != nil {
 		level, r = slog.LevelWarn, nil
@@ -278,71 +289,16 @@ func (c *Client) send(ctx context.Context, st *callState, header http.Header, pa
 	return r, err
 }
 
-// callState travels in the request context so that the retry hooks and the
-// attempt transport, which the client shares between all calls, see each
-// call's own facts.
-type callState struct {
-	op             *Operation
-	path           string
-	key            string      // the Idempotency-Key sent, or ""
-	owned          http.Header // the headers the SDK owns, restored after middleware
-	retryable      bool        // a request that may be sent twice
-	attempts       int
-	attemptTimeout time.Duration
-	middleware     []Middleware // the call's own, run after the client's
-}
-
-type stateKey struct{}
-
-func stateOf(ctx context.Context) *callState {
-	if st, ok := ctx.Value(stateKey{}).(*callState); ok {
-		return st
-	}
-	return &callState{op: &Operation{}}
-}
-
-func (c *Client) onAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
-	st := stateOf(req.Context())
-	st.attempts = attempt + 1
-	if attempt > 0 && c.logger != nil {
-		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "payments: retrying request",
-			slog.String("operation", st.op.Name), slog.String("method", st.op.Method),
-			slog.String("path", pathOnly(st.path)), slog.Int("attempt", attempt+1))
-	}
-}
-
-// keepLastResponse runs when go-retryablehttp gives up. It hands back the
-// final response with its status and body intact, so the caller gets a full
-// *APIError, and passes connection and context errors through.
-func keepLastResponse(resp *http.Response, err error, _ int) (*http.Response, error) {
-	if resp != nil && err != nil && (isContextErr(err)) {
-		resp.Body.Close()
-		return nil, err
-	}
-	if resp != nil {
-		return resp, nil
-	}
-	return nil, err
-}
-
-func isContextErr(err error) bool {
-	return err == context.Canceled || err == context.DeadlineExceeded
-}
-
-// Do sends a request for an operation the SDK does not type yet (reads,
-// lists, the webhook events list) through the same pipeline as every other
+// Do sends a request the SDK does not type yet through the pipeline of every
 // call: authentication, retries, idempotency, the envelope and typed errors.
+// path is below the base URL, starts with "/" and carries any query, encoded;
+// escape the segments you interpolate with url.PathEscape. params, when not
+// nil, is the JSON body; the envelope's data, if any, is decoded into out, when
+// not nil. POST and PATCH are retried only with WithIdempotencyKey: Do never
+// invents a key, since it cannot know whether the operation honours one.
 //
-// path is the path below the base URL, starting with "/", with any query
-// already encoded; escape each path segment you interpolate with
-// url.PathEscape. params, when non-nil, is sent as the JSON body. The
-// envelope's data member is decoded into out, when out is non-nil; a success
-// envelope without data is accepted. POST and PATCH calls are retried only
-// when they carry WithIdempotencyKey; Do never invents one, because it cannot
-// know whether the operation honours it.
-//
-//	var events []map[string]any
-//	_, err := client.Do(ctx, http.MethodGet, "/webhooks/events?limit=10", nil, &events)
+//	_, err := client.Do(ctx, http.MethodPut, "/payments/recipients/"+url.PathEscape(id),
+//		map[string]any{"account_name": "Ada N. Okafor"}, &recipient) // a map[string]any
 func (c *Client) Do(ctx context.Context, method, path string, params, out any, opts ...RequestOption) (*Response, error) {
 	var v validator
 	switch method {
@@ -383,12 +339,10 @@ func (c *Client) log(ctx context.Context, level slog.Level, st *callState, r *Re
 		slog.Int("attempts", max(st.attempts, 1)),
 		slog.String("duration", time.Since(start).Round(time.Microsecond).String()),
 	}
-	var apiErr *APIError
-	switch {
-	case r != nil:
-		attrs = append(attrs, slog.Int("status", r.StatusCode), slog.String("stan", r.Stan))
-	case errors.As(err, &apiErr):
-		attrs = append(attrs, slog.Int("status", apiErr.StatusCode), slog.String("stan", apiErr.Stan))
+	status, stan := outcomeOf(r, err)
+	attrs = append(attrs, slog.Int("status", status))
+	if stan != "" {
+		attrs = append(attrs, slog.String("stan", stan))
 	}
 	if st.key != "" {
 		attrs = append(attrs, slog.String("idempotency_key", st.key))
@@ -406,7 +360,6 @@ func pathOnly(p string) string {
 	return p
 }
 
-// scrub masks the client's API key in text the service sent that is logged
-// as received (the stan): a service or proxy that echoes the key must not
-// put it in a log line.
+// scrub masks the API key in text from the service that is logged as received
+// (the stan), so that a service or proxy echoing the key cannot log it.
 func (c *Client) scrub(s string) string { return redact.Secrets(s, c.key.raw) }

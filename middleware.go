@@ -2,14 +2,22 @@ package payments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
 )
+
+// This file holds what runs around each HTTP attempt: the attempt transport
+// (middleware, attempt timeout, the headers the SDK owns), the per-call state
+// the retry hooks read, and the types middleware and observers see.
 
 // Operation names an API operation, for middleware, observers and logs.
 type Operation struct {
@@ -104,9 +112,17 @@ func WithAttemptTimeout(d time.Duration) ClientOrRequestOption {
 }
 
 // WithObserver makes the Client call obs at the start of every operation:
-// tracing and metrics (see the paymentsotel package). nil removes it.
+// tracing and metrics (see the paymentsotel package). Several observers
+// nest in the order given: the first sees the operation first and its end
+// last. A failure found before sending (invalid params, a quote refused
+// locally) is not an operation and reaches no observer.
 func WithObserver(obs OperationObserver) Option {
-	return optionFunc(func(c *clientConfig) error { c.observer = obs; return nil })
+	return optionFunc(func(c *clientConfig) error {
+		if obs != nil {
+			c.observers = append(c.observers, obs)
+		}
+		return nil
+	})
 }
 
 // defaultTransport pools enough idle connections per host for many
@@ -159,10 +175,10 @@ type attemptTransport struct {
 
 func (t attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	st, ok := req.Context().Value(stateKey{}).(*callState)
-	if !ok {
+	if !ok || (len(t.middleware) == 0 && len(st.middleware) == 0 && st.attemptTimeout == 0) {
 		return t.rt.RoundTrip(req)
 	}
-	cancel := context.CancelFunc(func() {})
+	cancel := context.CancelFunc(nil)
 	if st.attemptTimeout > 0 {
 		var ctx context.Context
 		ctx, cancel = context.WithTimeout(req.Context(), st.attemptTimeout)
@@ -183,12 +199,14 @@ func (t attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		next = func(r *http.Request) (*http.Response, error) { return mw(r, inner) }
 	}
 	resp, err := next(req)
-	if err != nil || resp == nil {
+	switch {
+	case cancel == nil:
+	case err != nil || resp == nil:
 		cancel()
-		return resp, err
+	default:
+		resp.Body = cancelOnClose{resp.Body, cancel}
 	}
-	resp.Body = cancelOnClose{resp.Body, cancel}
-	return resp, nil
+	return resp, err
 }
 
 // cancelOnClose ends an attempt's context when its body is closed: the
@@ -202,4 +220,113 @@ func (b cancelOnClose) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+// resultOf is what an OperationObserver learns of a finished call.
+func resultOf(st *callState, r *Response, err error) OperationResult {
+	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
+	res.StatusCode, res.Stan = outcomeOf(r, err)
+	return res
+}
+
+// outcomeOf is the final status and stan of a call, from its response or its
+// error (0 and "" when no answer came).
+func outcomeOf(r *Response, err error) (status int, stan string) {
+	var (
+		apiErr *APIError
+		merr   *MalformedResponseError
+	)
+	switch {
+	case r != nil:
+		return r.StatusCode, r.Stan
+	case errors.As(err, &apiErr):
+		return apiErr.StatusCode, apiErr.Stan
+	case errors.As(err, &merr) && merr.Response != nil:
+		return merr.Response.StatusCode, merr.Response.Stan
+	}
+	return 0, ""
+}
+
+// chainObservers nests observers into one (nil when there are none).
+func chainObservers(obs []OperationObserver) OperationObserver {
+	switch len(obs) {
+	case 0:
+		return nil
+	case 1:
+		return obs[0]
+	}
+	return func(ctx context.Context, op Operation) (context.Context, func(OperationResult)) {
+		ends := make([]func(OperationResult), len(obs))
+		for i, o := range obs {
+			ctx, ends[i] = o(ctx, op)
+		}
+		return ctx, func(r OperationResult) {
+			for _, end := range slices.Backward(ends) {
+				end(r)
+			}
+		}
+	}
+}
+
+// callState travels in the request context so that the retry hooks and the
+// attempt transport, which the client shares between all calls, see each
+// call's own facts.
+type callState struct {
+	// Context is the call's context; the callState is the context of its
+	// requests, so that the hooks find it (see Value).
+	context.Context
+	op             *Operation
+	path           string
+	key            string      // the Idempotency-Key sent, or ""
+	owned          http.Header // the headers the SDK owns, restored after middleware
+	retryable      bool        // a request that may be sent twice
+	attempts       int
+	attemptTimeout time.Duration
+	middleware     []Middleware // the call's own, run after the client's
+}
+
+// Value returns the callState itself for stateKey, and the call context's
+// values for any other key.
+func (st *callState) Value(key any) any {
+	if key == (stateKey{}) {
+		return st
+	}
+	return st.Context.Value(key)
+}
+
+type stateKey struct{}
+
+func stateOf(ctx context.Context) *callState {
+	if st, ok := ctx.Value(stateKey{}).(*callState); ok {
+		return st
+	}
+	return &callState{op: &Operation{}}
+}
+
+func (c *Client) onAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
+	st := stateOf(req.Context())
+	st.attempts = attempt + 1
+	if attempt > 0 && c.logger != nil {
+		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "payments: retrying request",
+			slog.String("operation", st.op.Name), slog.String("method", st.op.Method),
+			slog.String("path", pathOnly(st.path)), slog.Int("attempt", attempt+1))
+	}
+}
+
+// keepLastResponse runs when go-retryablehttp gives up. It hands back the
+// final response with its status and body intact, so the caller gets a full
+// *APIError, and passes connection and context errors through.
+func keepLastResponse(resp *http.Response, err error, _ int) (*http.Response, error) {
+	if resp != nil && err != nil && (isContextErr(err)) {
+		resp.Body.Close()
+		return nil, err
+	}
+	if resp != nil {
+		return resp, nil
+	}
+	return nil, err
+}
+
+func isContextErr(err error) bool {
+	return err == context.Canceled || err == context.DeadlineExceeded
 }

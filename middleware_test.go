@@ -3,6 +3,7 @@ package payments_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -238,4 +239,28 @@ func TestObserverWrapsTheOperation(t *testing.T) {
 	assert.Equal(t, []any{"payments.initiate", "payments.initiate", "recipients.update"}, marks)
 	require.Len(t, results, 2)
 	assert.Equal(t, payments.OperationResult{StatusCode: 200, Stan: "stan-1", IdempotencyKey: "order-3-pay", Attempts: 2}, results[0])
+}
+
+// TestObserversNestAndSeeInitiateChecks: two observers nest (the first ends
+// last), and a 200 without a quote id fails inside the operation, so the
+// observers see the error.
+func TestObserversNestAndSeeInitiateChecks(t *testing.T) {
+	srv := newMWServer(t, func(_ int64, w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"success":true,"stan":"s","data":{"id":"p","reference":"order-1"}}`)
+	})
+	var events []string
+	named := func(name string) payments.OperationObserver {
+		return func(ctx context.Context, op payments.Operation) (context.Context, func(payments.OperationResult)) {
+			events = append(events, name+" start")
+			return ctx, func(r payments.OperationResult) {
+				events = append(events, name+" end: "+fmt.Sprint(errors.Is(r.Err, payments.ErrMalformedResponse)))
+			}
+		}
+	}
+	c := mwClient(t, srv.URL, payments.WithObserver(named("a")), payments.WithObserver(named("b")), payments.WithObserver(nil))
+	_, err := c.Payments.Initiate(context.Background(), validInitiateParams())
+	require.ErrorIs(t, err, payments.ErrMalformedResponse)
+	assert.Contains(t, err.Error(), "no quote id")
+	assert.Equal(t, []string{"a start", "b start", "b end: true", "a end: true"}, events)
 }

@@ -29,7 +29,7 @@ type clientConfig struct {
 	logger         *slog.Logger
 	userAgent      string
 	middleware     []Middleware
-	observer       OperationObserver
+	observers      []OperationObserver
 }
 
 // Option configures a Client. Options are applied in order by NewClient, which
@@ -112,8 +112,11 @@ func WithRetryWait(min, max time.Duration) Option {
 	})
 }
 
-// WithLogger makes the Client log each attempt (method, path, status,
-// duration, attempt, stan) at debug level and retries at info level. The API
+// WithLogger makes the Client log one line per call ("payments: request"): at
+// debug level on success and at warning level on failure, with operation,
+// method, path (no query), attempts, duration (a string such as "130.884ms"),
+// status and stan when an answer came, idempotency_key when one was sent, and
+// error. Each retry adds an info line ("payments: retrying request"). The API
 // key, headers and bodies are never logged. Without it nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *clientConfig) error { c.logger = l; return nil })
@@ -137,6 +140,16 @@ func WithUserAgent(ua string) Option {
 // use it only for a sandbox or a fake, never with a live key.
 func WithInsecurePlainHTTP() Option {
 	return optionFunc(func(c *clientConfig) error { c.plainHTTP = true; return nil })
+}
+
+func checkAPIKey(apiKey string) error {
+	if strings.TrimSpace(apiKey) == "" {
+		return fmt.Errorf("%w: the API key is empty", ErrInvalidConfig)
+	}
+	if strings.ContainsFunc(apiKey, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return fmt.Errorf("%w: the API key contains spaces or control characters", ErrInvalidConfig)
+	}
+	return nil
 }
 
 func parseBaseURL(raw string, plainHTTP bool) (string, error) {
@@ -216,6 +229,9 @@ var ownedHeaders = map[string]bool{
 // requestOptions applies opts and checks the result: every problem is
 // reported at once, and nothing is sent.
 func requestOptions(opts []RequestOption) (requestConfig, error) {
+	if len(opts) == 0 {
+		return requestConfig{}, nil
+	}
 	var rc requestConfig
 	for _, o := range opts {
 		o.applyRequest(&rc)

@@ -133,8 +133,14 @@ type PaymentConfirmParams struct {
 }
 
 var (
-	opPaymentsInitiate = &operation{Operation{"payments.initiate", http.MethodPost, "/payments/initiate"}, true, false}
-	opPaymentsConfirm  = &operation{Operation{"payments.confirm", http.MethodPost, "/payments/confirm"}, true, false}
+	opPaymentsInitiate = &operation{Operation: Operation{Name: "payments.initiate", Method: http.MethodPost, PathTemplate: "/payments/initiate"}, idempotent: true,
+		check: func(out any) string {
+			if q := out.(*Payment).Quote; q == nil || q.ID == "" {
+				return "the initiate response carries no quote id"
+			}
+			return ""
+		}}
+	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true}
 )
 
 // PaymentsService initiates and confirms payments. Reach it as
@@ -152,9 +158,6 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 	p := new(Payment)
 	if _, err := s.client.do(ctx, opPaymentsInitiate, "", params.wire(), p, opts); err != nil {
 		return nil, err
-	}
-	if p.Quote == nil || p.Quote.ID == "" {
-		return nil, newMalformed("the initiate response carries no quote id", p.resp, nil, s.client.key.raw)
 	}
 	// The quote's life is measured on the service's clock (its Date header)
 	// and carried over to ours, so that a skewed local clock moves nothing.

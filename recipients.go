@@ -154,8 +154,8 @@ func (p *RecipientUpdateParams) wire() any {
 }
 
 var (
-	opRecipientsCreate = &operation{Operation{"recipients.create", http.MethodPost, "/payments/recipients"}, true, false}
-	opRecipientsUpdate = &operation{Operation{"recipients.update", http.MethodPut, "/payments/recipients/{id}"}, false, false}
+	opRecipientsCreate = &operation{Operation: Operation{Name: "recipients.create", Method: http.MethodPost, PathTemplate: "/payments/recipients"}, idempotent: true}
+	opRecipientsUpdate = &operation{Operation: Operation{Name: "recipients.update", Method: http.MethodPut, PathTemplate: "/payments/recipients/{id}"}}
 )
 
 // RecipientsService creates and edits recipients. Reach it as

@@ -173,21 +173,40 @@ func nilParams() error {
 	return &ValidationError{Fields: []FieldError{{Field: "params", Message: "must not be nil"}}}
 }
 
+// accountFields are the account fields a recipient's create and update
+// params share.
+type accountFields struct {
+	number      string
+	typ         AccountType
+	currency    string
+	countryCode string
+	bankName    string
+	bankCode    string
+	limit       *decimal.Decimal
+}
+
+// account checks the shared account fields; required says whether number,
+// type and currency must be set (create) or may be left out (update).
+func (v *validator) account(a accountFields, required bool) {
+	v.accountNumber("account_number", a.number, required)
+	v.accountType("account_type", a.typ, required)
+	v.currency("account_currency", a.currency, required)
+	v.text("account_country_code", a.countryCode, maxCodeLen)
+	v.text("account_bank_name", a.bankName, maxNameLen)
+	v.text("account_bank_code", a.bankCode, maxCodeLen)
+	if a.limit != nil {
+		v.amount("amount_limit", *a.limit)
+	}
+}
+
 func (p *RecipientCreateParams) validate() error {
 	if p == nil {
 		return nilParams()
 	}
 	var v validator
-	v.accountNumber("account_number", p.AccountNumber, true)
 	v.required("account_name", p.AccountName, maxNameLen)
-	v.accountType("account_type", p.AccountType, true)
-	v.currency("account_currency", p.AccountCurrency, true)
-	v.text("account_country_code", p.AccountCountryCode, maxCodeLen)
-	v.text("account_bank_name", p.AccountBankName, maxNameLen)
-	v.text("account_bank_code", p.AccountBankCode, maxCodeLen)
-	if p.AmountLimit != nil {
-		v.amount("amount_limit", *p.AmountLimit)
-	}
+	v.account(accountFields{p.AccountNumber, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
+		p.AccountBankName, p.AccountBankCode, p.AmountLimit}, true)
 	v.identification(p.Identification)
 	v.paymentDetails(p.PaymentDetails)
 	return v.err()
@@ -202,16 +221,9 @@ func (p *RecipientUpdateParams) validate(id string) error {
 	if *p == (RecipientUpdateParams{}) {
 		v.add("params", "set at least one field to update")
 	}
-	v.accountNumber("account_number", p.AccountNumber, false)
 	v.text("account_name", p.AccountName, maxNameLen)
-	v.accountType("account_type", p.AccountType, false)
-	v.currency("account_currency", p.AccountCurrency, false)
-	v.text("account_country_code", p.AccountCountryCode, maxCodeLen)
-	v.text("account_bank_name", p.AccountBankName, maxNameLen)
-	v.text("account_bank_code", p.AccountBankCode, maxCodeLen)
-	if p.AmountLimit != nil {
-		v.amount("amount_limit", *p.AmountLimit)
-	}
+	v.account(accountFields{p.AccountNumber, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
+		p.AccountBankName, p.AccountBankCode, p.AmountLimit}, false)
 	v.text("identification_type", string(p.IdentificationType), maxCodeLen)
 	v.text("identification_number", p.IdentificationNumber, maxCodeLen)
 	v.paymentDetails(p.PaymentDetails)

@@ -59,7 +59,7 @@ type VirtualAccountMetadata struct {
 // Client.VirtualAccounts.
 type VirtualAccountsService struct{ client *Client }
 
-var opVirtualAccountsCreate = &operation{Operation{"virtual_accounts.create", http.MethodPost, "/accounts/virtual-accounts"}, false, false}
+var opVirtualAccountsCreate = &operation{Operation: Operation{Name: "virtual_accounts.create", Method: http.MethodPost, PathTemplate: "/accounts/virtual-accounts"}}
 
 // Create opens a virtual account (POST /accounts/virtual-accounts). The
 // specification gives this operation no Idempotency-Key, so the call is

@@ -79,7 +79,7 @@ func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts
 	return res, nil
 }
 
-var opWebhooksTrigger = &operation{Operation{"webhooks.trigger", http.MethodPost, "/webhooks/events/trigger/{event_id}"}, false, true}
+var opWebhooksTrigger = &operation{Operation: Operation{Name: "webhooks.trigger", Method: http.MethodPost, PathTemplate: "/webhooks/events/trigger/{event_id}"}, dataOptional: true}
 
 // TriggeredReferencePrefix starts the reference of every resource in a test
 // event sent by Trigger, in paymentstest and the sandbox (the specification

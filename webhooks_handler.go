@@ -249,13 +249,33 @@ func (h *WebhookHandler) process(ctx context.Context, w http.ResponseWriter, ev 
 		h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, err, slog.LevelError, "event processing failed", attrs...)
 		return
 	}
-	if err := h.store.Complete(settleCtx, claim); err != nil {
+	if err := h.complete(settleCtx, claim); err != nil {
 		// The event was processed: answering an error would have it
-		// processed again. Its claim stays taken (or was taken over), so
-		// redeliveries get 409 until the store settles it.
-		h.log(ctx, slog.LevelError, "event processed but not recorded as done", ev, slog.String("error", err.Error()))
+		// processed again. Its claim stays taken until its lease lapses
+		// (or was taken over), so redeliveries get 409 meanwhile.
+		h.log(ctx, slog.LevelError, "event processed but not recorded as done; a redelivery after the claim's lease may process it again", ev, slog.String("error", err.Error()))
 	}
 	h.answer(ctx, w, http.StatusOK, ev, OutcomeProcessed, nil, slog.LevelInfo, "event processed", slog.String("duration", time.Since(start).String()))
+}
+
+// completeWaits are the pauses between the attempts to record a processed
+// event as done: a store that blinks (a failover, a dropped connection) must
+// not leave the claim to lapse, after which a redelivery would run the
+// function again.
+var completeWaits = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 750 * time.Millisecond}
+
+// complete records the claim as done, trying again while the store fails,
+// but not when the claim is lost (another delivery owns the event now).
+func (h *WebhookHandler) complete(ctx context.Context, claim Claim) error {
+	err := h.store.Complete(ctx, claim)
+	for _, wait := range completeWaits {
+		if err == nil || errors.Is(err, ErrClaimLost) {
+			break
+		}
+		time.Sleep(wait)
+		err = h.store.Complete(ctx, claim)
+	}
+	return err
 }
 
 // panicError is a panic of the EventFunc, turned into an error.

@@ -145,7 +145,7 @@ func (v *SignatureVerifier) Verify(payload []byte, header http.Header) error {
 	if err != nil {
 		return err
 	}
-	if !v.matches(payload, sh) {
+	if !anyMatch(v.secrets, func(secret string) []byte { return computeSignature(payload, sh.t, secret) }, sh.v1) {
 		return ErrNoMatchingSignature
 	}
 	return v.checkTimestamp(sh.unix)
@@ -179,33 +179,40 @@ func beyondTolerance(d, tolerance time.Duration) time.Duration {
 	return d
 }
 
-// matches compares every v1 entry with the expected signature under every
-// secret, in constant time per comparison.
-func (v *SignatureVerifier) matches(payload []byte, sh *signatureHeader) bool {
+// anyMatch reports whether any signature in got equals sign(secret) for any
+// of the secrets. It compares every pair with hmac.Equal and never stops
+// early, so the time taken does not depend on which one matched.
+func anyMatch[S any](secrets []S, sign func(S) []byte, got [][]byte) bool {
 	ok := false
-	for _, secret := range v.secrets {
-		want := computeSignature(payload, sh.t, secret)
-		for _, got := range sh.v1 {
-			if hmac.Equal(want, got) {
-				ok = true // keep going: the time taken does not depend on which one matched
+	for _, secret := range secrets {
+		want := sign(secret)
+		for _, g := range got {
+			if hmac.Equal(want, g) {
+				ok = true
 			}
 		}
 	}
 	return ok
 }
 
-// String describes the verifier without its secrets.
-func (v SignatureVerifier) String() string {
-	return fmt.Sprintf("payments.SignatureVerifier{secrets: %d, tolerance: %s}", len(v.secrets), v.tolerance)
+// describe is the printed form of a verifier: its kind, how many secrets it
+// holds and its tolerance, never the secrets.
+func (c verifierConfig) describe(kind string, secrets int) string {
+	return fmt.Sprintf("payments.%s{secrets: %d, tolerance: %s}", kind, secrets, c.tolerance)
 }
+
+func (c verifierConfig) logValue(secrets int) slog.Value {
+	return slog.GroupValue(slog.Int("secrets", secrets), slog.String("tolerance", c.tolerance.String()))
+}
+
+// String describes the verifier without its secrets.
+func (v SignatureVerifier) String() string { return v.describe("SignatureVerifier", len(v.secrets)) }
 
 // GoString describes the verifier without its secrets.
 func (v SignatureVerifier) GoString() string { return v.String() }
 
 // LogValue logs the verifier without its secrets.
-func (v SignatureVerifier) LogValue() slog.Value {
-	return slog.GroupValue(slog.Int("secrets", len(v.secrets)), slog.Duration("tolerance", v.tolerance))
-}
+func (v SignatureVerifier) LogValue() slog.Value { return v.logValue(len(v.secrets)) }
 
 // ConstructEvent verifies a delivery with the default scheme and the given
 // secrets (see SignatureVerifier, with the default tolerance), then parses

@@ -130,7 +130,7 @@ func (v *StandardVerifier) Verify(payload []byte, header http.Header) error {
 	if err != nil {
 		return err
 	}
-	if !v.matches(id, ts, payload, sigs) {
+	if !anyMatch(v.keys, func(key []byte) []byte { return standardSignature(key, id, ts, payload) }, sigs) {
 		return ErrNoMatchingSignature
 	}
 	return v.checkTimestamp(unix)
@@ -147,33 +147,14 @@ func (v *StandardVerifier) EventID(header http.Header) string {
 	return id
 }
 
-// matches compares every v1 entry with the expected signature under every
-// key, in constant time per comparison.
-func (v *StandardVerifier) matches(id, ts string, payload []byte, sigs [][]byte) bool {
-	ok := false
-	for _, key := range v.keys {
-		want := standardSignature(key, id, ts, payload)
-		for _, got := range sigs {
-			if hmac.Equal(want, got) {
-				ok = true // keep going: the time taken does not depend on which one matched
-			}
-		}
-	}
-	return ok
-}
-
 // String describes the verifier without its secrets.
-func (v StandardVerifier) String() string {
-	return fmt.Sprintf("payments.StandardVerifier{secrets: %d, tolerance: %s}", len(v.keys), v.tolerance)
-}
+func (v StandardVerifier) String() string { return v.describe("StandardVerifier", len(v.keys)) }
 
 // GoString describes the verifier without its secrets.
 func (v StandardVerifier) GoString() string { return v.String() }
 
 // LogValue logs the verifier without its secrets.
-func (v StandardVerifier) LogValue() slog.Value {
-	return slog.GroupValue(slog.Int("secrets", len(v.keys)), slog.Duration("tolerance", v.tolerance))
-}
+func (v StandardVerifier) LogValue() slog.Value { return v.logValue(len(v.keys)) }
 
 // SignStandard signs payload as a Standard Webhooks sender would, for event
 // id at time t, with each of secrets (whsec_ secrets, as NewStandardVerifier

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,9 @@ import (
 type whFailingStore struct {
 	payments.MemoryEventStore
 	claimErr, completeErr error
+	// completeFailures, when positive, makes that many Completes fail
+	// before they succeed.
+	completeFailures, completes atomic.Int32
 }
 
 func (s *whFailingStore) Claim(ctx context.Context, id string) (payments.Claim, error) {
@@ -31,8 +35,12 @@ func (s *whFailingStore) Claim(ctx context.Context, id string) (payments.Claim, 
 }
 
 func (s *whFailingStore) Complete(ctx context.Context, c payments.Claim) error {
+	n := s.completes.Add(1)
 	if s.completeErr != nil {
 		return s.completeErr
+	}
+	if n <= s.completeFailures.Load() {
+		return errors.New("connection reset")
 	}
 	return s.MemoryEventStore.Complete(ctx, c)
 }
@@ -52,6 +60,17 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 		assert.Equal(t, http.StatusConflict, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code,
 			"the claim stays taken rather than risk processing twice")
+		assert.EqualValues(t, 1, rec.calls.Load())
+		assert.EqualValues(t, 4, store.completes.Load(), "four tries, then given up; the second delivery got 409 and completed nothing")
+	})
+	t.Run("complete fails twice, then works: recorded as done", func(t *testing.T) {
+		var rec whRecorder
+		store := &whFailingStore{}
+		store.completeFailures.Store(2)
+		h := whHandler(t, rec.fn(whOK), payments.WithEventStore(store))
+		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
+		assert.EqualValues(t, 3, store.completes.Load(), "tried again while the store failed")
+		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "a redelivery is a duplicate, not a 409")
 		assert.EqualValues(t, 1, rec.calls.Load())
 	})
 	t.Run("a store shared by two handlers (two replicas)", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -60,6 +61,41 @@ func Example() {
 	// payments for order-1001: 1
 }
 
+// A test of code that pays: faults on the fake check that retries and lost
+// answers never pay twice.
+func ExampleNewServer_faults() {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	client := srv.Client(payments.WithMaxRetries(3)) // wired to srv, with fast retries
+	ctx := context.Background()
+
+	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Okafor",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+		RecipientID: recipient.ID, Reference: "order-1042",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv.FailNext(2, http.StatusServiceUnavailable, time.Second) // the next 2 requests fail; the SDK retries
+	srv.DropNextAfterWork(1)                                    // the work is done, the answer lost
+	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(payment.Status, "after", srv.FaultsInjected(), "faults")
+	fmt.Println("payments for order-1042:", len(srv.PaymentsByReference("order-1042")))
+	// Output:
+	// completed after 3 faults
+	// payments for order-1042: 1
+}
+
 // Injected faults check that retries never pay twice.
 func ExampleServer_FailNext() {
 	srv := paymentstest.NewServer()
@@ -67,10 +103,13 @@ func ExampleServer_FailNext() {
 	client := srv.Client(payments.WithMaxRetries(4))
 	ctx := context.Background()
 
-	recipient, _ := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
 	})
+	if err != nil {
+		log.Fatal(err)
+	}
 	srv.FailNext(1, http.StatusServiceUnavailable, time.Second)
 	srv.DropNext(1)
 	srv.DropNextAfterWork(1) // the payment is made, the answer lost
@@ -97,16 +136,22 @@ func ExampleServer_Advance() {
 	client := srv.Client()
 	ctx := context.Background()
 
-	recipient, _ := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
 	})
-	payment, _ := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+	if err != nil {
+		log.Fatal(err)
+	}
+	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
 		Amount: decimal.RequireFromString("10"), Currency: "NGN",
 		RecipientID: recipient.ID, Reference: "order-1003",
 	})
+	if err != nil {
+		log.Fatal(err)
+	}
 	srv.Advance(payments.QuoteLifetime)
-	_, err := client.Payments.Confirm(ctx, payment.ConfirmParams())
+	_, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
 	fmt.Println(errors.Is(err, payments.ErrQuoteExpired))
 	// Output: true
 }

@@ -85,13 +85,13 @@ func (l *local) onEvent(_ context.Context, ev *payments.Event) error {
 		if err != nil {
 			return err
 		}
-		line += fmt.Sprintf(": %s %s from %s", p.Amount, p.Currency, p.Payer.Name)
+		line += fmt.Sprintf(": %s %s from %s", p.Amount.StringFixed(2), p.Currency, p.Payer.Name)
 	case ev.Type == payments.EventPaymentCompleted || ev.Type == payments.EventPaymentRejected:
 		p, err := ev.Payment()
 		if err != nil {
 			return err
 		}
-		line += fmt.Sprintf(": payment %s, %s %s", p.Status, p.Amount, p.Currency)
+		line += fmt.Sprintf(": payment %s, %s %s", p.Status, p.Amount.StringFixed(2), p.Currency)
 	}
 	l.mu.Lock()
 	l.events = append(l.events, line)

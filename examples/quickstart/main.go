@@ -84,7 +84,7 @@ func (j *journey) steps(ctx context.Context) error {
 	if err != nil {
 		return explain("create recipient", err)
 	}
-	j.say("recipient %s: %s, %s, limit %s", recipient.ID, recipient.AccountName, recipient.AccountCurrency, recipient.Limit)
+	j.say("recipient %s: %s, %s, limit %s", recipient.ID, recipient.AccountName, recipient.AccountCurrency, moneyOrNone(recipient.Limit))
 	key := recipient.LastResponse().IdempotencyKey
 	j.say("idempotency key %s, stan %s", key, recipient.LastResponse().Stan)
 	// Sending the same create again with the same key (as a retry after a
@@ -129,7 +129,7 @@ func (j *journey) steps(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		j.say("%s paid %s %s in (reference %s)", in.PayerName, in.Amount, in.Currency, in.Reference)
+		j.say("%s paid %s %s in (reference %s)", in.PayerName, in.Amount.StringFixed(2), in.Currency, in.Reference)
 		j.webhooks(ctx)
 	}
 
@@ -146,7 +146,8 @@ func (j *journey) steps(ctx context.Context) error {
 	}
 	q := payment.Quote
 	j.say("payment %s is %s; quote %s:", payment.ID, payment.Status, q.ID)
-	j.say("  amount %s %s + fee %s = total to collect %s (exchange rate %s)", q.Amount, q.Currency, q.Fee, q.TotalAmount, q.ExchangeRate)
+	j.say("  amount %s %s + fee %s = total to collect %s (exchange rate %s)",
+		q.Amount.StringFixed(2), q.Currency, q.Fee.StringFixed(2), q.TotalAmount.StringFixed(2), q.ExchangeRate)
 	j.say("  confirm before %s", q.ExpiresAt.Format(time.RFC3339))
 	j.webhooks(ctx)
 
@@ -166,6 +167,16 @@ func (j *journey) step(n int, title string) { fmt.Fprintf(j.out, "\n%d. %s\n", n
 
 func (j *journey) say(format string, args ...any) {
 	fmt.Fprintf(j.out, "   "+format+"\n", args...)
+}
+
+// moneyOrNone prints an optional amount. Money is printed with two decimals
+// (StringFixed(2)): decimal's String trims zeros, so 15000.50 would print as
+// 15000.5.
+func moneyOrNone(d *decimal.Decimal) string {
+	if d == nil {
+		return "none"
+	}
+	return d.StringFixed(2)
 }
 
 // webhooks prints the webhooks received and verified since the last call,

@@ -24,8 +24,9 @@ func TestQuickstartOnTheFake(t *testing.T) {
 	for _, want := range []string{
 		"the same create sent again with that key returns the same recipient: true",
 		`account name is now "Ada N. Okafor"`,
-		"Sandbox Payer paid 50000 NGN in",
-		"amount 15000.5 NGN + fee 225.01 = total to collect 15225.51 (exchange rate 1)",
+		"limit 250000.00",
+		"Sandbox Payer paid 50000.00 NGN in",
+		"amount 15000.50 NGN + fee 225.01 = total to collect 15225.51 (exchange rate 1)",
 		"is completed (completed: true)",
 		"Done.",
 	} {
@@ -37,6 +38,9 @@ func TestQuickstartOnTheFake(t *testing.T) {
 	} {
 		assert.Regexp(t, `webhook `+event+` +verified, event [0-9a-f-]{36}`, transcript)
 	}
+	// Money prints with two decimals, in the steps and in the webhooks.
+	assert.Regexp(t, `webhook virtual_account.payment_received +verified, event \S+: 50000\.00 NGN from `, transcript)
+	assert.Regexp(t, `webhook payment.completed +verified, event \S+: payment completed, 15000\.50 NGN`, transcript)
 	assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("webhook recipient.created ")),
 		"the replayed create must not emit a second recipient.created")
 }
