@@ -9,14 +9,21 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 )
 
-// The environment variables the receiver reads; see the package
-// documentation.
+// The names of the environment variables, for messages; main reads them.
 const (
 	envSecret = "PAYMENTS_WEBHOOK_SECRET"
 	envScheme = "PAYMENTS_WEBHOOK_SCHEME"
 	envStore  = "PAYMENTS_WEBHOOK_STORE"
 	envAddr   = "PAYMENTS_WEBHOOK_ADDR"
 )
+
+// environment holds the variables as read, before any check.
+type environment struct {
+	Secret string // PAYMENTS_WEBHOOK_SECRET
+	Scheme string // PAYMENTS_WEBHOOK_SCHEME
+	Store  string // PAYMENTS_WEBHOOK_STORE
+	Addr   string // PAYMENTS_WEBHOOK_ADDR
+}
 
 // config is the receiver's configuration.
 type config struct {
@@ -33,23 +40,22 @@ type storeConfig struct {
 	secrets  []string // what errors must never show: the password, in each form
 }
 
-// loadConfig reads the configuration from getenv (os.Getenv) and reports
-// every problem at once. Its errors never repeat a secret or a password.
-func loadConfig(getenv func(string) string) (config, error) {
+// loadConfig checks the environment and reports every problem at once. Its
+// errors never repeat a secret or a password.
+func loadConfig(env environment) (config, error) {
 	var problems []error
-	cfg := config{addr: getenv(envAddr)}
+	cfg := config{addr: env.Addr}
 	if cfg.addr == "" {
 		cfg.addr = defaultAddr
 	}
 
-	secrets := parseSecrets(getenv(envSecret))
-	verifier, err := newVerifier(getenv(envScheme), secrets)
+	verifier, err := newVerifier(env.Scheme, parseSecrets(env.Secret))
 	if err != nil {
 		problems = append(problems, err)
 	}
 	cfg.verifier = verifier
 
-	cfg.store, err = parseStore(getenv(envStore))
+	cfg.store, err = parseStore(env.Store)
 	if err != nil {
 		problems = append(problems, err)
 	}

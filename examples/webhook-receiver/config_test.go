@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +19,47 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 )
 
-func loadEnv(env map[string]string) (config, error) {
-	return loadConfig(func(k string) string { return env[k] })
+// envOf is the environment of a map from variable names to values.
+func envOf(m map[string]string) environment {
+	return environment{Secret: m[envSecret], Scheme: m[envScheme], Store: m[envStore], Addr: m[envAddr]}
+}
+
+func loadEnv(env map[string]string) (config, error) { return loadConfig(envOf(env)) }
+
+// TestMainReadsTheDocumentedVariables: main reads, with os.Getenv, exactly
+// the variables the package documentation lists.
+func TestMainReadsTheDocumentedVariables(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "main.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Getenv" && len(call.Args) == 1 {
+				if lit, ok := call.Args[0].(*ast.BasicLit); ok {
+					read = append(read, strings.Trim(lit.Value, `"`))
+				}
+			}
+		}
+		return true
+	})
+	documented := regexp.MustCompile(`(?m)^\t(PAYMENTS_[A-Z_]+)  `).FindAllStringSubmatch(f.Doc.Text(), -1)
+	var doc []string
+	for _, m := range documented {
+		doc = append(doc, m[1])
+	}
+	slices.Sort(read)
+	slices.Sort(doc)
+	want := []string{envAddr, envScheme, envSecret, envStore}
+	if !slices.Equal(read, want) || !slices.Equal(doc, want) {
+		t.Errorf("main reads %v and its documentation lists %v; want %v", read, doc, want)
+	}
 }
 
 func TestLoadConfig(t *testing.T) {

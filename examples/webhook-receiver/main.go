@@ -60,7 +60,12 @@ const defaultAddr = ":8080"
 
 func main() {
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	cfg, err := loadConfig(os.Getenv)
+	cfg, err := loadConfig(environment{
+		Secret: os.Getenv("PAYMENTS_WEBHOOK_SECRET"),
+		Scheme: os.Getenv("PAYMENTS_WEBHOOK_SCHEME"),
+		Store:  os.Getenv("PAYMENTS_WEBHOOK_STORE"),
+		Addr:   os.Getenv("PAYMENTS_WEBHOOK_ADDR"),
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-receiver:", err)
 		os.Exit(2)

@@ -24,7 +24,7 @@ const testSecret = "whsec_example_test_only"
 // environment env describes.
 func testMux(t *testing.T, env map[string]string, logger *slog.Logger) http.Handler {
 	t.Helper()
-	cfg, err := loadConfig(func(k string) string { return env[k] })
+	cfg, err := loadConfig(envOf(env))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func startReceiver(t *testing.T, env map[string]string) *instance {
 	if env[envAddr] == "" {
 		env[envAddr] = "127.0.0.1:0"
 	}
-	cfg, err := loadConfig(func(k string) string { return env[k] })
+	cfg, err := loadConfig(envOf(env))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,9 +148,7 @@ func TestStoreOutOfReach(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := loadConfig(func(k string) string {
-				return map[string]string{envSecret: "s", envStore: c.store, envAddr: "127.0.0.1:0"}[k]
-			})
+			cfg, err := loadConfig(environment{Secret: "s", Store: c.store, Addr: "127.0.0.1:0"})
 			if err != nil {
 				t.Fatal(err)
 			}
