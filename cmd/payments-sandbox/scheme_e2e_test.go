@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -62,4 +63,28 @@ func TestSandboxAndReceiverMeetWithStandardWebhooks(t *testing.T) {
 		assert.Contains(t, rcOut.String(), `"msg":"event processed","event_id":"`+d.EventID+`"`)
 	}
 	assert.NotContains(t, rcOut.String(), `"level":"WARN"`)
+}
+
+// TestREADMEStandardWebhooksCommands: the sandbox command of the README's
+// "Standard Webhooks" section starts the sandbox with the standard scheme
+// and makes it print PAYMENTS_WEBHOOK_SCHEME=standard, which the receiver
+// command, run after pasting the export lines, needs no more than.
+func TestREADMEStandardWebhooksCommands(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := string(b)
+	start := strings.Index(text, "\n## Standard Webhooks\n")
+	require.NotEqual(t, -1, start, "README has no Standard Webhooks section")
+	sec := text[start+1:]
+	sec = sec[:strings.Index(sec, "\n## ")]
+	blocks := shellBlocks(sec)
+	require.Len(t, blocks, 1, "one sh block")
+	cmds := commandLines(blocks[0])
+	require.Equal(t, []string{sandboxCommand + " -webhook-scheme standard", receiverCommand}, cmds)
+
+	args := shellWords(t, strings.TrimPrefix(cmds[0], sandboxCommand))
+	// Only the address and the URL change: no test sends events to
+	// whatever listens on the README's ports.
+	_, _, stdout, _ := startRunTimeouts(t, serverTimeouts(), append(args, "-addr", "127.0.0.1:0", "-webhook-url", "none", "-quiet")...)
+	assert.Contains(t, exportLines(stdout.String()), "export PAYMENTS_WEBHOOK_SCHEME=standard")
 }
