@@ -17,7 +17,9 @@
 //	                         this process's memory (one replica only);
 //	                         postgres://user:password@host:5432/db (or
 //	                         postgresql://) for a PostgreSQL table, created
-//	                         at start-up if missing; redis://:password@host:6379/0
+//	                         at start-up if missing (the role needs CREATE on
+//	                         the schema for that, the first time; see
+//	                         eventstore/pgstore); redis://:password@host:6379/0
 //	                         (rediss:// for TLS) for Redis. Replicas that
 //	                         share it process each event once between them.
 //	PAYMENTS_WEBHOOK_ADDR    the address to listen on (default ":8080")
@@ -37,8 +39,9 @@
 // prints (PAYMENTS_WEBHOOK_SECRET, and PAYMENTS_WEBHOOK_SCHEME when it runs
 // with -webhook-scheme standard), then run this program.
 //
-// The files: main.go starts and serves, config.go reads the environment,
-// store.go opens the event store, events.go processes each event.
+// The files: main.go reads the environment, starts and serves; config.go
+// checks the environment; store.go opens the event store; events.go
+// processes each event.
 package main
 
 import (
