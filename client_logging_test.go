@@ -1,13 +1,10 @@
 package payments_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jarcoal/httpmock"
@@ -15,37 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 )
 
 // logSink collects JSON log lines.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type logSink struct{ testlog.Buffer }
 
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *logSink) text() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+func (s *logSink) text() string { return s.String() }
 
 func (s *logSink) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(s.text()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		out = append(out, m)
-	}
+	out, err := s.JSONLines()
+	require.NoError(t, err)
 	return out
 }
 

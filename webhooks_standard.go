@@ -221,11 +221,16 @@ func decodeStandardSecret(s string) ([]byte, error) {
 	switch {
 	case err != nil:
 		return nil, errors.New("is not whsec_ followed by standard (padded) base64")
-	case len(key) == 0:
-		return nil, errors.New("has no key bytes after whsec_")
+	case len(key) < minStandardKeyBytes:
+		// The specification asks for keys of 24 to 64 bytes: a shorter one
+		// is a typo or a placeholder, and guessable.
+		return nil, fmt.Errorf("has %d key bytes; Standard Webhooks keys have at least %d", len(key), minStandardKeyBytes)
 	}
 	return key, nil
 }
+
+// minStandardKeyBytes is the shortest key the specification allows.
+const minStandardKeyBytes = 24
 
 // parseStandardSignatures returns the v1 signatures of the webhook-signature
 // header lines. Every v1 entry must be the padded base64 of 32 bytes, and at

@@ -452,6 +452,8 @@ func TestNewStandardVerifierRejectsBadConfig(t *testing.T) {
 		"ed25519 public key":             {"whpk_" + swSecretRaw},
 		"space around":                   {" " + swSecret},
 		"prefix twice":                   {"whsec_" + swSecret},
+		"a key of 3 bytes":               {"whsec_bm9w"},
+		"a key of 23 bytes":              {"whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 23))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			v, err := payments.NewStandardVerifier(secrets, payments.WithSignatureClock(swNow))

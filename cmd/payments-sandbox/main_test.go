@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,26 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while run writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 var (
 	baseURLLine = regexp.MustCompile(`(?m)^export PAYMENTS_BASE_URL=(\S+)$`)
@@ -61,7 +43,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testlog.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-webhook-url", receiver.URL, "-webhook-retry-wait", "1ms"}, &stdout, &stderr, serverTimeouts())
@@ -113,7 +95,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 
 func TestRunFixedKeyQuiet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testlog.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "sandbox", "-webhook-url", "none", "-quiet"}, &stdout, &stderr, serverTimeouts())
@@ -138,17 +120,17 @@ var advanceLine = regexp.MustCompile(`(?m)^curl -sS -X POST '([^']+/_sandbox/clo
 // startRun runs the command until the test ends and returns its base URL,
 // API key and output. Webhooks are off unless args set -webhook-url, so
 // that no test sends events to whatever listens on localhost:8080.
-func startRun(t *testing.T, args ...string) (baseURL, apiKey string, stdout, stderr *syncBuffer) {
+func startRun(t *testing.T, args ...string) (baseURL, apiKey string, stdout, stderr *testlog.Buffer) {
 	t.Helper()
 	return startRunTimeouts(t, serverTimeouts(), append([]string{"-webhook-url", "none"}, args...)...)
 }
 
 // startRunTimeouts is startRun with the server's timeouts, and without
 // turning webhooks off.
-func startRunTimeouts(t *testing.T, timeouts paymentstest.HTTPTimeouts, args ...string) (baseURL, apiKey string, stdout, stderr *syncBuffer) {
+func startRunTimeouts(t *testing.T, timeouts paymentstest.HTTPTimeouts, args ...string) (baseURL, apiKey string, stdout, stderr *testlog.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr = new(syncBuffer), new(syncBuffer)
+	stdout, stderr = new(testlog.Buffer), new(testlog.Buffer)
 	done := make(chan error, 1)
 	args = append([]string{"-addr", "127.0.0.1:0"}, args...)
 	go func() { done <- run(ctx, args, stdout, stderr, timeouts) }()
@@ -231,12 +213,12 @@ func TestRunBadArguments(t *testing.T) {
 		"negative backoff": {"-addr", "127.0.0.1:0", "-webhook-retry-wait", "-1s"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out, errOut syncBuffer
+			var out, errOut testlog.Buffer
 			err := run(context.Background(), args, &out, &errOut, serverTimeouts())
 			require.Error(t, err)
 		})
 	}
-	var out, errOut syncBuffer
+	var out, errOut testlog.Buffer
 	err := run(context.Background(), []string{"-help"}, &out, &errOut, serverTimeouts())
 	require.True(t, errors.Is(err, flag.ErrHelp))
 	assert.Contains(t, errOut.String(), "-webhook-url")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/stretchr/testify/require"
 )
 
@@ -192,11 +193,11 @@ func buildCommand(t *testing.T, dir, pkg string) string {
 
 // startScript runs a bash script in its own process group, until the test
 // ends (SIGINT, then SIGKILL after 20 s), with its output in the buffers.
-func startScript(t *testing.T, script string, env []string) (stdout, stderr *syncBuffer, exited <-chan struct{}) {
+func startScript(t *testing.T, script string, env []string) (stdout, stderr *testlog.Buffer, exited <-chan struct{}) {
 	t.Helper()
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Env = env
-	stdout, stderr = new(syncBuffer), new(syncBuffer)
+	stdout, stderr = new(testlog.Buffer), new(testlog.Buffer)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, cmd.Start())
@@ -219,7 +220,7 @@ func startScript(t *testing.T, script string, env []string) (stdout, stderr *syn
 
 // waitFor waits until out contains want, failing if the process exits or
 // 60 seconds pass first.
-func waitFor(t *testing.T, what string, out, errOut *syncBuffer, exited <-chan struct{}, want string) {
+func waitFor(t *testing.T, what string, out, errOut *testlog.Buffer, exited <-chan struct{}, want string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

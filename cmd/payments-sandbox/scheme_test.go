@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 )
 
 var schemeLine = regexp.MustCompile(`(?m)^export PAYMENTS_WEBHOOK_SCHEME=(\S+)$`)
@@ -118,7 +119,7 @@ func TestRunSchemeDefaultAndGivenSecret(t *testing.T) {
 	assert.Equal(t, "standard", scheme)
 
 	for _, bad := range []string{"not-a-whsec-secret", "whsec_not base64!"} {
-		var out, errOut syncBuffer
+		var out, errOut testlog.Buffer
 		err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-webhook-scheme", "standard", "-webhook-secret", bad},
 			&out, &errOut, serverTimeouts())
 		require.Error(t, err, bad)
@@ -127,7 +128,7 @@ func TestRunSchemeDefaultAndGivenSecret(t *testing.T) {
 		assert.NotContains(t, out.String(), "Press Ctrl+C", "the sandbox did not start")
 	}
 
-	var out, errOut syncBuffer
+	var out, errOut testlog.Buffer
 	err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-webhook-scheme", "hmac"}, &out, &errOut, serverTimeouts())
 	require.EqualError(t, err, `-webhook-scheme "hmac": use payments (the Payments-Signature header) or standard (Standard Webhooks)`)
 	err = run(context.Background(), []string{"-help"}, &out, &errOut, serverTimeouts())

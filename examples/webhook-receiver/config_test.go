@@ -17,6 +17,7 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 )
 
 // envOf is the environment of a map from variable names to values.
@@ -149,7 +150,7 @@ func TestStandardSchemeWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testlog.Buffer
 	srv := httptest.NewServer(testMux(t, map[string]string{envSecret: secret, envScheme: "standard"},
 		slog.New(slog.NewJSONHandler(&logs, nil))))
 	defer srv.Close()

@@ -29,7 +29,7 @@ func (r *receiver) handle(ctx context.Context, ev *payments.Event) error {
 			return err // logged by the SDK; the service will retry
 		}
 		log.InfoContext(ctx, "payment event", slog.String("reference", p.Reference),
-			slog.String("status", string(p.Status)), slog.String("amount", p.Amount.String()), slog.String("currency", p.Currency))
+			slog.String("status", string(p.Status)), slog.String("amount", p.Amount.StringFixed(2)), slog.String("currency", p.Currency))
 		// Your code: find the order by p.Reference; on payment.completed mark
 		// it paid, on payment.failed or payment.rejected release it. Do it in
 		// one transaction that also records ev.ID, so a crash between your
@@ -41,7 +41,7 @@ func (r *receiver) handle(ctx context.Context, ev *payments.Event) error {
 			return err
 		}
 		log.InfoContext(ctx, "money received", slog.String("virtual_account_id", vp.VirtualAccountID),
-			slog.String("reference", vp.Reference), slog.String("amount", vp.Amount.String()), slog.String("currency", vp.Currency))
+			slog.String("reference", vp.Reference), slog.String("amount", vp.Amount.StringFixed(2)), slog.String("currency", vp.Currency))
 		// Your code: credit the customer who owns vp.VirtualAccountID with
 		// vp.Amount (a decimal.Decimal: never convert money to float).
 

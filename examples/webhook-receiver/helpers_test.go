@@ -19,6 +19,7 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/eventstore/redisstore"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
@@ -30,8 +31,8 @@ func TestMain(m *testing.M) { os.Exit(testservers.Main(m)) }
 
 // instance is the receiver's run function running in the test.
 type instance struct {
-	url  string      // http://host:port
-	logs *syncBuffer // its JSON log
+	url  string          // http://host:port
+	logs *testlog.Buffer // its JSON log
 	stop func() error
 }
 
@@ -48,7 +49,7 @@ func startReceiver(t *testing.T, env map[string]string) *instance {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := new(syncBuffer)
+	logs := new(testlog.Buffer)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil))) }()
 	var once sync.Once

@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 )
 
 const testSecret = "whsec_example_test_only"
@@ -96,25 +96,6 @@ func TestReceiverWiring(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that serve's goroutine may write while the
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // listeningAddr returns the addr of the "listening" log line, or "".
 func listeningAddr(t *testing.T, logs string) string {
 	t.Helper()
@@ -135,7 +116,7 @@ func TestServeBindsBeforeLogging(t *testing.T) {
 	mux := testMux(t, map[string]string{envSecret: testSecret}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var first syncBuffer
+	var first testlog.Buffer
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, "127.0.0.1:0", mux, slog.New(slog.NewJSONHandler(&first, nil))) }()
 	var addr string
@@ -160,7 +141,7 @@ func TestServeBindsBeforeLogging(t *testing.T) {
 		t.Fatalf("healthz: %d", resp.StatusCode)
 	}
 
-	var second syncBuffer
+	var second testlog.Buffer
 	err = serve(context.Background(), addr, mux, slog.New(slog.NewJSONHandler(&second, nil)))
 	if !errors.Is(err, syscall.EADDRINUSE) {
 		t.Fatalf("a second instance on %s: got %v, want address already in use", addr, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
@@ -152,7 +153,7 @@ func TestStoreOutOfReach(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var logs syncBuffer
+			var logs testlog.Buffer
 			start := time.Now()
 			err = run(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
 			if err == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
@@ -35,25 +36,6 @@ const (
 )
 
 var leakImage = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("passport scan of Ada Okafor; "), 20))
-
-// lockedBuffer is a bytes.Buffer that the client's and the handler's loggers
-// write to from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // exposure collects every text a merchant's program could show: error
 // strings in each verb and printed values. The webhook function adds to it
@@ -129,7 +111,7 @@ func leakCtx(t *testing.T) context.Context {
 // secret may appear in the logs, in any error string or in the printed
 // params.
 func TestSecretsNeverLeak(t *testing.T) {
-	var clientLog, handlerLog lockedBuffer
+	var clientLog, handlerLog testlog.Buffer
 	debug := &slog.HandlerOptions{Level: slog.LevelDebug}
 	clientLogger := slog.New(slog.NewTextHandler(&clientLog, debug))
 	handlerLogger := slog.New(slog.NewJSONHandler(&handlerLog, debug))
@@ -417,7 +399,7 @@ func TestErrorFormattingMasksEchoedSecrets(t *testing.T) {
 	}))
 	defer api.Close()
 
-	var log lockedBuffer
+	var log testlog.Buffer
 	c, err := payments.NewClient(leakAPIKey, payments.WithBaseURL(api.URL), payments.WithMaxRetries(0),
 		payments.WithLogger(slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	require.NoError(t, err)
