@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
 )
@@ -138,7 +137,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, dataOpt
 		return nil
 	}
 	if out != nil {
-		if err := json.Unmarshal(env.Data, out); err != nil {
+		if err := unmarshalData(env.Data, out); err != nil {
 			return malformed("data does not match the expected resource", err)
 		}
 		if res, ok := out.(resource); ok {
@@ -146,6 +145,17 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, dataOpt
 		}
 	}
 	return nil
+}
+
+// unmarshalData is json.Unmarshal(data, out), except that a type with its
+// own UnmarshalJSON (Payment, VirtualAccountPayment) gets data directly:
+// json.Unmarshal would scan all of data once more before calling it, and
+// that method decodes (and so validates) data itself.
+func unmarshalData(data []byte, out any) error {
+	if u, ok := out.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(data)
+	}
+	return json.Unmarshal(data, out)
 }
 
 func notEnvelopeReason(h http.Header) string {
@@ -331,8 +341,7 @@ func (s *looseString) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '"':
-		var v string
-		err := json.Unmarshal(b, &v)
+		v, err := unquote(b)
 		if err != nil {
 			return err
 		}
@@ -345,50 +354,18 @@ func (s *looseString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// looseTime decodes an ISO 8601 timestamp in the common shapes (RFC 3339 with
-// or without fractional seconds, with or without a zone, "T" or a space) or
-// a number of Unix seconds. Anything else decodes to the zero time without an
-// error: a timestamp never makes an event unreadable.
-type looseTime time.Time
-
-var looseTimeLayouts = [...]string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02",
-}
-
-func (t *looseTime) UnmarshalJSON(b []byte) error {
-	*t = looseTime(parseLooseTime(b))
-	return nil
-}
-
-func parseLooseTime(b []byte) time.Time {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return time.Time{}
-	}
-	if b[0] != '"' {
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return time.Time{}
+// unquote decodes the JSON string literal b. Ids, event names and
+// timestamps are printable ASCII with nothing to unescape: those are their
+// own bytes, without a call of json.Unmarshal (6 of the 33 allocations of a
+// verified, parsed webhook, measured); anything else goes to json.Unmarshal.
+func unquote(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		in := b[1 : len(b)-1]
+		if !bytes.ContainsFunc(in, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r >= 0x7f }) {
+			return string(in), nil
 		}
-		secs, err := n.Int64()
-		if err != nil || secs < 0 || secs > 1<<40 {
-			return time.Time{}
-		}
-		return time.Unix(secs, 0).UTC()
 	}
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return time.Time{}
-	}
-	s = strings.TrimSpace(s)
-	for _, layout := range looseTimeLayouts {
-		if ts, err := time.Parse(layout, s); err == nil {
-			return ts
-		}
-	}
-	return time.Time{}
+	err := json.Unmarshal(b, &s)
+	return s, err
 }

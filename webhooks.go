@@ -315,7 +315,7 @@ func (e *Event) decodeResource(r resource, want string) error {
 	if len(e.Data) == 0 {
 		return fmt.Errorf("%w: event %s (%s) has no data", ErrInvalidEventData, e.ID, e.Type)
 	}
-	if err := json.Unmarshal(e.Data, r); err != nil {
+	if err := unmarshalData(e.Data, r); err != nil {
 		return &eventDataError{id: e.ID, typ: e.Type, want: want, err: err}
 	}
 	r.setResponse(nil, e.Data)
@@ -341,3 +341,51 @@ func (e *eventDataError) Error() string {
 }
 
 func (e *eventDataError) Unwrap() []error { return []error{ErrInvalidEventData, e.err} }
+
+// looseTime decodes an ISO 8601 timestamp in the common shapes (RFC 3339 with
+// or without fractional seconds, with or without a zone, "T" or a space) or
+// a number of Unix seconds. Anything else decodes to the zero time without an
+// error: a timestamp never makes an event unreadable.
+type looseTime time.Time
+
+var looseTimeLayouts = [...]string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02",
+}
+
+func (t *looseTime) UnmarshalJSON(b []byte) error {
+	*t = looseTime(parseLooseTime(b))
+	return nil
+}
+
+func parseLooseTime(b []byte) time.Time {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return time.Time{}
+	}
+	if b[0] != '"' {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return time.Time{}
+		}
+		secs, err := n.Int64()
+		if err != nil || secs < 0 || secs > 1<<40 {
+			return time.Time{}
+		}
+		return time.Unix(secs, 0).UTC()
+	}
+	s, err := unquote(b)
+	if err != nil {
+		return time.Time{}
+	}
+	s = strings.TrimSpace(s)
+	for _, layout := range looseTimeLayouts {
+		if ts, err := time.Parse(layout, s); err == nil {
+			return ts
+		}
+	}
+	return time.Time{}
+}
