@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
@@ -53,8 +54,16 @@ func TestLoggingOneDebugLinePerRequest(t *testing.T) {
 	assert.EqualValues(t, 1, first["attempts"])
 	assert.Equal(t, stanUUID, first["stan"])
 	assert.Equal(t, r.LastResponse().IdempotencyKey, first["idempotency_key"])
-	assert.Contains(t, first, "duration")
+	assert.Equal(t, "recipients.create", first["operation"])
+	// The duration is a string a person reads ("130.884µs"), not slog's
+	// nanoseconds in JSON.
+	dur, ok := first["duration"].(string)
+	require.True(t, ok, "duration is %T", first["duration"])
+	d, err := time.ParseDuration(dur)
+	require.NoError(t, err)
+	assert.Positive(t, d)
 	assert.Equal(t, "PUT", lines[1]["method"])
+	assert.Equal(t, "recipients.update", lines[1]["operation"])
 	assert.Equal(t, "/payments/recipients/"+recipientUUID, lines[1]["path"])
 
 	assertNoSecrets(t, sink.text())

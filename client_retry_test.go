@@ -341,3 +341,21 @@ func TestRetryContextAlreadyCancelled(t *testing.T) {
 	assert.ErrorAs(t, err, &terr)
 	assert.LessOrEqual(t, h.calls(), 1)
 }
+
+// TestRetryWaitsStartAtTheMinimum: the documented minimum is the shortest
+// wait; the first retry comes between min and 1.5*min.
+func TestRetryWaitsStartAtTheMinimum(t *testing.T) {
+	var times []time.Time
+	h := newHarness(t, payments.WithMaxRetries(1), payments.WithRetryWait(80*time.Millisecond, time.Second))
+	h.on(http.MethodPost, "/payments/recipients", func(*http.Request) (*http.Response, error) {
+		times = append(times, time.Now())
+		if len(times) == 1 {
+			return httpmock.NewStringResponse(http.StatusServiceUnavailable, ""), nil
+		}
+		return jsonResponder(201, okEnvelope(recipientJSON))(nil)
+	})
+	_, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
+	require.NoError(t, err)
+	require.Len(t, times, 2)
+	assert.GreaterOrEqual(t, times[1].Sub(times[0]), 80*time.Millisecond, "never sooner than the minimum")
+}
