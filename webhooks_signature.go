@@ -113,22 +113,40 @@ type SignatureVerifier struct {
 // ErrInvalidConfig, when secrets is empty, a secret is empty or an option is
 // invalid.
 func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureVerifier, error) {
-	if len(secrets) == 0 {
-		return nil, fmt.Errorf("%w: NewSignatureVerifier needs at least one secret", ErrInvalidConfig)
-	}
-	v := &SignatureVerifier{verifierConfig: defaultVerifierConfig()}
-	for i, s := range secrets {
+	cfg, kept, err := newVerifier("NewSignatureVerifier", secrets, opts, func(s string) (string, error) {
 		if s == "" {
-			return nil, fmt.Errorf("%w: NewSignatureVerifier: secret %d is empty", ErrInvalidConfig, i)
+			return "", errors.New("is empty")
 		}
-		v.secrets = append(v.secrets, s)
+		return s, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &SignatureVerifier{verifierConfig: cfg, secrets: kept}, nil
+}
+
+// newVerifier checks secrets with check (which turns each into what the
+// verifier keeps, or says what is wrong without repeating it) and applies
+// opts: what NewSignatureVerifier and NewStandardVerifier share.
+func newVerifier[K any](name string, secrets []string, opts []VerifierOption, check func(string) (K, error)) (verifierConfig, []K, error) {
+	cfg := defaultVerifierConfig()
+	if len(secrets) == 0 {
+		return cfg, nil, fmt.Errorf("%w: %s needs at least one secret", ErrInvalidConfig, name)
+	}
+	kept := make([]K, 0, len(secrets))
+	for i, s := range secrets {
+		k, err := check(s)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("%w: %s: secret %d %s", ErrInvalidConfig, name, i, err)
+		}
+		kept = append(kept, k)
 	}
 	for _, o := range opts {
-		if err := o(&v.verifierConfig); err != nil {
-			return nil, err
+		if err := o(&cfg); err != nil {
+			return cfg, nil, err
 		}
 	}
-	return v, nil
+	return cfg, kept, nil
 }
 
 // Verify returns nil when header carries a valid signature of payload. Its

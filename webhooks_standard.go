@@ -74,23 +74,11 @@ type StandardVerifier struct {
 // that never repeats a secret, when secrets is empty, a secret is not valid
 // or an option is invalid.
 func NewStandardVerifier(secrets []string, opts ...VerifierOption) (*StandardVerifier, error) {
-	if len(secrets) == 0 {
-		return nil, fmt.Errorf("%w: NewStandardVerifier needs at least one secret", ErrInvalidConfig)
+	cfg, keys, err := newVerifier("NewStandardVerifier", secrets, opts, decodeStandardSecret)
+	if err != nil {
+		return nil, err
 	}
-	v := &StandardVerifier{verifierConfig: defaultVerifierConfig()}
-	for i, s := range secrets {
-		key, err := decodeStandardSecret(s)
-		if err != nil {
-			return nil, fmt.Errorf("%w: NewStandardVerifier: secret %d %s", ErrInvalidConfig, i, err)
-		}
-		v.keys = append(v.keys, key)
-	}
-	for _, o := range opts {
-		if err := o(&v.verifierConfig); err != nil {
-			return nil, err
-		}
-	}
-	return v, nil
+	return &StandardVerifier{verifierConfig: cfg, keys: keys}, nil
 }
 
 // Verify returns nil when header carries a valid Standard Webhooks signature
