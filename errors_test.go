@@ -191,7 +191,8 @@ func TestErrorStrings(t *testing.T) {
 		assert.ErrorIs(t, e, payments.ErrMalformedResponse)
 	})
 	t.Run("Temporary", func(t *testing.T) {
-		for status, want := range map[int]bool{400: false, 401: false, 404: false, 408: true, 409: true, 422: false, 429: true, 500: true, 503: true} {
+		for status, want := range map[int]bool{400: false, 401: false, 404: false, 408: true, 409: true, 422: false, 429: true,
+			500: true, 501: false, 502: true, 503: true, 504: true, 505: false} {
 			assert.Equal(t, want, (&payments.APIError{StatusCode: status}).Temporary(), "%d", status)
 		}
 	})
