@@ -16,7 +16,7 @@ import (
 )
 
 // WebhooksService triggers test webhook deliveries. Reach it as
-// Client.Webhooks. Receiving webhooks needs no Client: see NewWebhookHandler and
+// Client.Webhooks. Receiving webhooks needs no Client: see webhook.NewHandler and
 // ConstructEvent.
 type WebhooksService struct{ client *Client }
 
@@ -38,14 +38,14 @@ type TriggerResult struct {
 // path-escaped; names the SDK does not know are sent as given.
 //
 // Use it to check a receiver end to end. Serve a handler made by
-// NewWebhookHandler, with a SignatureVerifier holding the endpoint's signing
+// webhook.NewHandler, with a SignatureVerifier holding the endpoint's signing
 // secret, at the URL the dashboard has for your account (a tunnel to your
 // machine works for development), then call Trigger and watch your EventFunc
 // get the event:
 //
-//	v, err := payments.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
+//	v, err := webhook.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
 //	...
-//	http.Handle("POST /webhooks", payments.NewWebhookHandler(v, func(ctx context.Context, ev *payments.Event) error {
+//	http.Handle("POST /webhooks", webhook.NewHandler(v, func(ctx context.Context, ev *payments.Event) error {
 //		log.Printf("got %s %s", ev.Type, ev.ID)
 //		return nil
 //	}))
@@ -159,7 +159,7 @@ var (
 
 // Event is one webhook delivery: {"id", "event", "created_at", "data"}. Get it
 // from ConstructEvent (which verifies the signature first), from a handler
-// made by NewWebhookHandler, or from ParseEvent when you verify elsewhere.
+// made by webhook.NewHandler, or from ParseEvent when you verify elsewhere.
 //
 // Data is kept as raw JSON; the typed accessors (Payment, Recipient,
 // VirtualAccount, VirtualAccountPayment) decode it for the event kinds that

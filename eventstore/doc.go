@@ -1,4 +1,4 @@
-// Package eventstore is the home of the payments.EventStore implementations
+// Package eventstore is the home of the webhook.Store implementations
 // on shared databases, for webhook receivers that run on several replicas.
 // It has no code of its own; each store is a package, so that a program
 // imports only the driver it uses, and the payments package none:

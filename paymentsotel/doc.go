@@ -1,7 +1,7 @@
 // Package paymentsotel traces and measures the payments SDK with
 // OpenTelemetry: a span for every operation of a payments.Client, a child
 // span for every HTTP attempt (with the trace context sent in its headers),
-// a span for every webhook delivery a payments.WebhookHandler answers, and
+// a span for every webhook delivery a webhook.Handler answers, and
 // the metrics to alert on.
 //
 // It uses only the OpenTelemetry API, as the OpenTelemetry guidance for
@@ -13,7 +13,7 @@
 //	inst, err := paymentsotel.New()
 //	...
 //	client, err := payments.NewClient(apiKey, append(inst.ClientOptions(), payments.WithBaseURL(baseURL))...)
-//	handler := payments.NewWebhookHandler(verifier, processEvent, inst.HandlerOption())
+//	handler := webhook.NewHandler(verifier, processEvent, inst.HandlerOption())
 //
 // # Traces
 //

@@ -13,6 +13,7 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentsotel"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // A client instrumented with ClientOptions: one span per operation, and one
@@ -61,7 +62,7 @@ func Example() {
 
 // instrument wires paymentsotel into a client and a webhook handler, with the
 // global providers that your OpenTelemetry setup installs.
-func instrument(apiKey, baseURL string, verifier payments.Verifier, processEvent payments.EventFunc) (*payments.Client, http.Handler, error) {
+func instrument(apiKey, baseURL string, verifier webhook.Verifier, processEvent webhook.EventFunc) (*payments.Client, http.Handler, error) {
 	inst, err := paymentsotel.New() // or WithTracerProvider, WithMeterProvider, WithPropagator
 	if err != nil {
 		return nil, nil, err
@@ -70,14 +71,14 @@ func instrument(apiKey, baseURL string, verifier payments.Verifier, processEvent
 	if err != nil {
 		return nil, nil, err
 	}
-	return client, payments.NewWebhookHandler(verifier, processEvent, inst.HandlerOption()), nil
+	return client, webhook.NewHandler(verifier, processEvent, inst.HandlerOption()), nil
 }
 
 // The wiring in a program (see instrument), on the in-process fake.
 func ExampleInstrumentation_ClientOptions() {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	verifier, err := payments.NewSignatureVerifier([]string{"whsec_example"})
+	verifier, err := webhook.NewSignatureVerifier([]string{"whsec_example"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -39,7 +40,7 @@ const (
 	// WebhookEventIDKey is a delivered event's id (span only).
 	WebhookEventIDKey = attribute.Key("payments.webhook.event_id")
 	// WebhookOutcomeKey is how the handler answered a delivery, as
-	// payments.DeliveryOutcome.
+	// webhook.DeliveryOutcome.
 	WebhookOutcomeKey = attribute.Key("payments.webhook.outcome")
 )
 
@@ -162,7 +163,7 @@ func (in *Instrumentation) ClientOptions() []payments.Option {
 }
 
 // HandlerOption returns the option that instruments a
-// payments.WebhookHandler: WithDeliveryObserver(DeliveryObserver()).
-func (in *Instrumentation) HandlerOption() payments.HandlerOption {
-	return payments.WithDeliveryObserver(in.DeliveryObserver())
+// webhook.Handler: WithDeliveryObserver(DeliveryObserver()).
+func (in *Instrumentation) HandlerOption() webhook.HandlerOption {
+	return webhook.WithDeliveryObserver(in.DeliveryObserver())
 }

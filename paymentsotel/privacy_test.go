@@ -18,6 +18,7 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentsotel"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // TestNoSecretsInTelemetry runs a faulted journey on the fake (a recipient
@@ -28,9 +29,9 @@ import (
 // value that the spans and metric data points carry.
 func TestNoSecretsInTelemetry(t *testing.T) {
 	r := newRig(t)
-	verifier, err := payments.NewSignatureVerifier([]string{hookSecret})
+	verifier, err := webhook.NewSignatureVerifier([]string{hookSecret})
 	require.NoError(t, err)
-	receiver := httptest.NewServer(payments.NewWebhookHandler(verifier,
+	receiver := httptest.NewServer(webhook.NewHandler(verifier,
 		func(context.Context, *payments.Event) error { return nil }, r.inst.HandlerOption()))
 	defer receiver.Close()
 	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, hookSecret),

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -14,14 +14,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// DeliveryObserver returns the payments.DeliveryObserver that makes the
+// DeliveryObserver returns the webhook.DeliveryObserver that makes the
 // "payments.webhook" span of each delivery and counts
 // payments.webhook.deliveries. HandlerOption wraps it.
-func (in *Instrumentation) DeliveryObserver() payments.DeliveryObserver {
+func (in *Instrumentation) DeliveryObserver() webhook.DeliveryObserver {
 	return in.observeDelivery
 }
 
-func (in *Instrumentation) observeDelivery(ctx context.Context, r *http.Request) (context.Context, func(payments.DeliveryResult)) {
+func (in *Instrumentation) observeDelivery(ctx context.Context, r *http.Request) (context.Context, func(webhook.DeliveryResult)) {
 	kind := trace.SpanKindServer
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsRemote() {
 		// The server already made the request's span (otelhttp, say):
@@ -36,8 +36,8 @@ func (in *Instrumentation) observeDelivery(ctx context.Context, r *http.Request)
 		attrs = append(attrs, semconv.HTTPRequestMethodOriginalKey.String(original))
 	}
 	ctx, span := in.tracer.Start(ctx, SpanWebhook, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
-	return ctx, func(res payments.DeliveryResult) {
-		failed := res.Outcome == payments.OutcomeFailed || res.Outcome == payments.OutcomeStoreUnavailable
+	return ctx, func(res webhook.DeliveryResult) {
+		failed := res.Outcome == webhook.OutcomeFailed || res.Outcome == webhook.OutcomeStoreUnavailable
 		if span.IsRecording() {
 			attrs := []attribute.KeyValue{WebhookOutcomeKey.String(string(res.Outcome))}
 			if res.StatusCode > 0 {

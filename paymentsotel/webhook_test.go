@@ -17,6 +17,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentsotel"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const hookSecret = "whsec_paymentsotel_test"
@@ -27,28 +28,28 @@ func delivery(t *testing.T, id string, typ payments.EventType, secret string) *h
 	body := []byte(`{"id":"` + id + `","event":"` + string(typ) + `","created_at":"2025-03-01T10:00:00Z",` +
 		`"data":{"id":"9d7f4a2b-1c3e-4f5a-8b6c-7d8e9f0a1b2c","reference":"order-1","status":"completed","amount":"7319.46","currency":"NGN"}}`)
 	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
-	req.Header.Set("Payments-Signature", payments.SignPayload(body, time.Now(), secret))
+	req.Header.Set("Payments-Signature", webhook.SignPayload(body, time.Now(), secret))
 	return req
 }
 
-// failingStore is an EventStore that is down.
+// failingStore is an webhook.Store that is down.
 type failingStore struct{}
 
-func (failingStore) Claim(context.Context, string) (payments.Claim, error) {
-	return payments.Claim{}, errors.New("store down")
+func (failingStore) Claim(context.Context, string) (webhook.Claim, error) {
+	return webhook.Claim{}, errors.New("store down")
 }
-func (failingStore) Complete(context.Context, payments.Claim) error { return nil }
-func (failingStore) Release(context.Context, payments.Claim) error  { return nil }
+func (failingStore) Complete(context.Context, webhook.Claim) error { return nil }
+func (failingStore) Release(context.Context, webhook.Claim) error  { return nil }
 
 // TestWebhookDeliverySpan: a delivery is a SERVER span that continues the
 // sender's trace, carries the event's type, id and outcome, and is the
 // parent of the EventFunc's work.
 func TestWebhookDeliverySpan(t *testing.T) {
 	r := newRig(t)
-	verifier, err := payments.NewSignatureVerifier([]string{hookSecret})
+	verifier, err := webhook.NewSignatureVerifier([]string{hookSecret})
 	require.NoError(t, err)
 	var inFunc trace.SpanContext
-	h := payments.NewWebhookHandler(verifier, func(ctx context.Context, ev *payments.Event) error {
+	h := webhook.NewHandler(verifier, func(ctx context.Context, ev *payments.Event) error {
 		inFunc = trace.SpanContextFromContext(ctx)
 		return nil
 	}, r.inst.HandlerOption())
@@ -81,14 +82,14 @@ func TestWebhookDeliverySpan(t *testing.T) {
 // and only the handler's own failures are errors.
 func TestWebhookOutcomes(t *testing.T) {
 	r := newRig(t)
-	verifier, err := payments.NewSignatureVerifier([]string{hookSecret})
+	verifier, err := webhook.NewSignatureVerifier([]string{hookSecret})
 	require.NoError(t, err)
-	ok := payments.NewWebhookHandler(verifier, func(context.Context, *payments.Event) error { return nil }, r.inst.HandlerOption())
-	failing := payments.NewWebhookHandler(verifier, func(context.Context, *payments.Event) error {
+	ok := webhook.NewHandler(verifier, func(context.Context, *payments.Event) error { return nil }, r.inst.HandlerOption())
+	failing := webhook.NewHandler(verifier, func(context.Context, *payments.Event) error {
 		return errors.New("database down")
 	}, r.inst.HandlerOption())
-	storeDown := payments.NewWebhookHandler(verifier, func(context.Context, *payments.Event) error { return nil },
-		r.inst.HandlerOption(), payments.WithEventStore(failingStore{}))
+	storeDown := webhook.NewHandler(verifier, func(context.Context, *payments.Event) error { return nil },
+		r.inst.HandlerOption(), webhook.WithStore(failingStore{}))
 
 	serve := func(h http.Handler, req *http.Request) int {
 		w := httptest.NewRecorder()
@@ -133,9 +134,9 @@ func TestWebhookOutcomes(t *testing.T) {
 // trace context is not read again.
 func TestWebhookUnderAServerSpan(t *testing.T) {
 	r := newRig(t)
-	verifier, err := payments.NewSignatureVerifier([]string{hookSecret})
+	verifier, err := webhook.NewSignatureVerifier([]string{hookSecret})
 	require.NoError(t, err)
-	h := payments.NewWebhookHandler(verifier, func(context.Context, *payments.Event) error { return nil }, r.inst.HandlerOption())
+	h := webhook.NewHandler(verifier, func(context.Context, *payments.Event) error { return nil }, r.inst.HandlerOption())
 
 	req := delivery(t, uuid.NewString(), payments.EventPaymentCompleted, hookSecret)
 	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")

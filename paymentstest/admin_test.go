@@ -12,6 +12,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 var adminT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -222,7 +223,7 @@ func TestAdminIncomingPayment(t *testing.T) {
 	waitDeliveries(t, srv)
 	got := rc.deliveries()
 	last := got[len(got)-1]
-	ev, err := payments.ConstructEvent(last.body, last.header, secret)
+	ev, err := webhook.ConstructEvent(last.body, last.header, secret)
 	require.NoError(t, err)
 	assert.Equal(t, payments.EventVirtualAccountPaymentReceived, ev.Type)
 	vp, err := ev.VirtualAccountPayment()

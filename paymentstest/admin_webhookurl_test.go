@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 type webhookURLData struct {
@@ -45,7 +45,7 @@ func TestAdminWebhookURL(t *testing.T) {
 	got := rc.deliveries()
 	require.Len(t, got, 2)
 	for _, d := range got {
-		_, err := payments.ConstructEvent(d.body, d.header, secret)
+		_, err := webhook.ConstructEvent(d.body, d.header, secret)
 		require.NoError(t, err, "signed with the secret set before")
 	}
 	require.Len(t, srv.Deliveries(), 2)
@@ -104,9 +104,9 @@ func TestSetWebhookURLKeepsSecrets(t *testing.T) {
 	waitDeliveries(t, srv)
 	got := rc.deliveries()
 	require.Len(t, got, 1)
-	assert.Equal(t, 2, strings.Count(got[0].header.Get(payments.SignatureHeader), "v1="), "both secrets still sign")
+	assert.Equal(t, 2, strings.Count(got[0].header.Get(webhook.SignatureHeader), "v1="), "both secrets still sign")
 	for _, s := range []string{"old", "new"} {
-		_, err = payments.ConstructEvent(got[0].body, got[0].header, s)
+		_, err = webhook.ConstructEvent(got[0].body, got[0].header, s)
 		require.NoError(t, err, s)
 	}
 	require.NoError(t, srv.SetWebhookURL(""))

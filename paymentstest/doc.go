@@ -45,18 +45,18 @@
 //     path, and kept 24 hours of server time.
 //   - Webhooks (WithWebhook, SetWebhook or SetWebhookURL): every event is
 //     POSTed as {"id", "event", "created_at", "data"}, signed with
-//     payments.SignPayload in the Payments-Signature header, one event at a
+//     webhook.SignPayload in the Payments-Signature header, one event at a
 //     time in order, and retried WebhookRetries times after a failed attempt,
 //     waiting 1s, 2s, 4s, 8s (WithWebhookRetryWait scales this). Deliveries
 //     and Events are logs to assert on; WaitForDeliveries waits for the queue
 //     to drain.
 //   - Standard Webhooks: WithWebhookScheme(SchemeStandard), or
-//     SetWebhookScheme at run time, signs with payments.SignStandard instead:
+//     SetWebhookScheme at run time, signs with webhook.SignStandard instead:
 //     headers webhook-id (the event's id, the same on every retry of it),
 //     webhook-timestamp and webhook-signature, with whsec_ secrets. Given no
 //     secret, the server makes one; WebhookSecrets returns it. A receiver
-//     verifies with payments.NewStandardVerifier, and
-//     payments.NewWebhookHandler then dedupes on webhook-id.
+//     verifies with webhook.NewStandardVerifier, and
+//     webhook.NewHandler then dedupes on webhook-id.
 //   - Two clocks. The server's clock (Now; WithClock, Advance) is business
 //     time: quote expiry, created_at and the other timestamps it sends, and
 //     the times in its logs. A webhook signature's t is the wall-clock time

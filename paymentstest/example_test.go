@@ -15,6 +15,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // A test starts a fake, gets a client wired to it, and checks the server's
@@ -164,7 +165,7 @@ func ExampleServer_SimulateIncomingPayment() {
 	var received []string
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		ev, err := payments.ConstructEvent(body, r.Header, secret)
+		ev, err := webhook.ConstructEvent(body, r.Header, secret)
 		if err != nil {
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // WebhookScheme is how the server signs its webhook deliveries.
@@ -15,16 +15,16 @@ type WebhookScheme string
 
 // The signing schemes.
 const (
-	// SchemePayments signs each delivery with payments.SignPayload in the
+	// SchemePayments signs each delivery with webhook.SignPayload in the
 	// Payments-Signature header ("t=<unix>,v1=<hex>"), as the service's
 	// documentation describes. It is the default.
 	SchemePayments WebhookScheme = "payments"
 	// SchemeStandard signs each delivery as a Standard Webhooks sender does
-	// (payments.SignStandard): webhook-id is the event's id, the same on
+	// (webhook.SignStandard): webhook-id is the event's id, the same on
 	// every attempt of one event; webhook-timestamp is the wall-clock time
 	// of the attempt; webhook-signature has one "v1,<base64>" entry per
-	// secret. Its secrets are "whsec_" secrets (payments.NewStandardSecret
-	// makes one), and a receiver verifies with payments.NewStandardVerifier.
+	// secret. Its secrets are "whsec_" secrets (webhook.NewStandardSecret
+	// makes one), and a receiver verifies with webhook.NewStandardVerifier.
 	SchemeStandard WebhookScheme = "standard"
 )
 
@@ -101,16 +101,16 @@ func schemeSecrets(scheme WebhookScheme, secrets []string) ([]string, error) {
 		return secrets, nil
 	}
 	if len(secrets) == 0 {
-		s, err := payments.NewStandardSecret()
+		s, err := webhook.NewStandardSecret()
 		if err != nil {
 			return nil, err
 		}
 		return []string{s}, nil
 	}
 	for i, s := range secrets {
-		if _, err := payments.NewStandardVerifier([]string{s}); err != nil || !strings.HasPrefix(s, "whsec_") {
+		if _, err := webhook.NewStandardVerifier([]string{s}); err != nil || !strings.HasPrefix(s, "whsec_") {
 			return nil, fmt.Errorf("webhook secret %d is not a Standard Webhooks secret: the %s scheme takes "+
-				`"whsec_" followed by the base64 of the key, as payments.NewStandardSecret makes`, i, SchemeStandard)
+				`"whsec_" followed by the base64 of the key, as webhook.NewStandardSecret makes`, i, SchemeStandard)
 		}
 	}
 	return secrets, nil
@@ -120,12 +120,12 @@ func schemeSecrets(scheme WebhookScheme, secrets []string) ([]string, error) {
 // signature header's value for the delivery log.
 func signDelivery(scheme WebhookScheme, eventID string, at time.Time, body []byte, secrets []string) (http.Header, string, error) {
 	if scheme != SchemeStandard {
-		sig := payments.SignPayload(body, at, secrets...)
-		return http.Header{payments.SignatureHeader: {sig}}, sig, nil
+		sig := webhook.SignPayload(body, at, secrets...)
+		return http.Header{webhook.SignatureHeader: {sig}}, sig, nil
 	}
-	h, err := payments.SignStandard(eventID, at, body, secrets...)
+	h, err := webhook.SignStandard(eventID, at, body, secrets...)
 	if err != nil {
 		return nil, "", err
 	}
-	return h, h.Get(payments.StandardSignatureHeader), nil
+	return h, h.Get(webhook.StandardSignatureHeader), nil
 }

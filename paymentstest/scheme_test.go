@@ -12,6 +12,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // TestStandardSchemeRotation: with two secrets, webhook-signature has one
@@ -25,20 +26,20 @@ func TestStandardSchemeRotation(t *testing.T) {
 	waitDeliveries(t, srv)
 	got := raw.deliveries()
 	require.Len(t, got, 1)
-	sig := got[0].header.Get(payments.StandardSignatureHeader)
+	sig := got[0].header.Get(webhook.StandardSignatureHeader)
 	entries := strings.Fields(sig)
 	require.Len(t, entries, 2, "one entry per secret: %q", sig)
 	for _, e := range entries {
 		assert.True(t, strings.HasPrefix(e, "v1,"), e)
 	}
 	for _, s := range []string{old, next} {
-		v, err := payments.NewStandardVerifier([]string{s})
+		v, err := webhook.NewStandardVerifier([]string{s})
 		require.NoError(t, err)
 		assert.NoError(t, v.Verify(got[0].body, got[0].header))
 	}
-	v, err := payments.NewStandardVerifier([]string{newStandardSecret(t)})
+	v, err := webhook.NewStandardVerifier([]string{newStandardSecret(t)})
 	require.NoError(t, err)
-	assert.ErrorIs(t, v.Verify(got[0].body, got[0].header), payments.ErrNoMatchingSignature)
+	assert.ErrorIs(t, v.Verify(got[0].body, got[0].header), webhook.ErrNoMatchingSignature)
 }
 
 // TestStandardSchemeSecrets: the server makes a whsec_ secret when given
@@ -54,7 +55,7 @@ func TestStandardSchemeSecrets(t *testing.T) {
 	assert.NotEqual(t, made[0], made[1], "a new secret per server")
 	for _, s := range made {
 		assert.True(t, strings.HasPrefix(s, "whsec_"), "a whsec_ secret")
-		_, err := payments.NewStandardVerifier([]string{s})
+		_, err := webhook.NewStandardVerifier([]string{s})
 		assert.NoError(t, err)
 	}
 
@@ -122,20 +123,20 @@ func TestSetWebhookSchemeAtRunTime(t *testing.T) {
 
 	got := raw.deliveries()
 	require.Len(t, got, 3)
-	_, err = payments.ConstructEvent(got[0].body, got[0].header, old)
+	_, err = webhook.ConstructEvent(got[0].body, got[0].header, old)
 	require.NoError(t, err, "the first attempt: Payments-Signature")
-	assert.Empty(t, got[0].header.Get(payments.StandardIDHeader))
-	v, err := payments.NewStandardVerifier([]string{s})
+	assert.Empty(t, got[0].header.Get(webhook.StandardIDHeader))
+	v, err := webhook.NewStandardVerifier([]string{s})
 	require.NoError(t, err)
 	for _, d := range got[1:] {
 		require.NoError(t, v.Verify(d.body, d.header), "after the switch: Standard Webhooks")
-		assert.Empty(t, d.header.Get(payments.SignatureHeader))
+		assert.Empty(t, d.header.Get(webhook.SignatureHeader))
 	}
 	log := srv.Deliveries()
 	require.Len(t, log[0].Attempts, 2)
 	assert.Equal(t, paymentstest.SchemePayments, log[0].Attempts[0].Scheme)
 	assert.Equal(t, paymentstest.SchemeStandard, log[0].Attempts[1].Scheme)
-	assert.Equal(t, log[0].EventID, got[1].header.Get(payments.StandardIDHeader))
+	assert.Equal(t, log[0].EventID, got[1].header.Get(webhook.StandardIDHeader))
 
 	// Back to the payments scheme without a secret: unsigned, and refused.
 	require.NoError(t, srv.SetWebhookScheme(paymentstest.SchemePayments))
@@ -144,9 +145,9 @@ func TestSetWebhookSchemeAtRunTime(t *testing.T) {
 	require.NoError(t, err)
 	waitDeliveries(t, srv)
 	last := raw.deliveries()[3]
-	_, err = payments.ConstructEvent(last.body, last.header, old)
-	require.ErrorIs(t, err, payments.ErrMalformedSignatureHeader, "t=... only: no v1 signature")
-	assert.Regexp(t, `^t=\d+$`, last.header.Get(payments.SignatureHeader))
+	_, err = webhook.ConstructEvent(last.body, last.header, old)
+	require.ErrorIs(t, err, webhook.ErrMalformedSignatureHeader, "t=... only: no v1 signature")
+	assert.Regexp(t, `^t=\d+$`, last.header.Get(webhook.SignatureHeader))
 }
 
 // TestAdminReportsTheScheme: the admin API says how deliveries are signed,
@@ -174,7 +175,7 @@ func TestAdminReportsTheScheme(t *testing.T) {
 	require.Len(t, d.Deliveries[0].Attempts, 1)
 	a := d.Deliveries[0].Attempts[0]
 	assert.Equal(t, "standard", a.Scheme)
-	assert.Equal(t, raw.deliveries()[0].header.Get(payments.StandardSignatureHeader), a.Signature)
+	assert.Equal(t, raw.deliveries()[0].header.Get(webhook.StandardSignatureHeader), a.Signature)
 
 	require.NoError(t, srv.SetWebhookScheme(paymentstest.SchemePayments, "p"))
 	res = send(t, srv, http.MethodGet, "/_sandbox/webhook-url", "", nil)

@@ -15,6 +15,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // sdkReceiver is the SDK's own webhook handler, verifying signatures on
@@ -28,10 +29,10 @@ type sdkReceiver struct {
 
 func newSDKReceiver(t *testing.T) *sdkReceiver {
 	t.Helper()
-	v, err := payments.NewSignatureVerifier([]string{secret})
+	v, err := webhook.NewSignatureVerifier([]string{secret})
 	require.NoError(t, err)
 	rc := &sdkReceiver{}
-	h := payments.NewWebhookHandler(v, func(_ context.Context, ev *payments.Event) error {
+	h := webhook.NewHandler(v, func(_ context.Context, ev *payments.Event) error {
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
 		rc.events = append(rc.events, ev)
@@ -83,7 +84,7 @@ func checkVerifiedOnWallClock(t *testing.T, srv *paymentstest.Server, rc *sdkRec
 func TestWebhookSignedOnWallClockAfterAdvance(t *testing.T) {
 	rc := newSDKReceiver(t)
 	srv, c := start(t, fastHooks(rc.URL)...)
-	srv.Advance(payments.DefaultSignatureTolerance + time.Second)
+	srv.Advance(webhook.DefaultSignatureTolerance + time.Second)
 	createRecipient(t, c, "") // recipient.created, recipient.verified
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
@@ -91,7 +92,7 @@ func TestWebhookSignedOnWallClockAfterAdvance(t *testing.T) {
 	_, err = srv.SimulateIncomingPayment(va.AccountNumber, dec("5000.00"), "")
 	require.NoError(t, err)
 	checkVerifiedOnWallClock(t, srv, rc, 4)
-	assert.WithinDuration(t, time.Now().Add(time.Hour+payments.DefaultSignatureTolerance), srv.Deliveries()[3].CreatedAt, time.Minute)
+	assert.WithinDuration(t, time.Now().Add(time.Hour+webhook.DefaultSignatureTolerance), srv.Deliveries()[3].CreatedAt, time.Minute)
 }
 
 // TestWebhookSignedOnWallClockAdminAdvance: the same through the admin

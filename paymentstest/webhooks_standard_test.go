@@ -16,12 +16,13 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // newStandardSecret returns a fresh whsec_ secret.
 func newStandardSecret(t *testing.T) string {
 	t.Helper()
-	s, err := payments.NewStandardSecret()
+	s, err := webhook.NewStandardSecret()
 	require.NoError(t, err)
 	return s
 }
@@ -30,7 +31,7 @@ func newStandardSecret(t *testing.T) string {
 // and what the handler did with the delivery.
 type handled struct {
 	webhookID string
-	outcome   payments.DeliveryOutcome
+	outcome   webhook.DeliveryOutcome
 }
 
 // standardReceiver is the SDK's webhook handler with a StandardVerifier, as
@@ -54,18 +55,18 @@ type middleware func(attempt int, r *http.Request) (loseAnswer bool)
 
 func newStandardReceiver(t *testing.T, secrets []string, mw middleware) *standardReceiver {
 	t.Helper()
-	v, err := payments.NewStandardVerifier(secrets)
+	v, err := webhook.NewStandardVerifier(secrets)
 	require.NoError(t, err)
 	rc := &standardReceiver{attempts: map[string]int{}, calls: map[string]int{}}
-	h := payments.NewWebhookHandler(v, func(_ context.Context, ev *payments.Event) error {
+	h := webhook.NewHandler(v, func(_ context.Context, ev *payments.Event) error {
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
 		rc.events = append(rc.events, ev)
 		rc.calls[ev.ID]++
 		return nil
-	}, payments.WithDeliveryObserver(func(ctx context.Context, r *http.Request) (context.Context, func(payments.DeliveryResult)) {
+	}, webhook.WithDeliveryObserver(func(ctx context.Context, r *http.Request) (context.Context, func(webhook.DeliveryResult)) {
 		id := r.Header.Get("X-Sent-Webhook-Id")
-		return ctx, func(res payments.DeliveryResult) {
+		return ctx, func(res webhook.DeliveryResult) {
 			rc.mu.Lock()
 			defer rc.mu.Unlock()
 			rc.answers = append(rc.answers, handled{id, res.Outcome})
@@ -74,7 +75,7 @@ func newStandardReceiver(t *testing.T, secrets []string, mw middleware) *standar
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		require.NoError(t, err)
-		id := r.Header.Get(payments.StandardIDHeader)
+		id := r.Header.Get(webhook.StandardIDHeader)
 		rc.mu.Lock()
 		rc.got = append(rc.got, delivery{body: body, header: r.Header.Clone()})
 		rc.attempts[id]++
@@ -162,10 +163,10 @@ func TestStandardSchemeDeliveries(t *testing.T) {
 	for i, d := range got {
 		ev, err := payments.ParseEvent(d.body)
 		require.NoError(t, err)
-		assert.Equal(t, ev.ID, d.header.Get(payments.StandardIDHeader), "webhook-id is the event's id")
+		assert.Equal(t, ev.ID, d.header.Get(webhook.StandardIDHeader), "webhook-id is the event's id")
 		assert.Equal(t, log[i].EventID, ev.ID)
-		assert.Empty(t, d.header.Get(payments.SignatureHeader), "no Payments-Signature under the standard scheme")
-		ts, err := strconv.ParseInt(d.header.Get(payments.StandardTimestampHeader), 10, 64)
+		assert.Empty(t, d.header.Get(webhook.SignatureHeader), "no Payments-Signature under the standard scheme")
+		ts, err := strconv.ParseInt(d.header.Get(webhook.StandardTimestampHeader), 10, 64)
 		require.NoError(t, err)
 		assert.True(t, ts >= before.Unix()-1 && ts <= after.Unix()+1, "webhook-timestamp %d is the wall clock at sending", ts)
 		assert.Equal(t, "application/json", d.header.Get("Content-Type"))
@@ -174,7 +175,7 @@ func TestStandardSchemeDeliveries(t *testing.T) {
 		a := log[i].Attempts[0]
 		assert.Equal(t, http.StatusOK, a.StatusCode)
 		assert.Equal(t, paymentstest.SchemeStandard, a.Scheme)
-		assert.Equal(t, d.header.Get(payments.StandardSignatureHeader), a.Signature, "the log keeps the webhook-signature sent")
+		assert.Equal(t, d.header.Get(webhook.StandardSignatureHeader), a.Signature, "the log keeps the webhook-signature sent")
 		assert.Equal(t, paymentstest.DeliveryDelivered, log[i].Status)
 	}
 	events, calls := rc.processed()
@@ -186,7 +187,7 @@ func TestStandardSchemeDeliveries(t *testing.T) {
 		assert.Equal(t, 1, calls[ev.ID])
 	}
 	for _, h := range rc.handled() {
-		assert.Equal(t, payments.OutcomeProcessed, h.outcome)
+		assert.Equal(t, webhook.OutcomeProcessed, h.outcome)
 	}
 }
 
@@ -204,7 +205,7 @@ func TestStandardSchemeRetriesAreDeduplicated(t *testing.T) {
 	require.Len(t, log, 3)
 	byID := map[string][]delivery{}
 	for _, d := range rc.deliveries() {
-		id := d.header.Get(payments.StandardIDHeader)
+		id := d.header.Get(webhook.StandardIDHeader)
 		byID[id] = append(byID[id], d)
 	}
 	_, calls := rc.processed()
@@ -218,14 +219,14 @@ func TestStandardSchemeRetriesAreDeduplicated(t *testing.T) {
 		assert.Equal(t, sent[0].body, sent[1].body)
 		assert.Equal(t, 1, calls[dl.EventID], "processed once")
 	}
-	var outcomes []payments.DeliveryOutcome
+	var outcomes []webhook.DeliveryOutcome
 	for _, h := range rc.handled() {
 		outcomes = append(outcomes, h.outcome)
 	}
-	assert.Equal(t, []payments.DeliveryOutcome{
-		payments.OutcomeProcessed, payments.OutcomeDuplicate,
-		payments.OutcomeProcessed, payments.OutcomeDuplicate,
-		payments.OutcomeProcessed, payments.OutcomeDuplicate,
+	assert.Equal(t, []webhook.DeliveryOutcome{
+		webhook.OutcomeProcessed, webhook.OutcomeDuplicate,
+		webhook.OutcomeProcessed, webhook.OutcomeDuplicate,
+		webhook.OutcomeProcessed, webhook.OutcomeDuplicate,
 	}, outcomes)
 }
 
@@ -241,23 +242,23 @@ func TestStandardSchemeTamperingIsRefused(t *testing.T) {
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 		},
 		"webhook-id": func(r *http.Request) {
-			r.Header.Set(payments.StandardIDHeader, "00000000-0000-4000-8000-000000000001")
+			r.Header.Set(webhook.StandardIDHeader, "00000000-0000-4000-8000-000000000001")
 		},
 		"webhook-timestamp": func(r *http.Request) {
-			ts, _ := strconv.ParseInt(r.Header.Get(payments.StandardTimestampHeader), 10, 64)
-			r.Header.Set(payments.StandardTimestampHeader, strconv.FormatInt(ts+1, 10))
+			ts, _ := strconv.ParseInt(r.Header.Get(webhook.StandardTimestampHeader), 10, 64)
+			r.Header.Set(webhook.StandardTimestampHeader, strconv.FormatInt(ts+1, 10))
 		},
 		"signed with another secret": func(r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(b))
-			ts, _ := strconv.ParseInt(r.Header.Get(payments.StandardTimestampHeader), 10, 64)
-			h, _ := payments.SignStandard(r.Header.Get(payments.StandardIDHeader), time.Unix(ts, 0), b, other)
-			r.Header.Set(payments.StandardSignatureHeader, h.Get(payments.StandardSignatureHeader))
+			ts, _ := strconv.ParseInt(r.Header.Get(webhook.StandardTimestampHeader), 10, 64)
+			h, _ := webhook.SignStandard(r.Header.Get(webhook.StandardIDHeader), time.Unix(ts, 0), b, other)
+			r.Header.Set(webhook.StandardSignatureHeader, h.Get(webhook.StandardSignatureHeader))
 		},
-		"no webhook-signature": func(r *http.Request) { r.Header.Del(payments.StandardSignatureHeader) },
+		"no webhook-signature": func(r *http.Request) { r.Header.Del(webhook.StandardSignatureHeader) },
 		"a Payments-Signature instead": func(r *http.Request) {
-			r.Header.Del(payments.StandardSignatureHeader)
-			r.Header.Set(payments.SignatureHeader, payments.SignPayload([]byte("{}"), time.Now(), "whsec_x"))
+			r.Header.Del(webhook.StandardSignatureHeader)
+			r.Header.Set(webhook.SignatureHeader, webhook.SignPayload([]byte("{}"), time.Now(), "whsec_x"))
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -281,7 +282,7 @@ func TestStandardSchemeTamperingIsRefused(t *testing.T) {
 			}
 			var refused int
 			for _, h := range rc.handled() {
-				if h.outcome == payments.OutcomeRejectedSignature {
+				if h.outcome == webhook.OutcomeRejectedSignature {
 					refused++
 				}
 			}

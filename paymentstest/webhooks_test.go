@@ -17,6 +17,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const secret = "whsec_test"
@@ -72,12 +73,12 @@ func waitDeliveries(t *testing.T, srv *paymentstest.Server) {
 // checkSigned recomputes the signature of a delivery from its own t.
 func checkSigned(t *testing.T, d delivery, secrets ...string) {
 	t.Helper()
-	sig := d.header.Get(payments.SignatureHeader)
+	sig := d.header.Get(webhook.SignatureHeader)
 	ts, _, ok := strings.Cut(strings.TrimPrefix(sig, "t="), ",")
 	require.True(t, ok, "header %q", sig)
 	secs, err := strconv.ParseInt(ts, 10, 64)
 	require.NoError(t, err)
-	assert.Equal(t, payments.SignPayload(d.body, time.Unix(secs, 0), secrets...), sig)
+	assert.Equal(t, webhook.SignPayload(d.body, time.Unix(secs, 0), secrets...), sig)
 	assert.Equal(t, "application/json", d.header.Get("Content-Type"))
 }
 
@@ -102,7 +103,7 @@ func TestWebhookDeliveries(t *testing.T) {
 	require.Len(t, got, len(want))
 	for i, d := range got {
 		checkSigned(t, d, secret)
-		ev, err := payments.ConstructEvent(d.body, d.header, secret)
+		ev, err := webhook.ConstructEvent(d.body, d.header, secret)
 		require.NoError(t, err, "the SDK's own verification accepts the delivery")
 		assert.Equal(t, want[i], ev.Type, "in the order they happened")
 		assert.False(t, ev.CreatedAt.IsZero())
@@ -128,7 +129,7 @@ func TestWebhookDeliveries(t *testing.T) {
 		require.Len(t, d.Attempts, 1)
 		assert.Equal(t, http.StatusOK, d.Attempts[0].StatusCode)
 		assert.Equal(t, got[i].body, d.Body)
-		assert.Equal(t, got[i].header.Get(payments.SignatureHeader), d.Attempts[0].Signature)
+		assert.Equal(t, got[i].header.Get(webhook.SignatureHeader), d.Attempts[0].Signature)
 		assert.Equal(t, rc.URL, d.URL)
 	}
 	events := srv.Events()
@@ -237,7 +238,7 @@ func TestTriggerEvent(t *testing.T) {
 	got := rc.deliveries()
 	require.Len(t, got, len(payments.EventTypes()))
 	for i, d := range got {
-		ev, err := payments.ConstructEvent(d.body, d.header, secret)
+		ev, err := webhook.ConstructEvent(d.body, d.header, secret)
 		require.NoError(t, err)
 		assert.Equal(t, payments.EventTypes()[i], ev.Type)
 		require.NotEmpty(t, ev.Data)
@@ -282,13 +283,13 @@ func TestSetWebhookAndRotation(t *testing.T) {
 	waitDeliveries(t, srv)
 	got := rc.deliveries()
 	require.Len(t, got, 1)
-	assert.Equal(t, 2, strings.Count(got[0].header.Get(payments.SignatureHeader), "v1="), "one signature per secret")
-	_, err = payments.ConstructEvent(got[0].body, got[0].header, "new")
+	assert.Equal(t, 2, strings.Count(got[0].header.Get(webhook.SignatureHeader), "v1="), "one signature per secret")
+	_, err = webhook.ConstructEvent(got[0].body, got[0].header, "new")
 	require.NoError(t, err)
-	_, err = payments.ConstructEvent(got[0].body, got[0].header, "old")
+	_, err = webhook.ConstructEvent(got[0].body, got[0].header, "old")
 	require.NoError(t, err)
-	_, err = payments.ConstructEvent(got[0].body, got[0].header, "other")
-	require.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+	_, err = webhook.ConstructEvent(got[0].body, got[0].header, "other")
+	require.ErrorIs(t, err, webhook.ErrNoMatchingSignature)
 }
 
 func TestWaitForDeliveries(t *testing.T) {

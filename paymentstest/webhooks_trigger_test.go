@@ -13,6 +13,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // testIDPrefix is how the ids of triggered resources start (package doc).
@@ -60,7 +61,7 @@ func TestTriggeredEventsAreMarked(t *testing.T) {
 	require.Len(t, got, len(payments.EventTypes()))
 	refs := map[string]bool{}
 	for _, d := range got {
-		ev, err := payments.ConstructEvent(d.body, d.header, secret)
+		ev, err := webhook.ConstructEvent(d.body, d.header, secret)
 		require.NoError(t, err)
 		ref, ok, ids := marks(t, ev.Data)
 		require.True(t, ok, "%s has a reference: %s", ev.Type, ev.Data)
@@ -122,7 +123,7 @@ func TestOrdinaryEventsAreNotMarked(t *testing.T) {
 	require.Equal(t, 8, len(got), "2 recipient, 4 payment and 2 virtual account events")
 	kinds := map[payments.EventType]bool{}
 	for _, d := range got {
-		ev, err := payments.ConstructEvent(d.body, d.header, secret)
+		ev, err := webhook.ConstructEvent(d.body, d.header, secret)
 		require.NoError(t, err)
 		kinds[ev.Type] = true
 		assert.NotContains(t, string(d.body), payments.TriggeredReferencePrefix, "%s", ev.Type)

@@ -28,13 +28,13 @@
 // puts the Payments-Signature header on them; standard signs them as
 // Standard Webhooks do (headers webhook-id, webhook-timestamp,
 // webhook-signature), with a whsec_ secret: -webhook-secret must then be
-// one (payments.NewStandardSecret makes them), or the sandbox makes one.
+// one (webhook.NewStandardSecret makes them), or the sandbox makes one.
 // With standard it also prints
 //
 //	export PAYMENTS_WEBHOOK_SCHEME=standard
 //
 // which examples/webhook-receiver reads to verify with
-// payments.NewStandardVerifier. The admin API's GET /_sandbox/webhook-url
+// webhook.NewStandardVerifier. The admin API's GET /_sandbox/webhook-url
 // reports the scheme.
 //
 // The admin API of paymentstest.WithAdminAPI is on (-admin=false turns it

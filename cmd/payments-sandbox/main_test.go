@@ -21,6 +21,7 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 var (
@@ -75,7 +76,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 		return len(hooks) == 2
 	}, 5*time.Second, 5*time.Millisecond)
 	mu.Lock()
-	_, err = payments.ConstructEvent(hooks[0], headers[0], secret)
+	_, err = webhook.ConstructEvent(hooks[0], headers[0], secret)
 	mu.Unlock()
 	require.NoError(t, err, "deliveries are signed with the printed secret")
 

@@ -15,6 +15,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/testlog"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 var schemeLine = regexp.MustCompile(`(?m)^export PAYMENTS_WEBHOOK_SCHEME=(\S+)$`)
@@ -31,7 +32,7 @@ func webhookSetting(t *testing.T, baseURL, apiKey string) (url, scheme string) {
 
 // TestRunStandardScheme: with -webhook-scheme standard the sandbox prints a
 // whsec_ secret and PAYMENTS_WEBHOOK_SCHEME=standard, the admin API reports
-// the scheme, and every delivery passes payments.NewStandardVerifier with
+// the scheme, and every delivery passes webhook.NewStandardVerifier with
 // the printed secret through the SDK's handler.
 func TestRunStandardScheme(t *testing.T) {
 	baseURL, apiKey, stdout, stderr := startRun(t, "-webhook-scheme", "standard", "-webhook-retry-wait", "1ms")
@@ -44,12 +45,12 @@ func TestRunStandardScheme(t *testing.T) {
 	_, scheme := webhookSetting(t, baseURL, apiKey)
 	assert.Equal(t, "standard", scheme)
 
-	v, err := payments.NewStandardVerifier([]string{secret})
+	v, err := webhook.NewStandardVerifier([]string{secret})
 	require.NoError(t, err, "the printed secret is a Standard Webhooks secret")
 	var mu sync.Mutex
 	var got []string
 	var headers []http.Header
-	h := payments.NewWebhookHandler(v, func(_ context.Context, ev *payments.Event) error {
+	h := webhook.NewHandler(v, func(_ context.Context, ev *payments.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, ev.ID)
@@ -93,8 +94,8 @@ func TestRunStandardScheme(t *testing.T) {
 		assert.Equal(t, http.StatusOK, d.Attempts[0].StatusCode)
 		assert.Equal(t, "standard", d.Attempts[0].Scheme)
 		assert.Equal(t, d.EventID, got[i], "processed")
-		assert.Equal(t, d.EventID, headers[i].Get(payments.StandardIDHeader))
-		assert.Empty(t, headers[i].Get(payments.SignatureHeader))
+		assert.Equal(t, d.EventID, headers[i].Get(webhook.StandardIDHeader))
+		assert.Empty(t, headers[i].Get(webhook.SignatureHeader))
 	}
 	assert.NotContains(t, stderr.String(), secret, "the secret is never logged")
 	assert.NotContains(t, string(data), strings.TrimPrefix(secret, "whsec_"), "nor shown by the admin API")
@@ -111,7 +112,7 @@ func TestRunSchemeDefaultAndGivenSecret(t *testing.T) {
 	assert.Nil(t, schemeLine.FindStringSubmatch(stdout.String()), "no scheme line for the default")
 	assert.Contains(t, stdout.String(), "Signing:  the Payments-Signature header")
 
-	given, err := payments.NewStandardSecret()
+	given, err := webhook.NewStandardSecret()
 	require.NoError(t, err)
 	baseURL, apiKey, stdout, _ = startRun(t, "-quiet", "-webhook-scheme=STANDARD", "-webhook-secret", given)
 	assert.Equal(t, given, secretLine.FindStringSubmatch(stdout.String())[1])

@@ -22,6 +22,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // adminCall sends one admin request and returns the status and data.
@@ -81,11 +82,11 @@ func TestRunWebhookURLOffThenSet(t *testing.T) {
 
 	baseURL, apiKey, stdout, _ := startRunTimeouts(t, serverTimeouts(), "-webhook-url", "none", "-quiet", "-webhook-retry-wait", "1ms")
 	secret := secretLine.FindStringSubmatch(stdout.String())[1]
-	v, err := payments.NewSignatureVerifier([]string{secret})
+	v, err := webhook.NewSignatureVerifier([]string{secret})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var got []payments.EventType
-	rc := httptest.NewServer(payments.NewWebhookHandler(v, func(_ context.Context, ev *payments.Event) error {
+	rc := httptest.NewServer(webhook.NewHandler(v, func(_ context.Context, ev *payments.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, ev.Type)

@@ -1,6 +1,6 @@
-// Package pgstore is a payments.EventStore in PostgreSQL, for webhook
+// Package pgstore is a webhook.Store in PostgreSQL, for webhook
 // receivers that run on several replicas: every replica's
-// payments.WebhookHandler claims each event id in one shared table, so that
+// webhook.Handler claims each event id in one shared table, so that
 // each event is processed once however many times, and to whichever
 // replica, the service delivers it. It uses pgx v5 (a *pgxpool.Pool).
 //
@@ -10,8 +10,8 @@
 //	...
 //	err = store.Migrate(ctx) // or apply the SQL below by hand
 //	...
-//	h := payments.NewWebhookHandler(verifier, store.Transactional(markPaid),
-//		payments.WithEventStore(store))
+//	h := webhook.NewHandler(verifier, store.Transactional(markPaid),
+//		webhook.WithStore(store))
 //
 // # The table
 //
@@ -39,7 +39,7 @@
 // expired completion; it tells "in progress" from "done" otherwise. Each
 // claim carries a random token: Complete (UPDATE to 'done') and Release
 // (DELETE) act only on the row that still holds the caller's token, and
-// return payments.ErrClaimLost otherwise, so a replica whose lease ran out
+// return webhook.ErrClaimLost otherwise, so a replica whose lease ran out
 // never settles the claim another replica took over.
 //
 // # Time

@@ -11,6 +11,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // A receiver that runs on several replicas, sharing one PostgreSQL table of
@@ -19,7 +20,7 @@ import (
 // replicas" shows this function's body.
 func Example() {
 	ctx := context.Background()
-	verifier, err := payments.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
+	verifier, err := webhook.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,9 +53,9 @@ func Example() {
 		_, err = tx.Exec(ctx, "UPDATE orders SET paid_at = now() WHERE reference = $1", p.Reference)
 		return err // an error rolls the UPDATE back; the service retries
 	}
-	http.Handle("POST /webhooks", payments.NewWebhookHandler(verifier,
+	http.Handle("POST /webhooks", webhook.NewHandler(verifier,
 		store.Transactional(markPaid),
-		payments.WithEventStore(store)))
+		webhook.WithStore(store)))
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
 

@@ -10,10 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // The tests share one throwaway server (or PAYMENTS_TEST_POSTGRES_URL), each
@@ -164,4 +164,4 @@ func BenchmarkHandlerTransactional(b *testing.B) {
 	storetest.BenchmarkHandlerFunc(b, s, s.Transactional(insertPaid(merchantTable(b, pool))))
 }
 
-var _ payments.EventStore = (*pgstore.Store)(nil)
+var _ webhook.Store = (*pgstore.Store)(nil)

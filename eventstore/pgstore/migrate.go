@@ -43,7 +43,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Purge deletes every row whose time is up: completions past their
 // retention and claims whose lease lapsed (a lapsed claim is free to take
-// over anyway; its owner, if alive, gets payments.ErrClaimLost). It deletes
+// over anyway; its owner, if alive, gets webhook.ErrClaimLost). It deletes
 // PurgeBatch rows per statement, skipping rows that a claim in flight has
 // locked, and returns how many it deleted. Run it on a schedule of yours when
 // the opportunistic purge is off (WithPurgeEvery(0)).

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/lease"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const (
@@ -28,7 +28,7 @@ const (
 	// (WithRetention).
 	DefaultRetention = lease.DefaultRetention
 	// MinRetention is the shortest retention New accepts: twice
-	// payments.DefaultSignatureTolerance.
+	// webhook.DefaultSignatureTolerance.
 	MinRetention = lease.MinRetention
 	// DefaultPurgeEvery is how many acquired claims a Store makes between
 	// two opportunistic purges (WithPurgeEvery).
@@ -79,7 +79,7 @@ func WithPurgeEvery(n int) Option { return func(o *options) { o.purgeEvery = n }
 // (at warning level), which are otherwise ignored until the next one.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// Store is a payments.EventStore in a PostgreSQL table, shared by every
+// Store is a webhook.Store in a PostgreSQL table, shared by every
 // replica of a webhook receiver. Make it with New; it is safe for
 // concurrent use and starts no goroutine.
 type Store struct {
@@ -89,7 +89,7 @@ type Store struct {
 	claims atomic.Uint64
 }
 
-var _ payments.EventStore = (*Store)(nil)
+var _ webhook.Store = (*Store)(nil)
 
 // New returns a store on pool. It does not touch the database: create the
 // table with Migrate, or by hand with MigrationSQL's statements. Its errors
@@ -118,17 +118,17 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 // hides the row from its snapshot (each re-run sees that claim).
 const maxClaimTries = 3
 
-// Claim implements payments.EventStore in one statement: it inserts the id,
+// Claim implements webhook.Store in one statement: it inserts the id,
 // or takes over its row when that row's lease lapsed or its retention
 // expired, comparing with the database's clock so that replicas with skewed
 // clocks agree.
-func (s *Store) Claim(ctx context.Context, eventID string) (payments.Claim, error) {
+func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
 	if eventID == "" {
-		return payments.Claim{}, errors.New("pgstore: claim of an empty event id")
+		return webhook.Claim{}, errors.New("pgstore: claim of an empty event id")
 	}
 	token, err := lease.NewToken()
 	if err != nil {
-		return payments.Claim{}, fmt.Errorf("pgstore: %w", err)
+		return webhook.Claim{}, fmt.Errorf("pgstore: %w", err)
 	}
 	for range maxClaimTries {
 		start := time.Now()
@@ -138,50 +138,50 @@ func (s *Store) Claim(ctx context.Context, eventID string) (payments.Claim, erro
 		case errors.Is(err, pgx.ErrNoRows):
 			continue
 		case err != nil:
-			return payments.Claim{}, fmt.Errorf("pgstore: claim event %q: %w", eventID, err)
+			return webhook.Claim{}, fmt.Errorf("pgstore: claim event %q: %w", eventID, err)
 		}
-		c := payments.Claim{EventID: eventID}
+		c := webhook.Claim{EventID: eventID}
 		switch status {
 		case "acquired":
-			c.Status, c.Token, c.LeaseExpires = payments.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
+			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
 			s.maybePurge(ctx)
 		case "done":
-			c.Status = payments.ClaimDone
+			c.Status = webhook.ClaimDone
 		default:
-			c.Status = payments.ClaimInProgress
+			c.Status = webhook.ClaimInProgress
 		}
 		return c, nil
 	}
 	// Claimed and settled faster than we could look, every time: let the
 	// service deliver again.
-	return payments.Claim{EventID: eventID, Status: payments.ClaimInProgress}, nil
+	return webhook.Claim{EventID: eventID, Status: webhook.ClaimInProgress}, nil
 }
 
-// Complete implements payments.EventStore: the row becomes a completion
+// Complete implements webhook.Store: the row becomes a completion
 // remembered for the retention. A claim already marked done with the same
 // token (by Transactional) completes without a change; any other claim gets
-// payments.ErrClaimLost.
-func (s *Store) Complete(ctx context.Context, c payments.Claim) error {
+// webhook.ErrClaimLost.
+func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 	var ok bool
 	err := s.pool.QueryRow(ctx, s.q.complete, c.EventID, c.Token, s.opts.retention.Microseconds()).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, err)
 	}
 	if !ok {
-		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, payments.ErrClaimLost)
+		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, webhook.ErrClaimLost)
 	}
 	return nil
 }
 
-// Release implements payments.EventStore: it deletes the claim's row while
-// the claim still owns it, and returns payments.ErrClaimLost otherwise.
-func (s *Store) Release(ctx context.Context, c payments.Claim) error {
+// Release implements webhook.Store: it deletes the claim's row while
+// the claim still owns it, and returns webhook.ErrClaimLost otherwise.
+func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
 	tag, err := s.pool.Exec(ctx, s.q.release, c.EventID, c.Token)
 	if err != nil {
 		return fmt.Errorf("pgstore: release event %q: %w", c.EventID, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("pgstore: release event %q: %w", c.EventID, payments.ErrClaimLost)
+		return fmt.Errorf("pgstore: release event %q: %w", c.EventID, webhook.ErrClaimLost)
 	}
 	return nil
 }

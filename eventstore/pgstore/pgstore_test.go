@@ -14,9 +14,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 func TestNewRejectsInvalidOptions(t *testing.T) {
@@ -41,7 +41,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		"negative lease":       {pgstore.WithLease(-time.Second)},
 		"sub-ms lease":         {pgstore.WithLease(1500 * time.Microsecond)},
 		"lease over retention": {pgstore.WithLease(time.Hour), pgstore.WithRetention(time.Hour)},
-		"short retention":      {pgstore.WithRetention(2*payments.DefaultSignatureTolerance - time.Second)},
+		"short retention":      {pgstore.WithRetention(2*webhook.DefaultSignatureTolerance - time.Second)},
 		"zero retention":       {pgstore.WithRetention(0)},
 		"negative purge":       {pgstore.WithPurgeEvery(-1)},
 	} {
@@ -123,7 +123,7 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 	}
 	// The store works on the schema-qualified table.
 	c, err := s.Claim(ctx, "evt-1")
-	if err != nil || c.Status != payments.ClaimAcquired {
+	if err != nil || c.Status != webhook.ClaimAcquired {
 		t.Fatalf("Claim = %v, %v", c.Status, err)
 	}
 }
@@ -159,9 +159,9 @@ func TestPurge(t *testing.T) {
 	pool := sharedPool(t)
 	ctx := testCtx(t)
 	s, table := newStore(t, pool, pgstore.WithPurgeEvery(0))
-	claim := func(id string) payments.Claim {
+	claim := func(id string) webhook.Claim {
 		c, err := s.Claim(ctx, id)
-		if err != nil || c.Status != payments.ClaimAcquired {
+		if err != nil || c.Status != webhook.ClaimAcquired {
 			t.Fatalf("Claim(%s) = %v, %v", id, c.Status, err)
 		}
 		return c
@@ -280,7 +280,7 @@ func TestOpportunisticPurgeFailureIsLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := limited.Claim(ctx, "evt-1")
-	if err != nil || c.Status != payments.ClaimAcquired {
+	if err != nil || c.Status != webhook.ClaimAcquired {
 		t.Fatalf("Claim = %v, %v; want acquired despite the failed purge", c.Status, err)
 	}
 	mu.Lock()

@@ -9,11 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // ErrNoClaim is returned by a function made by Transactional when its
-// context carries no claim: it was not called by a payments.WebhookHandler.
-var ErrNoClaim = errors.New("pgstore: no claim in the context: call the function through a payments.WebhookHandler that uses this store")
+// context carries no claim: it was not called by a webhook.Handler.
+var ErrNoClaim = errors.New("pgstore: no claim in the context: call the function through a webhook.Handler that uses this store")
 
 // TxEventFunc processes one event inside tx, the transaction that also
 // records the event as processed. It must not commit or roll back tx.
@@ -32,23 +33,23 @@ const rollbackTimeout = 5 * time.Second
 //   - the claim was taken over by another delivery because its lease ran
 //     out (this replica stalled): the mark finds nothing to mark,
 //     everything rolls back, and the function returns an error matching
-//     payments.ErrClaimLost, so the other delivery's work is the only one;
+//     webhook.ErrClaimLost, so the other delivery's work is the only one;
 //   - the commit fails, or its answer is lost: either nothing committed
 //     and the next delivery runs fn again, or all of it committed and the
 //     next delivery is answered as a duplicate.
 //
-// The handler must use this Store (payments.WithEventStore): the function
+// The handler must use this Store (webhook.WithStore): the function
 // marks the claim the handler made, taken from the context
-// (payments.ClaimFromContext), and the handler's Complete that follows
+// (webhook.ClaimFromContext), and the handler's Complete that follows
 // finds it done and succeeds. The transaction uses the handler's context,
 // which the handler cancels when the lease runs out. fn must use tx, not
 // the pool, for every write that must happen once. It panics if fn is nil.
-func (s *Store) Transactional(fn TxEventFunc) payments.EventFunc {
+func (s *Store) Transactional(fn TxEventFunc) webhook.EventFunc {
 	if fn == nil {
 		panic("pgstore: Transactional with a nil function")
 	}
 	return func(ctx context.Context, ev *payments.Event) error {
-		claim, ok := payments.ClaimFromContext(ctx)
+		claim, ok := webhook.ClaimFromContext(ctx)
 		if !ok || claim.Token == "" {
 			return ErrNoClaim
 		}
@@ -74,7 +75,7 @@ func (s *Store) Transactional(fn TxEventFunc) payments.EventFunc {
 			return fmt.Errorf("pgstore: event %q: mark done: %w", claim.EventID, err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("pgstore: event %q: rolled back: %w (or the handler does not use this store)", claim.EventID, payments.ErrClaimLost)
+			return fmt.Errorf("pgstore: event %q: rolled back: %w (or the handler does not use this store)", claim.EventID, webhook.ErrClaimLost)
 		}
 		if err := tx.Commit(ctx); err != nil {
 			return fmt.Errorf("pgstore: event %q: commit: %w", claim.EventID, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // merchantTable creates a table like a merchant's own: deliberately with
@@ -80,8 +81,8 @@ func TestTransactionalExactlyOnce(t *testing.T) {
 			}
 			return nil
 		})
-		handlers[i] = payments.NewWebhookHandler(storetest.Verifier(t), fn,
-			payments.WithEventStore(s), payments.WithHandlerLogger(logs.Logger()))
+		handlers[i] = webhook.NewHandler(storetest.Verifier(t), fn,
+			webhook.WithStore(s), webhook.WithLogger(logs.Logger()))
 	}
 	ids := make([]string, events)
 	for i := range ids {
@@ -114,10 +115,10 @@ func TestTransactionalExactlyOnce(t *testing.T) {
 
 // noLease hides a claim's lease from the handler, which then never cancels
 // the function's context: a replica stalled while its transaction is open.
-type noLease struct{ payments.EventStore }
+type noLease struct{ webhook.Store }
 
-func (s noLease) Claim(ctx context.Context, id string) (payments.Claim, error) {
-	c, err := s.EventStore.Claim(ctx, id)
+func (s noLease) Claim(ctx context.Context, id string) (webhook.Claim, error) {
+	c, err := s.Store.Claim(ctx, id)
 	c.LeaseExpires = time.Time{}
 	return c, err
 }
@@ -131,7 +132,7 @@ func TestTransactionalStalledReplicaRollsBack(t *testing.T) {
 		wantErr  string // in A's log
 	}{
 		{"ContextCancelledByLease", false, "context deadline exceeded"},
-		{"ClaimTakenOverWhileOpen", true, payments.ErrClaimLost.Error()},
+		{"ClaimTakenOverWhileOpen", true, webhook.ErrClaimLost.Error()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -154,8 +155,8 @@ func TestTransactionalStalledReplicaRollsBack(t *testing.T) {
 				return nil // A believes it succeeded
 			})
 			logsA := &storetest.Logs{}
-			hA := payments.NewWebhookHandler(storetest.Verifier(t), fnA, payments.WithEventStore(storeA), payments.WithHandlerLogger(logsA.Logger()))
-			hB := payments.NewWebhookHandler(storetest.Verifier(t), f.Stores[1].(*pgstore.Store).Transactional(insert), payments.WithEventStore(f.Stores[1]))
+			hA := webhook.NewHandler(storetest.Verifier(t), fnA, webhook.WithStore(storeA), webhook.WithLogger(logsA.Logger()))
+			hB := webhook.NewHandler(storetest.Verifier(t), f.Stores[1].(*pgstore.Store).Transactional(insert), webhook.WithStore(f.Stores[1]))
 
 			body := storetest.EventBody(storetest.NewEventID(t))
 			answerA := make(chan int, 1)
@@ -198,7 +199,7 @@ func TestTransactionalPanicRollsBack(t *testing.T) {
 	paid := merchantTable(t, pool)
 	var calls atomic.Int64
 	insert := insertPaid(paid)
-	h := payments.NewWebhookHandler(storetest.Verifier(t), s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+	h := webhook.NewHandler(storetest.Verifier(t), s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 		if err := insert(ctx, tx, ev); err != nil {
 			return err
 		}
@@ -206,7 +207,7 @@ func TestTransactionalPanicRollsBack(t *testing.T) {
 			panic("merchant bug")
 		}
 		return nil
-	}), payments.WithEventStore(s))
+	}), webhook.WithStore(s))
 	body := storetest.EventBody(storetest.NewEventID(t))
 	if code := storetest.Deliver(h, body); code != http.StatusInternalServerError {
 		t.Fatalf("panicking delivery: %d, want 500", code)
@@ -243,7 +244,7 @@ func TestTransactionalNeedsTheHandlersClaim(t *testing.T) {
 	// A handler that dedupes elsewhere (here its default memory store):
 	// nothing is committed, and the error says why.
 	logs := &storetest.Logs{}
-	h := payments.NewWebhookHandler(storetest.Verifier(t), fn, payments.WithHandlerLogger(logs.Logger()))
+	h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithLogger(logs.Logger()))
 	if code := storetest.Deliver(h, ev.RawJSON()); code != http.StatusInternalServerError {
 		t.Errorf("with another store: %d, want 500", code)
 	}
@@ -276,7 +277,7 @@ func TestTransactionalOutage(t *testing.T) {
 		return f, srv
 	}}
 	storetest.Outage(t, b, &storetest.Processor{
-		Func: func(s payments.EventStore) payments.EventFunc {
+		Func: func(s webhook.Store) webhook.EventFunc {
 			insert := insertPaid(paid)
 			return s.(*pgstore.Store).Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 				time.Sleep(time.Millisecond)

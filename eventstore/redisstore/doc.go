@@ -1,6 +1,6 @@
-// Package redisstore is a payments.EventStore in Redis, for webhook
+// Package redisstore is a webhook.Store in Redis, for webhook
 // receivers that run on several replicas: every replica's
-// payments.WebhookHandler claims each event id in one shared Redis, so that
+// webhook.Handler claims each event id in one shared Redis, so that
 // each event is processed once however many times, and to whichever
 // replica, the service delivers it. It uses go-redis v9: any
 // redis.UniversalClient, so a single server, Sentinel and Cluster all work.
@@ -8,7 +8,7 @@
 //	client := redis.NewClient(&redis.Options{Addr: "redis:6379"})
 //	store, err := redisstore.New(client)
 //	...
-//	h := payments.NewWebhookHandler(verifier, processEvent, payments.WithEventStore(store))
+//	h := webhook.NewHandler(verifier, processEvent, webhook.WithStore(store))
 //
 // # Keys
 //
@@ -17,7 +17,7 @@
 // key exists its value tells "in progress" from "done", in one script.
 // Complete is a script that rewrites "processing:<token>" into
 // "done:<token>" with the retention as TTL; Release a script that deletes
-// it. Both compare the token first and return payments.ErrClaimLost when
+// it. Both compare the token first and return webhook.ErrClaimLost when
 // it is not theirs, so a replica whose lease ran out never settles the claim
 // another replica took over. Every script touches that one key, so it runs
 // on Redis Cluster; they are sent with EVALSHA, and EVAL when the server
@@ -33,7 +33,7 @@
 // never less than MinRetention, twice the signature tolerance). Expired keys
 // disappear by themselves: there is nothing to purge. A claim whose lease
 // ran out is gone even when no other delivery took it over, so its late
-// Complete returns payments.ErrClaimLost (pgstore, by contrast, completes a
+// Complete returns webhook.ErrClaimLost (pgstore, by contrast, completes a
 // lapsed claim that nobody took over).
 //
 // # What Redis must promise

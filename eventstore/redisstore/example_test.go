@@ -10,6 +10,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/redisstore"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // processEvent is the merchant's EventFunc.
@@ -19,7 +20,7 @@ func processEvent(ctx context.Context, ev *payments.Event) error { return nil }
 // events. The README's "Running several replicas" shows this function's
 // body.
 func Example() {
-	verifier, err := payments.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
+	verifier, err := webhook.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	http.Handle("POST /webhooks", payments.NewWebhookHandler(verifier, processEvent,
-		payments.WithEventStore(store)))
+	http.Handle("POST /webhooks", webhook.NewHandler(verifier, processEvent,
+		webhook.WithStore(store)))
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }

@@ -11,10 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/logging"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/redisstore"
 	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // The tests share one throwaway server (or PAYMENTS_TEST_REDIS_URL), each
@@ -138,4 +138,4 @@ func BenchmarkHandler(b *testing.B) {
 	storetest.BenchmarkHandler(b, s)
 }
 
-var _ payments.EventStore = (*redisstore.Store)(nil)
+var _ webhook.Store = (*redisstore.Store)(nil)

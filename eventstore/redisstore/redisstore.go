@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/lease"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const (
@@ -26,7 +26,7 @@ const (
 	// (WithRetention).
 	DefaultRetention = lease.DefaultRetention
 	// MinRetention is the shortest retention New accepts: twice
-	// payments.DefaultSignatureTolerance.
+	// webhook.DefaultSignatureTolerance.
 	MinRetention = lease.MinRetention
 	// maxPrefix keeps keys short.
 	maxPrefix = 256
@@ -61,7 +61,7 @@ func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d }
 // service's whole retry schedule.
 func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
 
-// Store is a payments.EventStore in Redis, shared by every replica of a
+// Store is a webhook.Store in Redis, shared by every replica of a
 // webhook receiver. Each event is one key: "processing:<token>" with the
 // lease as its TTL while claimed, "done:<token>" with the retention as its
 // TTL once processed. Make it with New; it is safe for concurrent use and
@@ -71,7 +71,7 @@ type Store struct {
 	opts   options
 }
 
-var _ payments.EventStore = (*Store)(nil)
+var _ webhook.Store = (*Store)(nil)
 
 // New returns a store on client (a *redis.Client, *redis.ClusterClient or a
 // sentinel-backed failover client). Its errors for bad options match
@@ -139,59 +139,59 @@ end
 return 0
 `)
 
-// Claim implements payments.EventStore. The lease is a TTL kept by Redis,
+// Claim implements webhook.Store. The lease is a TTL kept by Redis,
 // so replicas' clocks do not matter.
-func (s *Store) Claim(ctx context.Context, eventID string) (payments.Claim, error) {
+func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
 	if eventID == "" {
-		return payments.Claim{}, errors.New("redisstore: claim of an empty event id")
+		return webhook.Claim{}, errors.New("redisstore: claim of an empty event id")
 	}
 	token, err := lease.NewToken()
 	if err != nil {
-		return payments.Claim{}, fmt.Errorf("redisstore: %w", err)
+		return webhook.Claim{}, fmt.Errorf("redisstore: %w", err)
 	}
 	start := time.Now()
 	res, err := claimScript.Run(ctx, s.client, []string{s.Key(eventID)}, processing+token, s.opts.lease.Milliseconds()).Result()
 	if err != nil {
-		return payments.Claim{}, fmt.Errorf("redisstore: claim event %q: %w", eventID, err)
+		return webhook.Claim{}, fmt.Errorf("redisstore: claim event %q: %w", eventID, err)
 	}
-	c := payments.Claim{EventID: eventID}
+	c := webhook.Claim{EventID: eventID}
 	switch v := res.(type) {
 	case int64:
-		c.Status, c.Token, c.LeaseExpires = payments.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
+		c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
 	case string:
-		c.Status = payments.ClaimInProgress
+		c.Status = webhook.ClaimInProgress
 		if strings.HasPrefix(v, done) {
-			c.Status = payments.ClaimDone
+			c.Status = webhook.ClaimDone
 		}
 	default:
-		return payments.Claim{}, fmt.Errorf("redisstore: claim event %q: unexpected reply %T", eventID, res)
+		return webhook.Claim{}, fmt.Errorf("redisstore: claim event %q: unexpected reply %T", eventID, res)
 	}
 	return c, nil
 }
 
-// Complete implements payments.EventStore: the claim becomes a completion
+// Complete implements webhook.Store: the claim becomes a completion
 // remembered for the retention, unless another claim took the key over
-// (payments.ErrClaimLost).
-func (s *Store) Complete(ctx context.Context, c payments.Claim) error {
+// (webhook.ErrClaimLost).
+func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 	return s.settle(ctx, "complete", completeScript, c, processing+c.Token, done+c.Token, s.opts.retention.Milliseconds())
 }
 
-// Release implements payments.EventStore: it deletes the claim while the
-// claim still owns the key, and returns payments.ErrClaimLost otherwise.
-func (s *Store) Release(ctx context.Context, c payments.Claim) error {
+// Release implements webhook.Store: it deletes the claim while the
+// claim still owns the key, and returns webhook.ErrClaimLost otherwise.
+func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
 	return s.settle(ctx, "release", releaseScript, c, processing+c.Token)
 }
 
-func (s *Store) settle(ctx context.Context, op string, script *redis.Script, c payments.Claim, args ...any) error {
+func (s *Store) settle(ctx context.Context, op string, script *redis.Script, c webhook.Claim, args ...any) error {
 	if c.Token == "" {
-		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, payments.ErrClaimLost)
+		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, webhook.ErrClaimLost)
 	}
 	n, err := script.Run(ctx, s.client, []string{s.Key(c.EventID)}, args...).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, payments.ErrClaimLost)
+		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, webhook.ErrClaimLost)
 	}
 	return nil
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/redisstore"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 func TestNewRejectsInvalidOptions(t *testing.T) {
@@ -23,7 +23,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		"negative lease":       {redisstore.WithLease(-time.Second)},
 		"sub-ms lease":         {redisstore.WithLease(1500 * time.Microsecond)},
 		"lease over retention": {redisstore.WithLease(time.Hour), redisstore.WithRetention(time.Hour)},
-		"short retention":      {redisstore.WithRetention(2*payments.DefaultSignatureTolerance - time.Second)},
+		"short retention":      {redisstore.WithRetention(2*webhook.DefaultSignatureTolerance - time.Second)},
 	} {
 		s, err := redisstore.New(c, opts...)
 		if !errors.Is(err, redisstore.ErrInvalidOption) || s != nil {
@@ -53,7 +53,7 @@ func TestKeyValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	claim, err := s.Claim(ctx, "evt_1")
-	if err != nil || claim.Status != payments.ClaimAcquired {
+	if err != nil || claim.Status != webhook.ClaimAcquired {
 		t.Fatalf("Claim = %v, %v", claim.Status, err)
 	}
 	check := func(wantValue string, wantTTL time.Duration) {
@@ -90,7 +90,7 @@ func TestScriptsSurviveScriptFlush(t *testing.T) {
 			}
 		}
 		claim, err := s.Claim(ctx, id)
-		if err != nil || claim.Status != payments.ClaimAcquired {
+		if err != nil || claim.Status != webhook.ClaimAcquired {
 			t.Fatalf("Claim = %v, %v", claim.Status, err)
 		}
 		if err := s.Complete(ctx, claim); err != nil {

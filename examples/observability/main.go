@@ -4,7 +4,7 @@
 //
 // With no PAYMENTS_API_KEY set it runs against the in-process fake service
 // (paymentstest), which fails the first initiate with a 503 to show a retry
-// and delivers its webhooks to an instrumented payments.WebhookHandler:
+// and delivers its webhooks to an instrumented webhook.Handler:
 //
 //	go run ./examples/observability
 //
@@ -35,6 +35,7 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentsotel"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 func main() {
@@ -76,11 +77,11 @@ func run(ctx context.Context, out io.Writer) (err error) {
 		// The receiver: the SDK's webhook handler, instrumented. Mount it
 		// on your own server's mux in a real program.
 		const secret = "whsec_observability_example"
-		verifier, err := payments.NewSignatureVerifier([]string{secret})
+		verifier, err := webhook.NewSignatureVerifier([]string{secret})
 		if err != nil {
 			return err
 		}
-		receiver := httptest.NewServer(payments.NewWebhookHandler(verifier, func(ctx context.Context, ev *payments.Event) error {
+		receiver := httptest.NewServer(webhook.NewHandler(verifier, func(ctx context.Context, ev *payments.Event) error {
 			return nil // your processing: ctx carries the delivery's span
 		}, inst.HandlerOption()))
 		defer receiver.Close()

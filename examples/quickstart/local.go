@@ -15,6 +15,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // local is the fake service running in this process, with a webhook
@@ -34,7 +35,7 @@ func startLocal(out io.Writer) (*local, error) {
 
 	// The receiver: the SDK's handler checks the signature, drops duplicates
 	// and calls us once per event.
-	verifier, err := payments.NewSignatureVerifier([]string{secret})
+	verifier, err := webhook.NewSignatureVerifier([]string{secret})
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func startLocal(out io.Writer) (*local, error) {
 		return nil, fmt.Errorf("start the webhook receiver: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /webhooks", payments.NewWebhookHandler(verifier, l.onEvent))
+	mux.Handle("POST /webhooks", webhook.NewHandler(verifier, l.onEvent))
 	l.receiver = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = l.receiver.Serve(ln) }()
 	hookURL := "http://" + ln.Addr().String() + "/webhooks"
@@ -63,7 +64,7 @@ func startLocal(out io.Writer) (*local, error) {
 	}
 	fmt.Fprintln(out, "No PAYMENTS_API_KEY is set: running against the in-process fake service (package paymentstest).")
 	fmt.Fprintf(out, "   service   %s\n", l.srv.URL())
-	fmt.Fprintf(out, "   webhooks  %s (signed by the service, verified by payments.NewWebhookHandler)\n", hookURL)
+	fmt.Fprintf(out, "   webhooks  %s (signed by the service, verified by webhook.NewHandler)\n", hookURL)
 	return l, nil
 }
 

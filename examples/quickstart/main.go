@@ -4,7 +4,7 @@
 // quote, confirm it, and receive and verify each webhook.
 //
 // With no PAYMENTS_API_KEY set it starts the fake service of paymentstest in
-// process, plus a webhook receiver built on payments.NewWebhookHandler, so it
+// process, plus a webhook receiver built on webhook.NewHandler, so it
 // runs anywhere:
 //
 //	go run ./examples/quickstart

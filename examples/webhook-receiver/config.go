@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // The names of the environment variables, for messages; main reads them.
@@ -28,7 +28,7 @@ type environment struct {
 // config is the receiver's configuration.
 type config struct {
 	addr     string
-	verifier payments.Verifier
+	verifier webhook.Verifier
 	store    storeConfig
 }
 
@@ -75,7 +75,7 @@ func parseSecrets(env string) []string {
 
 // newVerifier returns the verifier of the signing scheme: "payments" (or
 // "") for the Payments-Signature header, "standard" for Standard Webhooks.
-func newVerifier(scheme string, secrets []string) (payments.Verifier, error) {
+func newVerifier(scheme string, secrets []string) (webhook.Verifier, error) {
 	scheme = strings.ToLower(strings.TrimSpace(scheme))
 	var problems []error
 	if scheme != "" && scheme != "payments" && scheme != "standard" {
@@ -91,13 +91,13 @@ func newVerifier(scheme string, secrets []string) (payments.Verifier, error) {
 	}
 	if scheme == "standard" {
 		// Dedupes on the signed webhook-id header.
-		v, err := payments.NewStandardVerifier(secrets)
+		v, err := webhook.NewStandardVerifier(secrets)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s=standard takes whsec_ secrets, as the sender shows them: %w", envSecret, envScheme, err)
 		}
 		return v, nil
 	}
-	return payments.NewSignatureVerifier(secrets)
+	return webhook.NewSignatureVerifier(secrets)
 }
 
 // parseStore reads PAYMENTS_WEBHOOK_STORE: "" keeps processed ids in this

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/testlog"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // envOf is the environment of a map from variable names to values.
@@ -64,7 +64,7 @@ func TestMainReadsTheDocumentedVariables(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	std, err := payments.NewStandardSecret()
+	std, err := webhook.NewStandardSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,20 +72,20 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := cfg.verifier.(*payments.SignatureVerifier); !ok || cfg.addr != defaultAddr || cfg.store.kind != "memory" {
+	if _, ok := cfg.verifier.(*webhook.SignatureVerifier); !ok || cfg.addr != defaultAddr || cfg.store.kind != "memory" {
 		t.Errorf("defaults: %T, %q, %q", cfg.verifier, cfg.addr, cfg.store.kind)
 	}
-	for scheme, want := range map[string]string{"payments": "*payments.SignatureVerifier", " Standard ": "*payments.StandardVerifier"} {
+	for scheme, want := range map[string]string{"payments": "*webhook.SignatureVerifier", " Standard ": "*webhook.StandardVerifier"} {
 		cfg, err := loadEnv(map[string]string{envSecret: std, envScheme: scheme, envAddr: "127.0.0.1:9"})
 		if err != nil {
 			t.Fatalf("%q: %v", scheme, err)
 		}
 		var got string
 		switch cfg.verifier.(type) {
-		case *payments.SignatureVerifier:
-			got = "*payments.SignatureVerifier"
-		case *payments.StandardVerifier:
-			got = "*payments.StandardVerifier"
+		case *webhook.SignatureVerifier:
+			got = "*webhook.SignatureVerifier"
+		case *webhook.StandardVerifier:
+			got = "*webhook.StandardVerifier"
 		}
 		if got != want || cfg.addr != "127.0.0.1:9" {
 			t.Errorf("%q: %T at %s, want %s", scheme, cfg.verifier, cfg.addr, want)
@@ -142,11 +142,11 @@ func TestLoadConfigRefusesBadValues(t *testing.T) {
 // a Payments-Signature delivery, or one signed with another secret, is
 // refused.
 func TestStandardSchemeWiring(t *testing.T) {
-	secret, err := payments.NewStandardSecret()
+	secret, err := webhook.NewStandardSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := payments.NewStandardSecret()
+	other, err := webhook.NewStandardSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestStandardSchemeWiring(t *testing.T) {
 		return resp.StatusCode
 	}
 	sign := func(secret string, at time.Time) http.Header {
-		h, err := payments.SignStandard(id, at, body, secret)
+		h, err := webhook.SignStandard(id, at, body, secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func TestStandardSchemeWiring(t *testing.T) {
 	if got := post(sign(other, time.Now())); got != http.StatusUnauthorized {
 		t.Errorf("another secret: %d", got)
 	}
-	if got := post(http.Header{payments.SignatureHeader: {payments.SignPayload(body, time.Now(), secret)}}); got != http.StatusUnauthorized {
+	if got := post(http.Header{webhook.SignatureHeader: {webhook.SignPayload(body, time.Now(), secret)}}); got != http.StatusUnauthorized {
 		t.Errorf("a Payments-Signature delivery: %d", got)
 	}
 	if n := strings.Count(logs.String(), `"msg":"money received"`); n != 1 {

@@ -56,7 +56,7 @@ import (
 	"syscall"
 	"time"
 
-	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const defaultAddr = ":8080"
@@ -95,14 +95,14 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 
 // newMux routes /webhooks to the SDK's receiver and /healthz to a liveness
 // probe.
-func newMux(verifier payments.Verifier, store payments.EventStore, logger *slog.Logger) http.Handler {
+func newMux(verifier webhook.Verifier, store webhook.Store, logger *slog.Logger) http.Handler {
 	r := &receiver{logger: logger}
 	mux := http.NewServeMux()
 	// Registered without a method so that the SDK's handler answers other
 	// methods itself (405 with Allow: POST).
-	mux.Handle("/webhooks", payments.NewWebhookHandler(verifier, r.handle,
-		payments.WithEventStore(store),     // the ids already processed: see PAYMENTS_WEBHOOK_STORE
-		payments.WithHandlerLogger(logger), // refusals and failures, never secrets or bodies
+	mux.Handle("/webhooks", webhook.NewHandler(verifier, r.handle,
+		webhook.WithStore(store),   // the ids already processed: see PAYMENTS_WEBHOOK_STORE
+		webhook.WithLogger(logger), // refusals and failures, never secrets or bodies
 	))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNoContent)

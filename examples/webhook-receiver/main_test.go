@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/testlog"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const testSecret = "whsec_example_test_only"
@@ -28,7 +28,7 @@ func testMux(t *testing.T, env map[string]string, logger *slog.Logger) http.Hand
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newMux(cfg.verifier, payments.NewMemoryEventStore(0), logger)
+	return newMux(cfg.verifier, webhook.NewMemoryStore(0), logger)
 }
 
 func TestParseSecrets(t *testing.T) {
@@ -56,7 +56,7 @@ func TestReceiverWiring(t *testing.T) {
 			t.Fatal(err)
 		}
 		if sig != "" {
-			req.Header.Set(payments.SignatureHeader, sig)
+			req.Header.Set(webhook.SignatureHeader, sig)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -67,10 +67,10 @@ func TestReceiverWiring(t *testing.T) {
 		return resp.StatusCode
 	}
 
-	if got := post(payments.SignPayload(body, time.Now(), testSecret)); got != http.StatusOK {
+	if got := post(webhook.SignPayload(body, time.Now(), testSecret)); got != http.StatusOK {
 		t.Fatalf("signed delivery: status %d", got)
 	}
-	if got := post(payments.SignPayload(body, time.Now(), testSecret)); got != http.StatusOK {
+	if got := post(webhook.SignPayload(body, time.Now(), testSecret)); got != http.StatusOK {
 		t.Fatalf("duplicate delivery: status %d", got)
 	}
 	if got := post(""); got != http.StatusUnauthorized {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // loseFirstAnswer sits between the fake and two replicas: it sends each
@@ -38,7 +38,7 @@ func newLoseFirstAnswer(t *testing.T, a, b string) *loseFirstAnswer {
 		var ev struct{ ID string }
 		_ = json.Unmarshal(body, &ev)
 		p.mu.Lock()
-		p.webhookIDs[ev.ID] = append(p.webhookIDs[ev.ID], r.Header.Get(payments.StandardIDHeader))
+		p.webhookIDs[ev.ID] = append(p.webhookIDs[ev.ID], r.Header.Get(webhook.StandardIDHeader))
 		first := len(p.webhookIDs[ev.ID]) == 1
 		p.mu.Unlock()
 		target := b

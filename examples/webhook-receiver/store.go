@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/eventstore/redisstore"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // storeStartTimeout bounds connecting to the store (and creating its table)
@@ -24,11 +24,11 @@ const storeStartTimeout = 30 * time.Second
 // openStore opens the store that remembers processed event ids, and
 // returns it with the function that closes its connections. Its errors name
 // the store by its redacted URL and never contain the password.
-func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (payments.EventStore, func(), error) {
+func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (webhook.Store, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, storeStartTimeout)
 	defer cancel()
 	var (
-		store    payments.EventStore
+		store    webhook.Store
 		closeFn  func()
 		err      error
 		database string
@@ -44,7 +44,7 @@ func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (paymen
 		// Private to this process: a redelivery that reaches another
 		// replica would be processed again. Run one replica only.
 		logger.Info("event store", slog.String("kind", "memory"))
-		return payments.NewMemoryEventStore(payments.DefaultMemoryEventStoreSize), func() {}, nil
+		return webhook.NewMemoryStore(webhook.DefaultMemoryStoreSize), func() {}, nil
 	}
 	if err != nil {
 		// Only the text: a driver's error value might quote the password.
@@ -60,7 +60,7 @@ func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (paymen
 // openPostgres opens a pool and creates the table of processed ids when it
 // is missing (pgstore's Migrate: the role needs CREATE on the schema the
 // first time, or a DBA applies pgstore's MigrationSQL by hand).
-func openPostgres(ctx context.Context, url string, logger *slog.Logger) (payments.EventStore, func(), error) {
+func openPostgres(ctx context.Context, url string, logger *slog.Logger) (webhook.Store, func(), error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return nil, nil, err
@@ -81,7 +81,7 @@ func openPostgres(ctx context.Context, url string, logger *slog.Logger) (payment
 // openRedis connects to a single Redis server. For Sentinel or Cluster,
 // give redisstore.New a redis.NewFailoverClient or redis.NewClusterClient
 // (any redis.UniversalClient) instead.
-func openRedis(ctx context.Context, url string) (payments.EventStore, func(), error) {
+func openRedis(ctx context.Context, url string) (webhook.Store, func(), error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, nil, err

@@ -22,6 +22,7 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // The secrets of the leak tests. The API key is not shaped like a JWT, so
@@ -106,7 +107,7 @@ func leakCtx(t *testing.T) context.Context {
 // TestSecretsNeverLeak drives the whole journey (recipient with
 // identification and payment details, update, virtual account with a BVN,
 // initiate, confirm, trigger, an incoming payment, webhooks received through
-// NewWebhookHandler) with faults injected, debug loggers on the client and
+// webhook.NewHandler) with faults injected, debug loggers on the client and
 // the handler, invalid calls and calls that fail after all retries. No
 // secret may appear in the logs, in any error string or in the printed
 // params.
@@ -119,14 +120,14 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// The merchant's webhook receiver. Its function fails the first
 	// payment.completed delivery, so that a 500 and a redelivery happen.
-	verifier, err := payments.NewSignatureVerifier([]string{leakWebhookSecret})
+	verifier, err := webhook.NewSignatureVerifier([]string{leakWebhookSecret})
 	require.NoError(t, err)
 	var (
 		mu       sync.Mutex
 		received = map[payments.EventType]int{}
 		failed   bool
 	)
-	handler := payments.NewWebhookHandler(verifier, func(_ context.Context, ev *payments.Event) error {
+	handler := webhook.NewHandler(verifier, func(_ context.Context, ev *payments.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Type {
@@ -148,7 +149,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 		received[ev.Type]++
 		return nil
-	}, payments.WithHandlerLogger(handlerLogger))
+	}, webhook.WithLogger(handlerLogger))
 	hook := httptest.NewServer(handler)
 	defer hook.Close()
 
@@ -287,16 +288,16 @@ func TestSecretsNeverLeak(t *testing.T) {
 		header string
 		want   int
 	}{
-		{http.MethodPost, body, payments.SignPayload(body, time.Now(), "whsec_another"), http.StatusUnauthorized},
-		{http.MethodPost, append([]byte(" "), body...), payments.SignPayload(body, time.Now(), leakWebhookSecret), http.StatusUnauthorized},
-		{http.MethodPost, body, payments.SignPayload(body, time.Now().Add(-time.Hour), leakWebhookSecret), http.StatusUnauthorized},
-		{http.MethodPost, []byte(`{"account_number":"` + leakAccountNumber + `"}`), payments.SignPayload([]byte(`{"account_number":"`+leakAccountNumber+`"}`), time.Now(), leakWebhookSecret), http.StatusBadRequest},
+		{http.MethodPost, body, webhook.SignPayload(body, time.Now(), "whsec_another"), http.StatusUnauthorized},
+		{http.MethodPost, append([]byte(" "), body...), webhook.SignPayload(body, time.Now(), leakWebhookSecret), http.StatusUnauthorized},
+		{http.MethodPost, body, webhook.SignPayload(body, time.Now().Add(-time.Hour), leakWebhookSecret), http.StatusUnauthorized},
+		{http.MethodPost, []byte(`{"account_number":"` + leakAccountNumber + `"}`), webhook.SignPayload([]byte(`{"account_number":"`+leakAccountNumber+`"}`), time.Now(), leakWebhookSecret), http.StatusBadRequest},
 		{http.MethodGet, nil, "", http.StatusMethodNotAllowed},
 	} {
 		req, err := http.NewRequestWithContext(ctx, d.method, hook.URL, bytes.NewReader(d.body))
 		require.NoError(t, err)
 		if d.header != "" {
-			req.Header.Set(payments.SignatureHeader, d.header)
+			req.Header.Set(webhook.SignatureHeader, d.header)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
@@ -305,7 +306,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		assert.Equal(t, d.want, resp.StatusCode)
 		x.add(string(answer))
 	}
-	_, err = payments.ConstructEvent(body, http.Header{payments.SignatureHeader: {payments.SignPayload(body, time.Now(), "whsec_another")}}, leakWebhookSecret)
+	_, err = webhook.ConstructEvent(body, http.Header{webhook.SignatureHeader: {webhook.SignPayload(body, time.Now(), "whsec_another")}}, leakWebhookSecret)
 	require.Error(t, err)
 	x.err(err)
 	http.DefaultClient.CloseIdleConnections()

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"time"
 
-	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const (
@@ -23,7 +23,7 @@ const (
 	// MinRetention is the shortest retention accepted: a delivery signed at
 	// t verifies until t+tolerance on a receiver whose clock is up to
 	// tolerance behind, so an id forgotten earlier could be replayed.
-	MinRetention = 2 * payments.DefaultSignatureTolerance
+	MinRetention = 2 * webhook.DefaultSignatureTolerance
 )
 
 // ErrInvalidOption matches every error a store's constructor returns for a

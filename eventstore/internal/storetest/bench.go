@@ -9,6 +9,7 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // BenchSenders is how many deliveries BenchmarkHandler keeps in flight.
@@ -18,20 +19,20 @@ const BenchSenders = 16
 // delivered once by one of BenchSenders concurrent senders, with a function
 // that does nothing. It reports events/s; ns/op is the time per event with
 // that concurrency.
-func BenchmarkHandler(b *testing.B, store payments.EventStore) {
+func BenchmarkHandler(b *testing.B, store webhook.Store) {
 	BenchmarkHandlerFunc(b, store, func(context.Context, *payments.Event) error { return nil })
 }
 
 // BenchmarkHandlerFunc is BenchmarkHandler with fn as the EventFunc.
-func BenchmarkHandlerFunc(b *testing.B, store payments.EventStore, fn payments.EventFunc) {
+func BenchmarkHandlerFunc(b *testing.B, store webhook.Store, fn webhook.EventFunc) {
 	var processed atomic.Int64
-	h := payments.NewWebhookHandler(Verifier(b), func(ctx context.Context, ev *payments.Event) error {
+	h := webhook.NewHandler(Verifier(b), func(ctx context.Context, ev *payments.Event) error {
 		if err := fn(ctx, ev); err != nil {
 			return err
 		}
 		processed.Add(1)
 		return nil
-	}, payments.WithEventStore(store))
+	}, webhook.WithStore(store))
 	bodies := make([][]byte, b.N)
 	for i := range bodies {
 		bodies[i] = EventBody(NewEventID(b))

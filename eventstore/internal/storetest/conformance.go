@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// Conformance runs the EventStore contract against b, one subtest per rule.
+// Conformance runs the webhook.Store contract against b, one subtest per rule.
 func Conformance(t *testing.T, b Backend) {
 	t.Run("ClaimCompleteRelease", func(t *testing.T) { t.Parallel(); claimCompleteRelease(t, b) })
 	t.Run("WrongTokenChangesNothing", func(t *testing.T) { t.Parallel(); wrongToken(t, b) })
@@ -27,7 +27,7 @@ func ctxFor(t *testing.T) context.Context {
 }
 
 // claim claims id and fails the test unless the status is want.
-func claim(t *testing.T, s payments.EventStore, id string, want payments.ClaimStatus) payments.Claim {
+func claim(t *testing.T, s webhook.Store, id string, want webhook.ClaimStatus) webhook.Claim {
 	t.Helper()
 	c, err := s.Claim(ctxFor(t), id)
 	if err != nil {
@@ -36,7 +36,7 @@ func claim(t *testing.T, s payments.EventStore, id string, want payments.ClaimSt
 	if c.Status != want || c.EventID != id {
 		t.Fatalf("Claim(%s) = %v for %q, want %v", id, c.Status, c.EventID, want)
 	}
-	if (c.Token != "") != (want == payments.ClaimAcquired) {
+	if (c.Token != "") != (want == webhook.ClaimAcquired) {
 		t.Fatalf("Claim(%s) %v with token %q", id, c.Status, c.Token)
 	}
 	return c
@@ -44,7 +44,7 @@ func claim(t *testing.T, s payments.EventStore, id string, want payments.ClaimSt
 
 func wantLost(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, payments.ErrClaimLost) {
+	if !errors.Is(err, webhook.ErrClaimLost) {
 		t.Fatalf("%s = %v, want ErrClaimLost", what, err)
 	}
 }
@@ -55,14 +55,14 @@ func claimCompleteRelease(t *testing.T, b Backend) {
 	id := NewEventID(t)
 
 	before := time.Now()
-	c := claim(t, s, id, payments.ClaimAcquired)
+	c := claim(t, s, id, webhook.ClaimAcquired)
 	if d := c.LeaseExpires.Sub(before); d < 59*time.Second || d > 61*time.Second {
 		t.Errorf("LeaseExpires is %v after the claim, want the default lease, 1m", d)
 	}
 	if ttl := f.TTL(id); ttl < 55*time.Second || ttl > 61*time.Second {
 		t.Errorf("stored claim lasts %v, want about 1m", ttl)
 	}
-	claim(t, s, id, payments.ClaimInProgress)
+	claim(t, s, id, webhook.ClaimInProgress)
 
 	// Release frees the id: the next claim gets it, with a new token.
 	if err := s.Release(ctx, c); err != nil {
@@ -70,7 +70,7 @@ func claimCompleteRelease(t *testing.T, b Backend) {
 	}
 	wantLost(t, "second Release", s.Release(ctx, c))
 	wantLost(t, "Complete after Release", s.Complete(ctx, c))
-	c2 := claim(t, s, id, payments.ClaimAcquired)
+	c2 := claim(t, s, id, webhook.ClaimAcquired)
 	if c2.Token == c.Token {
 		t.Fatal("two claims got the same token")
 	}
@@ -84,29 +84,29 @@ func claimCompleteRelease(t *testing.T, b Backend) {
 	if ttl := f.TTL(id); ttl < 7*24*time.Hour-time.Minute || ttl > 7*24*time.Hour {
 		t.Errorf("completion is kept %v, want the default retention, 168h", ttl)
 	}
-	claim(t, s, id, payments.ClaimDone)
+	claim(t, s, id, webhook.ClaimDone)
 	wantLost(t, "Release after Complete", s.Release(ctx, c2))
-	claim(t, s, id, payments.ClaimDone)
+	claim(t, s, id, webhook.ClaimDone)
 }
 
 func wrongToken(t *testing.T, b Backend) {
 	f := b.Stores(t, 2, 0)
 	a, other, ctx := f.Stores[0], f.Stores[1], ctxFor(t)
 	id := NewEventID(t)
-	c := claim(t, a, id, payments.ClaimAcquired)
-	for _, forged := range []payments.Claim{
-		{EventID: id, Status: payments.ClaimAcquired, Token: "not-the-token"},
-		{EventID: id, Status: payments.ClaimAcquired},
-		{EventID: NewEventID(t), Status: payments.ClaimAcquired, Token: c.Token},
+	c := claim(t, a, id, webhook.ClaimAcquired)
+	for _, forged := range []webhook.Claim{
+		{EventID: id, Status: webhook.ClaimAcquired, Token: "not-the-token"},
+		{EventID: id, Status: webhook.ClaimAcquired},
+		{EventID: NewEventID(t), Status: webhook.ClaimAcquired, Token: c.Token},
 	} {
 		wantLost(t, "Complete with a forged claim", other.Complete(ctx, forged))
 		wantLost(t, "Release with a forged claim", other.Release(ctx, forged))
 	}
-	claim(t, other, id, payments.ClaimInProgress)
+	claim(t, other, id, webhook.ClaimInProgress)
 	if err := a.Complete(ctx, c); err != nil {
 		t.Fatalf("Complete by the owner after forged attempts: %v", err)
 	}
-	claim(t, other, id, payments.ClaimDone)
+	claim(t, other, id, webhook.ClaimDone)
 }
 
 // A claim whose owner died lapses; another replica takes it over; the dead
@@ -118,21 +118,21 @@ func leaseTakeover(t *testing.T, b Backend) {
 	id := NewEventID(t)
 
 	before := time.Now()
-	old := claim(t, dead, id, payments.ClaimAcquired)
+	old := claim(t, dead, id, webhook.ClaimAcquired)
 	if d := old.LeaseExpires.Sub(before); d < lease || d > lease+100*time.Millisecond {
 		t.Errorf("LeaseExpires is %v after the claim, want %v", d, lease)
 	}
-	claim(t, live, id, payments.ClaimInProgress)
+	claim(t, live, id, webhook.ClaimInProgress)
 	waitUntil(t, old.LeaseExpires.Add(20*time.Millisecond))
 
-	var taken payments.Claim
+	var taken webhook.Claim
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		c, err := live.Claim(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Status == payments.ClaimAcquired {
+		if c.Status == webhook.ClaimAcquired {
 			taken = c
 			break
 		}
@@ -145,13 +145,13 @@ func leaseTakeover(t *testing.T, b Backend) {
 		t.Fatal("the takeover kept the dead owner's token")
 	}
 	wantLost(t, "late Release by the dead owner", dead.Release(ctx, old))
-	claim(t, dead, id, payments.ClaimInProgress) // still the new owner's
+	claim(t, dead, id, webhook.ClaimInProgress) // still the new owner's
 	wantLost(t, "late Complete by the dead owner", dead.Complete(ctx, old))
-	claim(t, dead, id, payments.ClaimInProgress)
+	claim(t, dead, id, webhook.ClaimInProgress)
 	if err := live.Complete(ctx, taken); err != nil {
 		t.Fatalf("Complete by the new owner: %v", err)
 	}
-	claim(t, dead, id, payments.ClaimDone)
+	claim(t, dead, id, webhook.ClaimDone)
 	wantLost(t, "Complete by the dead owner after the new owner's", dead.Complete(ctx, old))
 }
 
@@ -159,19 +159,19 @@ func retentionExpiry(t *testing.T, b Backend) {
 	f := b.Stores(t, 1, 0)
 	s, ctx := f.Stores[0], ctxFor(t)
 	id := NewEventID(t)
-	c := claim(t, s, id, payments.ClaimAcquired)
+	c := claim(t, s, id, webhook.ClaimAcquired)
 	if err := s.Complete(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	claim(t, s, id, payments.ClaimDone)
+	claim(t, s, id, webhook.ClaimDone)
 	f.Expire(id)
 	// Forgotten: a delivery this late is a new event.
-	c2 := claim(t, s, id, payments.ClaimAcquired)
+	c2 := claim(t, s, id, webhook.ClaimAcquired)
 	wantLost(t, "Complete with the first claim", s.Complete(ctx, c))
 	if err := s.Complete(ctx, c2); err != nil {
 		t.Fatal(err)
 	}
-	claim(t, s, id, payments.ClaimDone)
+	claim(t, s, id, webhook.ClaimDone)
 }
 
 // Of many concurrent claims of one id, from several replicas, one wins.
@@ -187,7 +187,7 @@ func oneWinner(t *testing.T, b Backend) {
 		start := make(chan struct{})
 		for i := 0; i < 24; i++ {
 			wg.Add(1)
-			go func(s payments.EventStore) {
+			go func(s webhook.Store) {
 				defer wg.Done()
 				<-start
 				c, err := s.Claim(context.Background(), id)
@@ -195,11 +195,11 @@ func oneWinner(t *testing.T, b Backend) {
 					t.Error(err)
 					return
 				}
-				if c.Status == payments.ClaimAcquired {
+				if c.Status == webhook.ClaimAcquired {
 					mu.Lock()
 					acquired++
 					mu.Unlock()
-				} else if c.Status != payments.ClaimInProgress {
+				} else if c.Status != webhook.ClaimInProgress {
 					t.Errorf("concurrent claim: %v", c.Status)
 				}
 			}(f.Stores[i%3])

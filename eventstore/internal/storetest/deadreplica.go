@@ -11,6 +11,7 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // DeadReplica: replica A claims an event and stalls in its function past
@@ -28,9 +29,9 @@ func DeadReplica(t *testing.T, b Backend) {
 	letAGo := func() { resumeOnce.Do(func() { close(resume) }) }
 	defer letAGo() // even when the test fails early
 	cancelled := make(chan error, 1)
-	var claimA payments.Claim
+	var claimA webhook.Claim
 	fnA := func(ctx context.Context, ev *payments.Event) error {
-		claimA, _ = payments.ClaimFromContext(ctx)
+		claimA, _ = webhook.ClaimFromContext(ctx)
 		startOnce.Do(func() { close(started) })
 		<-ctx.Done() // the handler's lease deadline
 		cancelled <- ctx.Err()
@@ -39,8 +40,8 @@ func DeadReplica(t *testing.T, b Backend) {
 	}
 	var callsB atomic.Int64
 	fnB := func(context.Context, *payments.Event) error { callsB.Add(1); return nil }
-	hA := payments.NewWebhookHandler(Verifier(t), fnA, payments.WithEventStore(f.Stores[0]), payments.WithHandlerLogger(logsA.Logger()))
-	hB := payments.NewWebhookHandler(Verifier(t), fnB, payments.WithEventStore(f.Stores[1]))
+	hA := webhook.NewHandler(Verifier(t), fnA, webhook.WithStore(f.Stores[0]), webhook.WithLogger(logsA.Logger()))
+	hB := webhook.NewHandler(Verifier(t), fnB, webhook.WithStore(f.Stores[1]))
 
 	id := NewEventID(t)
 	body := EventBody(id)
@@ -78,7 +79,7 @@ func DeadReplica(t *testing.T, b Backend) {
 		t.Errorf("A's answer after its late success: %d, want 200 (the event was processed)", code)
 	}
 	recs := logsA.Records(t, "event processed but not recorded as done")
-	if len(recs) != 1 || !strings.Contains(recs[0]["error"].(string), payments.ErrClaimLost.Error()) {
+	if len(recs) != 1 || !strings.Contains(recs[0]["error"].(string), webhook.ErrClaimLost.Error()) {
 		t.Errorf("A's log of its lost claim: %v, want one record with ErrClaimLost", recs)
 	}
 	// B's completion stands for both replicas.
@@ -91,7 +92,7 @@ func DeadReplica(t *testing.T, b Backend) {
 		t.Errorf("B ran the function %d times, want 1", n)
 	}
 	for _, s := range f.Stores {
-		if c, err := s.Claim(context.Background(), id); err != nil || c.Status != payments.ClaimDone {
+		if c, err := s.Claim(context.Background(), id); err != nil || c.Status != webhook.ClaimDone {
 			t.Errorf("Claim after B's completion = %v, %v; want done", c.Status, err)
 		}
 	}

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // Processor is what the replicas do with each event, and how a test counts
 // its effects.
 type Processor struct {
 	// Func returns the EventFunc of the replica on store.
-	Func func(store payments.EventStore) payments.EventFunc
+	Func func(store webhook.Store) webhook.EventFunc
 	// Effects returns how many times the effects of event id happened.
 	Effects func(t testing.TB, id string) int
 	// Atomic says the effects and the completion commit together: then
@@ -29,7 +30,7 @@ type Processor struct {
 func LedgerProcessor() *Processor {
 	l := NewLedger()
 	return &Processor{
-		Func: func(payments.EventStore) payments.EventFunc {
+		Func: func(webhook.Store) webhook.EventFunc {
 			return func(_ context.Context, ev *payments.Event) error {
 				l.Call(ev.ID)
 				time.Sleep(time.Millisecond)
@@ -63,8 +64,8 @@ func Outage(t *testing.T, b Backend, p *Processor) {
 			calls.Add(1)
 			return fn(ctx, ev)
 		}
-		handlers[i] = payments.NewWebhookHandler(Verifier(t), counted,
-			payments.WithEventStore(s), payments.WithHandlerLogger(logs.Logger()))
+		handlers[i] = webhook.NewHandler(Verifier(t), counted,
+			webhook.WithStore(s), webhook.WithLogger(logs.Logger()))
 	}
 	var rr atomic.Uint64
 	next := func() http.Handler { return handlers[rr.Add(1)%uint64(len(handlers))] }
@@ -145,7 +146,7 @@ func Outage(t *testing.T, b Backend, p *Processor) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Status != payments.ClaimDone && (p.Atomic || !unrecorded[id]) {
+		if c.Status != webhook.ClaimDone && (p.Atomic || !unrecorded[id]) {
 			t.Errorf("event %s: %v after the outage, want done", id, c.Status)
 		}
 	}

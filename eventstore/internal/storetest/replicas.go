@@ -11,6 +11,7 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // ReplicaConfig shapes a Replicas run.
@@ -48,8 +49,8 @@ func Replicas(t *testing.T, b Backend, cfg ReplicaConfig) {
 	}
 	handlers := make([]http.Handler, cfg.Replicas)
 	for i, s := range f.Stores {
-		handlers[i] = payments.NewWebhookHandler(Verifier(t), fn,
-			payments.WithEventStore(s), payments.WithHandlerLogger(logs.Logger()))
+		handlers[i] = webhook.NewHandler(Verifier(t), fn,
+			webhook.WithStore(s), webhook.WithLogger(logs.Logger()))
 	}
 	ids := make([]string, cfg.Events)
 	for i := range ids {
@@ -80,7 +81,7 @@ func Replicas(t *testing.T, b Backend, cfg ReplicaConfig) {
 	for _, id := range ids[:20] {
 		for _, s := range f.Stores {
 			c, err := s.Claim(context.Background(), id)
-			if err != nil || c.Status != payments.ClaimDone {
+			if err != nil || c.Status != webhook.ClaimDone {
 				t.Fatalf("Claim(%s) after the run = %v, %v; want done", id, c.Status, err)
 			}
 		}

@@ -1,6 +1,6 @@
 // Package storetest proves the shared-database EventStores against real
 // servers: the same suite runs on every store, through the handler that
-// merchants use (payments.WebhookHandler), with several replicas, dead
+// merchants use (webhook.Handler), with several replicas, dead
 // replicas and a server that goes down. Only the stores' tests import it.
 package storetest
 
@@ -18,8 +18,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // Backend makes stores of one kind for the suite.
@@ -36,7 +35,7 @@ type Backend struct {
 
 // Fixture is stores over one namespace, and a look into it.
 type Fixture struct {
-	Stores []payments.EventStore
+	Stores []webhook.Store
 	// TTL is how long the stored claim or completion of id has left, by
 	// the server's clock.
 	TTL func(id string) time.Duration
@@ -56,9 +55,9 @@ type Server interface {
 const Secret = "whsec_storetest_Vq83xLm2Pz"
 
 // Verifier verifies what Sign signs.
-func Verifier(tb testing.TB) *payments.SignatureVerifier {
+func Verifier(tb testing.TB) *webhook.SignatureVerifier {
 	tb.Helper()
-	v, err := payments.NewSignatureVerifier([]string{Secret})
+	v, err := webhook.NewSignatureVerifier([]string{Secret})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -87,7 +86,7 @@ func EventBody(id string) []byte {
 func Deliver(h http.Handler, body []byte) int {
 	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payments.SignatureHeader, payments.SignPayload(body, time.Now(), Secret))
+	req.Header.Set(webhook.SignatureHeader, webhook.SignPayload(body, time.Now(), Secret))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec.Code

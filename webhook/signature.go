@@ -1,4 +1,4 @@
-package payments
+package webhook
 
 import (
 	"crypto/hmac"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paymentsapi/payments-go"
 )
 
 // DefaultSignatureTolerance is how far a delivery's signing time may be from
@@ -26,21 +28,21 @@ const SignatureHeader = "Payments-Signature"
 var (
 	// ErrNoSignatureHeader means the delivery has no Payments-Signature
 	// header (or an empty one).
-	ErrNoSignatureHeader = errors.New("payments: webhook has no " + SignatureHeader + " header")
+	ErrNoSignatureHeader = errors.New("webhook: has no " + SignatureHeader + " header")
 	// ErrMalformedSignatureHeader means the header is not
 	// "t=<unix seconds>,v1=<hex>[,v1=<hex>...]" (for a StandardVerifier:
 	// a webhook-* header is not as that scheme defines it).
-	ErrMalformedSignatureHeader = errors.New("payments: malformed " + SignatureHeader + " header")
+	ErrMalformedSignatureHeader = errors.New("webhook: malformed " + SignatureHeader + " header")
 	// ErrNoMatchingSignature means no v1 signature of the header matches the
 	// payload under any of the secrets: the body (or, for a
 	// StandardVerifier, the event id or timestamp) was altered, or it was
 	// signed with another secret.
-	ErrNoMatchingSignature = errors.New("payments: no webhook signature matches the payload")
+	ErrNoMatchingSignature = errors.New("webhook: no webhook signature matches the payload")
 	// ErrTimestampOutOfTolerance means the signature is valid but its
 	// timestamp is further from now than the tolerance, in the past (an old
 	// delivery replayed) or in the future. Check the receiver's clock if it
 	// happens to every delivery.
-	ErrTimestampOutOfTolerance = errors.New("payments: webhook timestamp outside the tolerance")
+	ErrTimestampOutOfTolerance = errors.New("webhook: timestamp outside the tolerance")
 )
 
 // Verifier checks that a webhook delivery comes from the service. Verify gets
@@ -50,7 +52,7 @@ var (
 // SignatureVerifier implements the scheme the SDK assumes, and
 // StandardVerifier the Standard Webhooks scheme. If your account signs
 // deliveries differently, implement Verifier and pass it to
-// NewWebhookHandler. The handler logs Verify's error, so it must not contain
+// NewHandler. The handler logs Verify's error, so it must not contain
 // secrets or signatures.
 type Verifier interface {
 	Verify(payload []byte, header http.Header) error
@@ -75,7 +77,7 @@ type VerifierOption func(*verifierConfig) error
 func WithSignatureTolerance(d time.Duration) VerifierOption {
 	return func(v *verifierConfig) error {
 		if d <= 0 {
-			return fmt.Errorf("%w: WithSignatureTolerance(%s) must be positive", ErrInvalidConfig, d)
+			return fmt.Errorf("%w: WithSignatureTolerance(%s) must be positive", payments.ErrInvalidConfig, d)
 		}
 		v.tolerance = d
 		return nil
@@ -87,7 +89,7 @@ func WithSignatureTolerance(d time.Duration) VerifierOption {
 func WithSignatureClock(now func() time.Time) VerifierOption {
 	return func(v *verifierConfig) error {
 		if now == nil {
-			return fmt.Errorf("%w: WithSignatureClock(nil)", ErrInvalidConfig)
+			return fmt.Errorf("%w: WithSignatureClock(nil)", payments.ErrInvalidConfig)
 		}
 		v.now = now
 		return nil
@@ -131,13 +133,13 @@ func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureV
 func newVerifier[K any](name string, secrets []string, opts []VerifierOption, check func(string) (K, error)) (verifierConfig, []K, error) {
 	cfg := defaultVerifierConfig()
 	if len(secrets) == 0 {
-		return cfg, nil, fmt.Errorf("%w: %s needs at least one secret", ErrInvalidConfig, name)
+		return cfg, nil, fmt.Errorf("%w: %s needs at least one secret", payments.ErrInvalidConfig, name)
 	}
 	kept := make([]K, 0, len(secrets))
 	for i, s := range secrets {
 		k, err := check(s)
 		if err != nil {
-			return cfg, nil, fmt.Errorf("%w: %s: secret %d %s", ErrInvalidConfig, name, i, err)
+			return cfg, nil, fmt.Errorf("%w: %s: secret %d %s", payments.ErrInvalidConfig, name, i, err)
 		}
 		kept = append(kept, k)
 	}
@@ -216,7 +218,7 @@ func anyMatch[S any](secrets []S, sign func(S) []byte, got [][]byte) bool {
 // describe is the printed form of a verifier: its kind, how many secrets it
 // holds and its tolerance, never the secrets.
 func (c verifierConfig) describe(kind string, secrets int) string {
-	return fmt.Sprintf("payments.%s{secrets: %d, tolerance: %s}", kind, secrets, c.tolerance)
+	return fmt.Sprintf("webhook.%s{secrets: %d, tolerance: %s}", kind, secrets, c.tolerance)
 }
 
 func (c verifierConfig) logValue(secrets int) slog.Value {
@@ -238,7 +240,7 @@ func (v SignatureVerifier) LogValue() slog.Value { return v.logValue(len(v.secre
 // before decoding it in any way. Errors match the signature errors
 // (ErrNoSignatureHeader, ...), ErrInvalidEvent, or ErrInvalidConfig when no
 // secret is given.
-func ConstructEvent(payload []byte, header http.Header, secrets ...string) (*Event, error) {
+func ConstructEvent(payload []byte, header http.Header, secrets ...string) (*payments.Event, error) {
 	v, err := NewSignatureVerifier(secrets)
 	if err != nil {
 		return nil, err
@@ -246,7 +248,7 @@ func ConstructEvent(payload []byte, header http.Header, secrets ...string) (*Eve
 	if err := v.Verify(payload, header); err != nil {
 		return nil, err
 	}
-	return ParseEvent(payload)
+	return payments.ParseEvent(payload)
 }
 
 // SignPayload returns the value of the Payments-Signature header for payload

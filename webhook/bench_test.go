@@ -1,4 +1,4 @@
-package payments_test
+package webhook_test
 
 // Benchmarks of webhook reception: verifying and parsing a 2 KiB event, and
 // the receiver handler end to end, each beside a hand-written baseline
@@ -22,9 +22,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const (
@@ -67,7 +69,7 @@ func wbDeliveries(tb testing.TB, n int) []wbDelivery {
 	ds := make([]wbDelivery, n)
 	for i := range ds {
 		body := wbEvent(tb, wbEventID(i))
-		ds[i] = wbDelivery{body, payments.SignPayload(body, now, wbSecret)}
+		ds[i] = wbDelivery{body, webhook.SignPayload(body, now, wbSecret)}
 	}
 	return ds
 }
@@ -120,7 +122,7 @@ func baselineVerify(payload []byte, header, secret string, now time.Time) error 
 }
 
 func baselineConstructEvent(payload []byte, header http.Header, secret string) (*baselineEvent, error) {
-	if err := baselineVerify(payload, header.Get(payments.SignatureHeader), secret, time.Now()); err != nil {
+	if err := baselineVerify(payload, header.Get(webhook.SignatureHeader), secret, time.Now()); err != nil {
 		return nil, err
 	}
 	ev := new(baselineEvent)
@@ -185,11 +187,11 @@ func (h *baselineReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ConstructEvent against HMAC and json.Unmarshal by hand.
 func BenchmarkWebhookConstructEvent(b *testing.B) {
 	d := wbDeliveries(b, 1)[0]
-	header := http.Header{payments.SignatureHeader: {d.sig}}
+	header := http.Header{webhook.SignatureHeader: {d.sig}}
 	b.Run("impl=sdk", func(b *testing.B) {
 		b.SetBytes(int64(len(d.body)))
 		benchLoop(b, func() error {
-			_, err := payments.ConstructEvent(d.body, header, wbSecret)
+			_, err := webhook.ConstructEvent(d.body, header, wbSecret)
 			return err
 		})
 	})
@@ -206,11 +208,11 @@ func BenchmarkWebhookConstructEvent(b *testing.B) {
 // plus decoding the event's data into a payment, as a receiver does.
 func BenchmarkWebhookConstructEventPayment(b *testing.B) {
 	d := wbDeliveries(b, 1)[0]
-	header := http.Header{payments.SignatureHeader: {d.sig}}
+	header := http.Header{webhook.SignatureHeader: {d.sig}}
 	b.Run("impl=sdk", func(b *testing.B) {
 		b.SetBytes(int64(len(d.body)))
 		benchLoop(b, func() error {
-			ev, err := payments.ConstructEvent(d.body, header, wbSecret)
+			ev, err := webhook.ConstructEvent(d.body, header, wbSecret)
 			if err != nil {
 				return err
 			}
@@ -225,7 +227,7 @@ func BenchmarkWebhookConstructEventPayment(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			return json.Unmarshal(ev.Data, new(baselinePayment))
+			return json.Unmarshal(ev.Data, new(wbBaselinePayment))
 		})
 	})
 }
@@ -238,16 +240,16 @@ func BenchmarkWebhookConstructEventPayment(b *testing.B) {
 func BenchmarkWebhookHandler(b *testing.B) {
 	ring := wbDeliveries(b, wbRing)
 	b.Run("impl=sdk", func(b *testing.B) {
-		v, err := payments.NewSignatureVerifier([]string{wbSecret})
+		v, err := webhook.NewSignatureVerifier([]string{wbSecret})
 		require.NoError(b, err)
 		fn := func(_ context.Context, ev *payments.Event) error {
 			_, err := ev.Payment()
 			return err
 		}
-		runWebhookHandlerBench(b, ring, func() http.Handler { return payments.NewWebhookHandler(v, fn) })
+		runWebhookHandlerBench(b, ring, func() http.Handler { return webhook.NewHandler(v, fn) })
 	})
 	b.Run("impl=baseline", func(b *testing.B) {
-		fn := func(ev *baselineEvent) error { return json.Unmarshal(ev.Data, new(baselinePayment)) }
+		fn := func(ev *baselineEvent) error { return json.Unmarshal(ev.Data, new(wbBaselinePayment)) }
 		runWebhookHandlerBench(b, ring, func() http.Handler {
 			return &baselineReceiver{secret: wbSecret, fn: fn, seen: make(map[string]bool)}
 		})
@@ -267,7 +269,7 @@ func runWebhookHandlerBench(b *testing.B, ring []wbDelivery, newHandler func() h
 		d := ring[i%len(ring)]
 		i++
 		req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(d.body))
-		req.Header.Set(payments.SignatureHeader, d.sig)
+		req.Header.Set(webhook.SignatureHeader, d.sig)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
@@ -282,8 +284,8 @@ func runWebhookHandlerBench(b *testing.B, ring []wbDelivery, newHandler func() h
 // both. It measures nothing.
 func TestWebhookBenchBaselineAgrees(t *testing.T) {
 	d := wbDeliveries(t, 1)[0]
-	header := http.Header{payments.SignatureHeader: {d.sig}}
-	ev, err := payments.ConstructEvent(d.body, header, wbSecret)
+	header := http.Header{webhook.SignatureHeader: {d.sig}}
+	ev, err := webhook.ConstructEvent(d.body, header, wbSecret)
 	require.NoError(t, err)
 	bev, err := baselineConstructEvent(d.body, header, wbSecret)
 	require.NoError(t, err)
@@ -292,8 +294,20 @@ func TestWebhookBenchBaselineAgrees(t *testing.T) {
 	require.JSONEq(t, string(ev.Data), string(bev.Data))
 
 	tampered := bytes.Replace(d.body, []byte("15000.50"), []byte("15000.51"), 1)
-	_, err = payments.ConstructEvent(tampered, header, wbSecret)
+	_, err = webhook.ConstructEvent(tampered, header, wbSecret)
 	require.Error(t, err)
 	_, err = baselineConstructEvent(tampered, header, wbSecret)
 	require.Error(t, err)
+}
+
+// wbBaselinePayment is what a hand-written receiver decodes a payment event
+// into: plain fields, amounts as decimals.
+type wbBaselinePayment struct {
+	ID              string          `json:"id"`
+	Reference       string          `json:"reference"`
+	Status          string          `json:"status"`
+	Amount          decimal.Decimal `json:"amount"`
+	Currency        string          `json:"currency"`
+	Description     string          `json:"description"`
+	TransactionDate time.Time       `json:"transaction_date"`
 }

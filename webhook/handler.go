@@ -1,4 +1,4 @@
-package payments
+package webhook
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"runtime/debug"
 	"time"
+
+	"github.com/paymentsapi/payments-go"
 )
 
-// DefaultMaxWebhookBodyBytes is the largest webhook body a handler made by
-// NewWebhookHandler reads unless WithMaxBodyBytes says otherwise.
-const DefaultMaxWebhookBodyBytes = 1 << 20
+// DefaultMaxBodyBytes is the largest webhook body a handler made by
+// NewHandler reads unless WithMaxBodyBytes says otherwise.
+const DefaultMaxBodyBytes = 1 << 20
 
 // EventFunc is the merchant's processing of one verified event. Return nil
 // only when the event has been fully handled (for example, the order is
@@ -24,48 +26,48 @@ const DefaultMaxWebhookBodyBytes = 1 << 20
 // ctx is the request's context: it is cancelled if the service drops the
 // connection, and when the claim's lease runs out (see Claim). It carries
 // the claim (ClaimFromContext). A panic is recovered and treated as an error,
-// logged with its stack. The error is logged by the handler (see WithHandlerLogger), so
+// logged with its stack. The error is logged by the handler (see WithLogger), so
 // keep secrets and personal data out of it.
-type EventFunc func(ctx context.Context, ev *Event) error
+type EventFunc func(ctx context.Context, ev *payments.Event) error
 
-// HandlerOption configures a handler made by NewWebhookHandler.
-type HandlerOption func(*WebhookHandler)
+// HandlerOption configures a handler made by NewHandler.
+type HandlerOption func(*Handler)
 
 // WithMaxBodyBytes sets the largest body the handler reads (default
-// DefaultMaxWebhookBodyBytes). A larger body is answered 413 without being
+// DefaultMaxBodyBytes). A larger body is answered 413 without being
 // verified or parsed. n <= 0 keeps the default.
 func WithMaxBodyBytes(n int64) HandlerOption {
-	return func(h *WebhookHandler) {
+	return func(h *Handler) {
 		if n > 0 {
 			h.maxBody = n
 		}
 	}
 }
 
-// WithEventStore sets the store that makes sure an event is processed once
-// (default: a MemoryEventStore of DefaultMemoryEventStoreSize entries,
+// WithStore sets the store that makes sure an event is processed once
+// (default: a MemoryStore of DefaultMemoryStoreSize entries,
 // private to this handler and to this process). Give a store shared by
 // every replica of your receiver when you run more than one. nil keeps the
 // default.
-func WithEventStore(s EventStore) HandlerOption {
-	return func(h *WebhookHandler) {
+func WithStore(s Store) HandlerOption {
+	return func(h *Handler) {
 		if s != nil {
 			h.store = s
 		}
 	}
 }
 
-// WithHandlerLogger makes the handler log each delivery it answers: the event
+// WithLogger makes the handler log each delivery it answers: the event
 // id and kind when known, the status, the reason for a refusal, and the error
 // of your EventFunc. Bodies, the signature header and secrets are never
 // logged. Without it nothing is logged.
-func WithHandlerLogger(l *slog.Logger) HandlerOption {
-	return func(h *WebhookHandler) { h.logger = l }
+func WithLogger(l *slog.Logger) HandlerOption {
+	return func(h *Handler) { h.logger = l }
 }
 
-// WebhookHandler is an http.Handler that receives webhook deliveries: it
+// Handler is an http.Handler that receives webhook deliveries: it
 // verifies each one, parses it, drops duplicates and calls your EventFunc.
-// Make it with NewWebhookHandler; it is safe for concurrent use.
+// Make it with NewHandler; it is safe for concurrent use.
 //
 // Answers, in the order the checks are made:
 //
@@ -79,7 +81,7 @@ func WithHandlerLogger(l *slog.Logger) HandlerOption {
 //   - 409 when the same event id is being processed right now by another
 //     delivery: the service's retry will get 200 once that one succeeds, or
 //     process the event if it failed;
-//   - 503 when the EventStore fails, without calling your function: an event
+//   - 503 when the Store fails, without calling your function: an event
 //     is better delivered again later than processed twice;
 //   - 200 when your function returned nil, and 500 when it returned an error
 //     (or panicked), so the service retries. A failed event is released and
@@ -88,10 +90,10 @@ func WithHandlerLogger(l *slog.Logger) HandlerOption {
 // The handler answers as soon as your function returns: it starts no
 // background work and never waits. Keep your function quick (the service
 // expects a prompt answer); hand long work to a queue of your own.
-type WebhookHandler struct {
+type Handler struct {
 	verifier Verifier
 	fn       EventFunc
-	store    EventStore
+	store    Store
 	maxBody  int64
 	logger   *slog.Logger
 	observer DeliveryObserver
@@ -118,7 +120,7 @@ type DeliveryResult struct {
 	// EventID and EventType are set once the delivery was verified and
 	// parsed.
 	EventID   string
-	EventType EventType
+	EventType payments.EventType
 	// Err is the EventFunc's error, or why the delivery was refused.
 	Err error
 }
@@ -130,37 +132,37 @@ type DeliveryObserver func(ctx context.Context, r *http.Request) (context.Contex
 
 // WithDeliveryObserver makes the handler report every delivery to obs.
 func WithDeliveryObserver(obs DeliveryObserver) HandlerOption {
-	return func(h *WebhookHandler) { h.observer = obs }
+	return func(h *Handler) { h.observer = obs }
 }
 
 type resultKey struct{}
 
-// NewWebhookHandler returns a handler that verifies deliveries with verifier
+// NewHandler returns a handler that verifies deliveries with verifier
 // (usually a *SignatureVerifier), and calls fn once per event id. It panics
 // if verifier or fn is nil, as a programming error.
 //
-//	v, err := payments.NewSignatureVerifier([]string{secret})
+//	v, err := webhook.NewSignatureVerifier([]string{secret})
 //	...
-//	mux.Handle("POST /webhooks", payments.NewWebhookHandler(v, processEvent))
-func NewWebhookHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *WebhookHandler {
+//	mux.Handle("POST /webhooks", webhook.NewHandler(v, processEvent))
+func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler {
 	if verifier == nil {
-		panic("payments: NewWebhookHandler with a nil Verifier")
+		panic("webhook: NewHandler with a nil Verifier")
 	}
 	if fn == nil {
-		panic("payments: NewWebhookHandler with a nil EventFunc")
+		panic("webhook: NewHandler with a nil EventFunc")
 	}
-	h := &WebhookHandler{verifier: verifier, fn: fn, maxBody: DefaultMaxWebhookBodyBytes}
+	h := &Handler{verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes}
 	for _, o := range opts {
 		o(h)
 	}
 	if h.store == nil {
-		h.store = NewMemoryEventStore(DefaultMemoryEventStoreSize)
+		h.store = NewMemoryStore(DefaultMemoryStoreSize)
 	}
 	return h
 }
 
-// ServeHTTP handles one delivery; see WebhookHandler for the answers.
-func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP handles one delivery; see Handler for the answers.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.observer == nil {
 		h.serve(r.Context(), w, r)
 		return
@@ -171,7 +173,7 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	end(*res)
 }
 
-func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		h.refuse(ctx, w, http.StatusMethodNotAllowed, nil, OutcomeInvalid, nil, "method not allowed", slog.String("method", r.Method))
@@ -186,7 +188,7 @@ func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *ht
 		h.refuse(ctx, w, http.StatusUnauthorized, nil, OutcomeRejectedSignature, err, "invalid signature")
 		return
 	}
-	ev, err := ParseEvent(body)
+	ev, err := payments.ParseEvent(body)
 	if err != nil {
 		h.refuse(ctx, w, http.StatusBadRequest, nil, OutcomeInvalid, err, "not a webhook event")
 		return
@@ -212,7 +214,7 @@ func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *ht
 
 // eventID is the id the handler dedupes on: the one a verifier signs into a
 // header (Standard Webhooks' webhook-id), else the event's own id.
-func (h *WebhookHandler) eventID(ev *Event, header http.Header) string {
+func (h *Handler) eventID(ev *payments.Event, header http.Header) string {
 	if v, ok := h.verifier.(EventIDVerifier); ok {
 		if id := v.EventID(header); id != "" {
 			return id
@@ -234,7 +236,7 @@ func ClaimFromContext(ctx context.Context) (Claim, bool) {
 // process runs fn for a claimed event and settles the claim: Complete after
 // success, Release after an error or a panic, so that the next delivery
 // processes the event. A panic is answered 500 and logged with its stack.
-func (h *WebhookHandler) process(ctx context.Context, w http.ResponseWriter, ev *Event, claim Claim) {
+func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *payments.Event, claim Claim) {
 	// The claim must be settled even when the service has hung up.
 	settleCtx := context.WithoutCancel(ctx)
 	start := time.Now()
@@ -266,7 +268,7 @@ var completeWaits = []time.Duration{50 * time.Millisecond, 200 * time.Millisecon
 
 // complete records the claim as done, trying again while the store fails,
 // but not when the claim is lost (another delivery owns the event now).
-func (h *WebhookHandler) complete(ctx context.Context, claim Claim) error {
+func (h *Handler) complete(ctx context.Context, claim Claim) error {
 	err := h.store.Complete(ctx, claim)
 	for _, wait := range completeWaits {
 		if err == nil || errors.Is(err, ErrClaimLost) {
@@ -288,7 +290,7 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 
 // run calls fn with the claim in its context, bounded by the claim's lease,
 // and turns a panic into an error.
-func (h *WebhookHandler) run(ctx context.Context, ev *Event, claim Claim) (err error) {
+func (h *Handler) run(ctx context.Context, ev *payments.Event, claim Claim) (err error) {
 	ctx = context.WithValue(ctx, claimKey{}, claim)
 	if !claim.LeaseExpires.IsZero() {
 		var cancel context.CancelFunc
@@ -303,7 +305,7 @@ func (h *WebhookHandler) run(ctx context.Context, ev *Event, claim Claim) (err e
 	return h.fn(ctx, ev)
 }
 
-func (h *WebhookHandler) release(ctx context.Context, ev *Event, claim Claim) {
+func (h *Handler) release(ctx context.Context, ev *payments.Event, claim Claim) {
 	if err := h.store.Release(ctx, claim); err != nil {
 		h.log(ctx, slog.LevelError, "could not release the claim on a failed event; redeliveries may be refused until its lease lapses", ev, slog.String("error", err.Error()))
 	}
@@ -311,7 +313,7 @@ func (h *WebhookHandler) release(ctx context.Context, ev *Event, claim Claim) {
 
 // readBody reads the whole body under the size limit. A non-zero status
 // means the body was refused.
-func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
 	if r.ContentLength > h.maxBody {
 		return nil, http.StatusRequestEntityTooLarge, "body too large"
 	}
@@ -327,14 +329,14 @@ func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byt
 }
 
 // refuse answers an error status and logs it at warning level.
-func (h *WebhookHandler) refuse(ctx context.Context, w http.ResponseWriter, status int, ev *Event, outcome DeliveryOutcome, err error, reason string, attrs ...slog.Attr) {
+func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int, ev *payments.Event, outcome DeliveryOutcome, err error, reason string, attrs ...slog.Attr) {
 	h.answer(ctx, w, status, ev, outcome, err, slog.LevelWarn, "webhook refused: "+reason, attrs...)
 }
 
 // answer writes status with a short text body and logs the delivery. The
 // body never says more than the status: in particular not why a signature
 // failed, nor what the EventFunc returned.
-func (h *WebhookHandler) answer(ctx context.Context, w http.ResponseWriter, status int, ev *Event, outcome DeliveryOutcome, err error, level slog.Level, msg string, attrs ...slog.Attr) {
+func (h *Handler) answer(ctx context.Context, w http.ResponseWriter, status int, ev *payments.Event, outcome DeliveryOutcome, err error, level slog.Level, msg string, attrs ...slog.Attr) {
 	if res, ok := ctx.Value(resultKey{}).(*DeliveryResult); ok {
 		*res = DeliveryResult{Outcome: outcome, StatusCode: status, Err: err}
 		if ev != nil {
@@ -351,7 +353,7 @@ func (h *WebhookHandler) answer(ctx context.Context, w http.ResponseWriter, stat
 	h.log(ctx, level, msg, ev, append(attrs, slog.Int("status", status))...)
 }
 
-func (h *WebhookHandler) log(ctx context.Context, level slog.Level, msg string, ev *Event, attrs ...slog.Attr) {
+func (h *Handler) log(ctx context.Context, level slog.Level, msg string, ev *payments.Event, attrs ...slog.Attr) {
 	if h.logger == nil || !h.logger.Enabled(ctx, level) {
 		return
 	}

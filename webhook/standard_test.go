@@ -1,4 +1,4 @@
-package payments_test
+package webhook_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // The test vector shared by the reference libraries of the specification,
@@ -52,9 +53,9 @@ var swVectorTime = time.Unix(1614265330, 0)
 // swNow is the fixed clock of these tests: the vector's signing time.
 func swNow() time.Time { return swVectorTime }
 
-func swVerifier(t testing.TB, secrets ...string) *payments.StandardVerifier {
+func swVerifier(t testing.TB, secrets ...string) *webhook.StandardVerifier {
 	t.Helper()
-	v, err := payments.NewStandardVerifier(secrets, payments.WithSignatureClock(swNow))
+	v, err := webhook.NewStandardVerifier(secrets, webhook.WithSignatureClock(swNow))
 	require.NoError(t, err)
 	return v
 }
@@ -106,7 +107,7 @@ func TestStandardReferenceVectors(t *testing.T) {
 	t.Run("sign", func(t *testing.T) {
 		assert.Equal(t, swVectorSig, swSign(t, swSecret, swID, ts, body), "the test's own HMAC")
 		for _, secret := range []string{swSecret, swSecretRaw} {
-			h, err := payments.SignStandard(swID, swVectorTime, body, secret)
+			h, err := webhook.SignStandard(swID, swVectorTime, body, secret)
 			require.NoError(t, err)
 			assert.Equal(t, swVectorSig, h.Get("webhook-signature"))
 			assert.Equal(t, swID, h.Get("webhook-id"))
@@ -122,18 +123,18 @@ func TestStandardReferenceVectors(t *testing.T) {
 	}{
 		"valid signature":               {swVectorSig, ts, nil},
 		"valid multi sig (v2 ignored)":  {swWrongSig + " v2," + swWrongSig[3:] + " " + swVectorSig + " " + swWrongSig, ts, nil},
-		"invalid signature (go, multi)": {swWrongSig, ts, payments.ErrNoMatchingSignature},
+		"invalid signature (go, multi)": {swWrongSig, ts, webhook.ErrNoMatchingSignature},
 		// test_webhooks.py test_invalid_signature_raises_error: last byte changed.
-		"invalid signature (python)": {"v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OA=", ts, payments.ErrNoMatchingSignature},
+		"invalid signature (python)": {"v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OA=", ts, webhook.ErrNoMatchingSignature},
 		// webhook.test.ts "invalid signature throws error" and "partial signature throws error".
-		"invalid signature (javascript)": {"v1,dawfeoifkpqwoekfpqoekf", ts, payments.ErrMalformedSignatureHeader},
-		"partial signature":              {swVectorSig[:8], ts, payments.ErrMalformedSignatureHeader},
-		"empty v1 signature":             {"v1,", ts, payments.ErrMalformedSignatureHeader},
+		"invalid signature (javascript)": {"v1,dawfeoifkpqwoekfpqoekf", ts, webhook.ErrMalformedSignatureHeader},
+		"partial signature":              {swVectorSig[:8], ts, webhook.ErrMalformedSignatureHeader},
+		"empty v1 signature":             {"v1,", ts, webhook.ErrMalformedSignatureHeader},
 		// test_invalid_timestamp_raises_error, "invalid timestamp throws error".
-		"invalid timestamp": {swVectorSig, "hello", payments.ErrMalformedSignatureHeader},
+		"invalid timestamp": {swVectorSig, "hello", webhook.ErrMalformedSignatureHeader},
 		// libraries/go "invalid timestamp fails when ignoring tolerance": the
 		// timestamp is part of what is signed.
-		"timestamp changed to 2000": {swVectorSig, "946684800", payments.ErrNoMatchingSignature},
+		"timestamp changed to 2000": {swVectorSig, "946684800", webhook.ErrNoMatchingSignature},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := swHeader(swID, tc.ts, tc.sig)
@@ -152,9 +153,9 @@ func TestStandardReferenceVectors(t *testing.T) {
 
 func TestStandardSignVerifyRoundTrip(t *testing.T) {
 	body := []byte(`{"id":"evt_1","event":"payment.completed","data":{"amount":"100.00"}}`)
-	secret, err := payments.NewStandardSecret()
+	secret, err := webhook.NewStandardSecret()
 	require.NoError(t, err)
-	h, err := payments.SignStandard("evt_1", swVectorTime, body, secret)
+	h, err := webhook.SignStandard("evt_1", swVectorTime, body, secret)
 	require.NoError(t, err)
 
 	v := swVerifier(t, secret)
@@ -170,20 +171,20 @@ func TestStandardSignVerifyRoundTrip(t *testing.T) {
 	}
 	assert.NoError(t, v.Verify(body, req.Header))
 
-	empty, err := payments.SignStandard("evt_2", swVectorTime, nil, secret)
+	empty, err := webhook.SignStandard("evt_2", swVectorTime, nil, secret)
 	require.NoError(t, err)
 	assert.NoError(t, v.Verify(nil, empty), "an empty body is signed and verified too")
-	assert.ErrorIs(t, v.Verify([]byte(" "), empty), payments.ErrNoMatchingSignature)
+	assert.ErrorIs(t, v.Verify([]byte(" "), empty), webhook.ErrNoMatchingSignature)
 }
 
 func TestStandardSecretRotation(t *testing.T) {
 	body := []byte(swPayload)
-	both, err := payments.SignStandard(swID, swVectorTime, body, swSecret, swOtherSecret)
+	both, err := webhook.SignStandard(swID, swVectorTime, body, swSecret, swOtherSecret)
 	require.NoError(t, err)
 	assert.Len(t, strings.Fields(both.Get("webhook-signature")), 2)
-	oldOnly, err := payments.SignStandard(swID, swVectorTime, body, swSecret)
+	oldOnly, err := webhook.SignStandard(swID, swVectorTime, body, swSecret)
 	require.NoError(t, err)
-	newOnly, err := payments.SignStandard(swID, swVectorTime, body, swOtherSecret)
+	newOnly, err := webhook.SignStandard(swID, swVectorTime, body, swOtherSecret)
 	require.NoError(t, err)
 
 	rotating := swVerifier(t, swSecret, swOtherSecret)
@@ -193,7 +194,7 @@ func TestStandardSecretRotation(t *testing.T) {
 	rotated := swVerifier(t, swOtherSecret)
 	assert.NoError(t, rotated.Verify(body, both))
 	assert.NoError(t, rotated.Verify(body, newOnly))
-	assert.ErrorIs(t, rotated.Verify(body, oldOnly), payments.ErrNoMatchingSignature)
+	assert.ErrorIs(t, rotated.Verify(body, oldOnly), webhook.ErrNoMatchingSignature)
 }
 
 func TestStandardVerifierRejectsTampering(t *testing.T) {
@@ -227,11 +228,11 @@ func TestStandardVerifierRejectsTampering(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			err := v.Verify(tc.body, tc.header)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, payments.ErrNoMatchingSignature) || errors.Is(err, payments.ErrMalformedSignatureHeader), err)
+			assert.True(t, errors.Is(err, webhook.ErrNoMatchingSignature) || errors.Is(err, webhook.ErrMalformedSignatureHeader), err)
 			swAssertClean(t, err.Error(), tc.header)
 		})
 	}
-	assert.ErrorIs(t, v.Verify(body, swSignAt(t, swVectorTime, body, swOtherSecret)), payments.ErrNoMatchingSignature)
+	assert.ErrorIs(t, v.Verify(body, swSignAt(t, swVectorTime, body, swOtherSecret)), webhook.ErrNoMatchingSignature)
 }
 
 func TestStandardTimestampTolerance(t *testing.T) {
@@ -244,10 +245,10 @@ func TestStandardTimestampTolerance(t *testing.T) {
 		"now":                     {swVectorTime, nil},
 		"exactly 5 minutes old":   {swVectorTime.Add(-5 * time.Minute), nil},
 		"exactly 5 minutes ahead": {swVectorTime.Add(5 * time.Minute), nil},
-		"5m1s old":                {swVectorTime.Add(-5*time.Minute - time.Second), payments.ErrTimestampOutOfTolerance},
-		"5m1s ahead":              {swVectorTime.Add(5*time.Minute + time.Second), payments.ErrTimestampOutOfTolerance},
-		"a day old":               {swVectorTime.Add(-24 * time.Hour), payments.ErrTimestampOutOfTolerance},
-		"epoch":                   {time.Unix(0, 0), payments.ErrTimestampOutOfTolerance},
+		"5m1s old":                {swVectorTime.Add(-5*time.Minute - time.Second), webhook.ErrTimestampOutOfTolerance},
+		"5m1s ahead":              {swVectorTime.Add(5*time.Minute + time.Second), webhook.ErrTimestampOutOfTolerance},
+		"a day old":               {swVectorTime.Add(-24 * time.Hour), webhook.ErrTimestampOutOfTolerance},
+		"epoch":                   {time.Unix(0, 0), webhook.ErrTimestampOutOfTolerance},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := swSignAt(t, tc.signedAt, body, swSecret)
@@ -265,7 +266,7 @@ func TestStandardTimestampTolerance(t *testing.T) {
 		for _, ts := range []string{"9223372036854775807", "1099511627777", "99999999999"} {
 			h := swHeader(swID, ts, swSign(t, swSecret, swID, ts, body))
 			err := v.Verify(body, h)
-			assert.ErrorIs(t, err, payments.ErrTimestampOutOfTolerance, ts)
+			assert.ErrorIs(t, err, webhook.ErrTimestampOutOfTolerance, ts)
 			assert.NotContains(t, err.Error(), "-", "no negative duration in %q", err)
 		}
 	})
@@ -273,20 +274,20 @@ func TestStandardTimestampTolerance(t *testing.T) {
 	t.Run("custom tolerance and clock", func(t *testing.T) {
 		h := swSignAt(t, swVectorTime, body, swSecret)
 		later := func() time.Time { return swVectorTime.Add(time.Minute) }
-		strict, err := payments.NewStandardVerifier([]string{swSecret},
-			payments.WithSignatureTolerance(30*time.Second), payments.WithSignatureClock(later))
+		strict, err := webhook.NewStandardVerifier([]string{swSecret},
+			webhook.WithSignatureTolerance(30*time.Second), webhook.WithSignatureClock(later))
 		require.NoError(t, err)
-		assert.ErrorIs(t, strict.Verify(body, h), payments.ErrTimestampOutOfTolerance)
-		lenient, err := payments.NewStandardVerifier([]string{swSecret}, payments.WithSignatureClock(later))
+		assert.ErrorIs(t, strict.Verify(body, h), webhook.ErrTimestampOutOfTolerance)
+		lenient, err := webhook.NewStandardVerifier([]string{swSecret}, webhook.WithSignatureClock(later))
 		require.NoError(t, err)
 		assert.NoError(t, lenient.Verify(body, h))
 	})
 
 	t.Run("wall clock by default", func(t *testing.T) {
-		def, err := payments.NewStandardVerifier([]string{swSecret})
+		def, err := webhook.NewStandardVerifier([]string{swSecret})
 		require.NoError(t, err)
 		assert.NoError(t, def.Verify(body, swSignAt(t, time.Now(), body, swSecret)))
-		assert.ErrorIs(t, def.Verify(body, swSignAt(t, swVectorTime, body, swSecret)), payments.ErrTimestampOutOfTolerance)
+		assert.ErrorIs(t, def.Verify(body, swSignAt(t, swVectorTime, body, swSecret)), webhook.ErrTimestampOutOfTolerance)
 	})
 }
 
@@ -310,17 +311,17 @@ func TestToleranceMessageShowsAnAgeBeyondTheTolerance(t *testing.T) {
 		"rounds to exactly": {signedAt.Add(5*time.Minute + 400*time.Microsecond), "signed 5m0.0004s ago, more than the 5m0s tolerance"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			clock := payments.WithSignatureClock(func() time.Time { return tc.now })
-			std, err := payments.NewStandardVerifier([]string{swSecret}, clock)
+			clock := webhook.WithSignatureClock(func() time.Time { return tc.now })
+			std, err := webhook.NewStandardVerifier([]string{swSecret}, clock)
 			require.NoError(t, err)
-			sig, err := payments.NewSignatureVerifier([]string{"secret"}, clock)
+			sig, err := webhook.NewSignatureVerifier([]string{"secret"}, clock)
 			require.NoError(t, err)
 			for verifier, verr := range map[string]error{
 				"StandardVerifier":  std.Verify(body, swSignAt(t, signedAt, body, swSecret)),
-				"SignatureVerifier": sig.Verify(body, http.Header{payments.SignatureHeader: {payments.SignPayload(body, signedAt, "secret")}}),
+				"SignatureVerifier": sig.Verify(body, http.Header{webhook.SignatureHeader: {webhook.SignPayload(body, signedAt, "secret")}}),
 			} {
-				require.ErrorIs(t, verr, payments.ErrTimestampOutOfTolerance, verifier)
-				assert.Equal(t, "payments: webhook timestamp outside the tolerance: "+tc.want, verr.Error(), verifier)
+				require.ErrorIs(t, verr, webhook.ErrTimestampOutOfTolerance, verifier)
+				assert.Equal(t, "webhook: timestamp outside the tolerance: "+tc.want, verr.Error(), verifier)
 			}
 		})
 	}
@@ -339,23 +340,23 @@ func TestStandardMissingHeaders(t *testing.T) {
 					h.Set(name, "")
 				}
 				err := v.Verify(body, h)
-				assert.ErrorIs(t, err, payments.ErrMissingStandardHeader, how)
-				assert.EqualError(t, err, "payments: webhook lacks "+name, how)
+				assert.ErrorIs(t, err, webhook.ErrMissingStandardHeader, how)
+				assert.EqualError(t, err, "webhook: lacks "+name, how)
 			}
 		})
 	}
 	blank := signed.Clone()
 	blank.Set("webhook-signature", "   ")
-	assert.ErrorIs(t, v.Verify(body, blank), payments.ErrMissingStandardHeader)
+	assert.ErrorIs(t, v.Verify(body, blank), webhook.ErrMissingStandardHeader)
 
 	err := v.Verify(body, http.Header{})
-	assert.ErrorIs(t, err, payments.ErrMissingStandardHeader)
-	assert.EqualError(t, err, "payments: webhook lacks webhook-id, webhook-timestamp, webhook-signature")
-	assert.ErrorIs(t, v.Verify(body, nil), payments.ErrMissingStandardHeader)
+	assert.ErrorIs(t, err, webhook.ErrMissingStandardHeader)
+	assert.EqualError(t, err, "webhook: lacks webhook-id, webhook-timestamp, webhook-signature")
+	assert.ErrorIs(t, v.Verify(body, nil), webhook.ErrMissingStandardHeader)
 
 	// A delivery signed with the other scheme only.
-	other := http.Header{payments.SignatureHeader: {payments.SignPayload(body, swVectorTime, swSecret)}}
-	assert.ErrorIs(t, v.Verify(body, other), payments.ErrMissingStandardHeader)
+	other := http.Header{webhook.SignatureHeader: {webhook.SignPayload(body, swVectorTime, swSecret)}}
+	assert.ErrorIs(t, v.Verify(body, other), webhook.ErrMissingStandardHeader)
 }
 
 func TestStandardMalformedHeaders(t *testing.T) {
@@ -385,10 +386,10 @@ func TestStandardMalformedHeaders(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := swHeader(swID, tc.ts, tc.sig)
 			err := v.Verify(body, h)
-			assert.ErrorIs(t, err, payments.ErrMalformedSignatureHeader)
+			assert.ErrorIs(t, err, webhook.ErrMalformedSignatureHeader)
 			if err != nil {
-				assert.True(t, strings.HasPrefix(err.Error(), "payments: malformed Standard Webhooks header: "), err)
-				assert.NotContains(t, err.Error(), payments.SignatureHeader, "names the right scheme")
+				assert.True(t, strings.HasPrefix(err.Error(), "webhook: malformed Standard Webhooks header: "), err)
+				assert.NotContains(t, err.Error(), webhook.SignatureHeader, "names the right scheme")
 				swAssertClean(t, err.Error(), h)
 			}
 		})
@@ -397,12 +398,12 @@ func TestStandardMalformedHeaders(t *testing.T) {
 	t.Run("repeated id or timestamp", func(t *testing.T) {
 		h := swSignAt(t, swVectorTime, body, swSecret)
 		h.Add("webhook-id", "msg_other")
-		assert.ErrorIs(t, v.Verify(body, h), payments.ErrMalformedSignatureHeader)
+		assert.ErrorIs(t, v.Verify(body, h), webhook.ErrMalformedSignatureHeader)
 		assert.Empty(t, v.EventID(h), "no id when it is ambiguous")
 
 		h = swSignAt(t, swVectorTime, body, swSecret)
 		h.Add("webhook-timestamp", "1")
-		assert.ErrorIs(t, v.Verify(body, h), payments.ErrMalformedSignatureHeader)
+		assert.ErrorIs(t, v.Verify(body, h), webhook.ErrMalformedSignatureHeader)
 	})
 }
 
@@ -427,7 +428,7 @@ func TestStandardAcceptsWellFormedVariants(t *testing.T) {
 }
 
 func TestStandardEventID(t *testing.T) {
-	var v payments.EventIDVerifier = swVerifier(t, swSecret)
+	var v webhook.EventIDVerifier = swVerifier(t, swSecret)
 	h := swSignAt(t, swVectorTime, []byte(swPayload), swSecret)
 	assert.Equal(t, swID, v.EventID(h))
 	assert.Equal(t, swID, v.EventID(http.Header{"webhook-id": {swID}}))
@@ -456,7 +457,7 @@ func TestNewStandardVerifierRejectsBadConfig(t *testing.T) {
 		"a key of 23 bytes":              {"whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 23))},
 	} {
 		t.Run(name, func(t *testing.T) {
-			v, err := payments.NewStandardVerifier(secrets, payments.WithSignatureClock(swNow))
+			v, err := webhook.NewStandardVerifier(secrets, webhook.WithSignatureClock(swNow))
 			assert.Nil(t, v)
 			require.ErrorIs(t, err, payments.ErrInvalidConfig)
 			for _, s := range secrets {
@@ -465,16 +466,16 @@ func TestNewStandardVerifierRejectsBadConfig(t *testing.T) {
 				}
 			}
 			swAssertClean(t, err.Error(), nil)
-			_, err = payments.SignStandard(swID, swVectorTime, nil, secrets...)
+			_, err = webhook.SignStandard(swID, swVectorTime, nil, secrets...)
 			assert.ErrorIs(t, err, payments.ErrInvalidConfig, "SignStandard refuses it too")
 		})
 	}
-	for name, opt := range map[string]payments.VerifierOption{
-		"zero tolerance":     payments.WithSignatureTolerance(0),
-		"negative tolerance": payments.WithSignatureTolerance(-time.Second),
-		"nil clock":          payments.WithSignatureClock(nil),
+	for name, opt := range map[string]webhook.VerifierOption{
+		"zero tolerance":     webhook.WithSignatureTolerance(0),
+		"negative tolerance": webhook.WithSignatureTolerance(-time.Second),
+		"nil clock":          webhook.WithSignatureClock(nil),
 	} {
-		v, err := payments.NewStandardVerifier([]string{swSecret}, opt)
+		v, err := webhook.NewStandardVerifier([]string{swSecret}, opt)
 		assert.Nil(t, v, name)
 		assert.ErrorIs(t, err, payments.ErrInvalidConfig, name)
 	}
@@ -482,11 +483,11 @@ func TestNewStandardVerifierRejectsBadConfig(t *testing.T) {
 
 func TestSignStandardRejectsBadInput(t *testing.T) {
 	for name, call := range map[string]func() (http.Header, error){
-		"empty id":    func() (http.Header, error) { return payments.SignStandard("", swVectorTime, nil, swSecret) },
-		"before 1970": func() (http.Header, error) { return payments.SignStandard(swID, time.Unix(-1, 0), nil, swSecret) },
-		"no secret":   func() (http.Header, error) { return payments.SignStandard(swID, swVectorTime, nil) },
+		"empty id":    func() (http.Header, error) { return webhook.SignStandard("", swVectorTime, nil, swSecret) },
+		"before 1970": func() (http.Header, error) { return webhook.SignStandard(swID, time.Unix(-1, 0), nil, swSecret) },
+		"no secret":   func() (http.Header, error) { return webhook.SignStandard(swID, swVectorTime, nil) },
 		"bad second one": func() (http.Header, error) {
-			return payments.SignStandard(swID, swVectorTime, nil, swSecret, "whsec_%")
+			return webhook.SignStandard(swID, swVectorTime, nil, swSecret, "whsec_%")
 		},
 	} {
 		h, err := call()
@@ -496,9 +497,9 @@ func TestSignStandardRejectsBadInput(t *testing.T) {
 }
 
 func TestNewStandardSecret(t *testing.T) {
-	a, err := payments.NewStandardSecret()
+	a, err := webhook.NewStandardSecret()
 	require.NoError(t, err)
-	b, err := payments.NewStandardSecret()
+	b, err := webhook.NewStandardSecret()
 	require.NoError(t, err)
 	assert.NotEqual(t, a, b)
 	require.True(t, strings.HasPrefix(a, "whsec_"), a)
@@ -507,11 +508,11 @@ func TestNewStandardSecret(t *testing.T) {
 	assert.Len(t, key, 32)
 	// The spec's reference libraries take it as is.
 	body := []byte(swPayload)
-	h, err := payments.SignStandard(swID, swVectorTime, body, a)
+	h, err := webhook.SignStandard(swID, swVectorTime, body, a)
 	require.NoError(t, err)
 	assert.Equal(t, swSign(t, a, swID, h.Get("webhook-timestamp"), body), h.Get("webhook-signature"))
 	assert.NoError(t, swVerifier(t, a).Verify(body, h))
-	assert.ErrorIs(t, swVerifier(t, b).Verify(body, h), payments.ErrNoMatchingSignature)
+	assert.ErrorIs(t, swVerifier(t, b).Verify(body, h), webhook.ErrNoMatchingSignature)
 }
 
 func TestStandardVerifierNeverPrintsSecrets(t *testing.T) {
@@ -525,7 +526,7 @@ func TestStandardVerifierNeverPrintsSecrets(t *testing.T) {
 		assert.NotContains(t, s, "whsec")
 		assert.Contains(t, s, "2", "says how many secrets: %s", s)
 	}
-	assert.Equal(t, "payments.StandardVerifier{secrets: 2, tolerance: 5m0s}", v.String())
+	assert.Equal(t, "webhook.StandardVerifier{secrets: 2, tolerance: 5m0s}", v.String())
 	// The key bytes, in any common encoding, are not there either.
 	key, err := base64.StdEncoding.DecodeString(swSecretRaw)
 	require.NoError(t, err)
@@ -537,11 +538,11 @@ func TestStandardVerifierNeverPrintsSecrets(t *testing.T) {
 }
 
 func TestZeroStandardVerifierRefusesEverything(t *testing.T) {
-	var v payments.StandardVerifier
+	var v webhook.StandardVerifier
 	body := []byte(swPayload)
-	assert.ErrorIs(t, v.Verify(body, swSignAt(t, swVectorTime, body, swSecret)), payments.ErrNoMatchingSignature)
-	assert.ErrorIs(t, v.Verify(body, http.Header{}), payments.ErrMissingStandardHeader)
-	assert.Equal(t, "payments.StandardVerifier{secrets: 0, tolerance: 0s}", v.String())
+	assert.ErrorIs(t, v.Verify(body, swSignAt(t, swVectorTime, body, swSecret)), webhook.ErrNoMatchingSignature)
+	assert.ErrorIs(t, v.Verify(body, http.Header{}), webhook.ErrMissingStandardHeader)
+	assert.Equal(t, "webhook.StandardVerifier{secrets: 0, tolerance: 0s}", v.String())
 }
 
 // FuzzStandardSignatureHeader feeds arbitrary Standard Webhooks headers and
@@ -571,8 +572,8 @@ func FuzzStandardSignatureHeader(f *testing.F) {
 	} {
 		f.Add(seed.id, seed.ts, seed.sig, []byte(seed.body))
 	}
-	sentinels := []error{payments.ErrMissingStandardHeader, payments.ErrMalformedSignatureHeader,
-		payments.ErrNoMatchingSignature, payments.ErrTimestampOutOfTolerance}
+	sentinels := []error{webhook.ErrMissingStandardHeader, webhook.ErrMalformedSignatureHeader,
+		webhook.ErrNoMatchingSignature, webhook.ErrTimestampOutOfTolerance}
 	v := swVerifier(f, swSecret, swOtherSecret)
 
 	f.Fuzz(func(t *testing.T, id, ts, sig string, body []byte) {

@@ -1,4 +1,4 @@
-package payments_test
+package webhook_test
 
 import (
 	"crypto/hmac"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const (
@@ -27,16 +28,16 @@ var whNow = time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 
 func whClock() time.Time { return whNow }
 
-func whVerifier(t *testing.T, secrets ...string) *payments.SignatureVerifier {
+func whVerifier(t *testing.T, secrets ...string) *webhook.SignatureVerifier {
 	t.Helper()
-	v, err := payments.NewSignatureVerifier(secrets, payments.WithSignatureClock(whClock))
+	v, err := webhook.NewSignatureVerifier(secrets, webhook.WithSignatureClock(whClock))
 	require.NoError(t, err)
 	return v
 }
 
 func whHeader(value string) http.Header {
 	h := http.Header{}
-	h.Set(payments.SignatureHeader, value)
+	h.Set(webhook.SignatureHeader, value)
 	return h
 }
 
@@ -77,30 +78,30 @@ func whHMAC(ts string, payload []byte, secret string) string {
 func TestSignPayloadFollowsTheDocumentedScheme(t *testing.T) {
 	payload := whPayload()
 	ts := fmt.Sprint(whNow.Unix())
-	assert.Equal(t, "t="+ts+",v1="+whHMAC(ts, payload, whSecret), payments.SignPayload(payload, whNow, whSecret))
+	assert.Equal(t, "t="+ts+",v1="+whHMAC(ts, payload, whSecret), webhook.SignPayload(payload, whNow, whSecret))
 	assert.Equal(t, "t="+ts+",v1="+whHMAC(ts, payload, whSecret)+",v1="+whHMAC(ts, payload, whOtherSecret),
-		payments.SignPayload(payload, whNow, whSecret, whOtherSecret))
+		webhook.SignPayload(payload, whNow, whSecret, whOtherSecret))
 }
 
 func TestVerifyValidDelivery(t *testing.T) {
 	payload := whPayload()
-	header := payments.SignPayload(payload, whNow, whSecret)
+	header := webhook.SignPayload(payload, whNow, whSecret)
 	require.NoError(t, whVerifier(t, whSecret).Verify(payload, whHeader(header)))
 }
 
 func TestVerifyRejectsTampering(t *testing.T) {
 	payload := whPayload()
-	header := payments.SignPayload(payload, whNow, whSecret)
+	header := webhook.SignPayload(payload, whNow, whSecret)
 	v := whVerifier(t, whSecret)
 
 	t.Run("tampered body", func(t *testing.T) {
 		tampered := []byte(strings.Replace(string(payload), "100.00", "900.00", 1))
 		err := v.Verify(tampered, whHeader(header))
-		assert.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+		assert.ErrorIs(t, err, webhook.ErrNoMatchingSignature)
 		whAssertNoSecrets(t, err, header)
 	})
 	t.Run("body with an added space", func(t *testing.T) {
-		assert.ErrorIs(t, v.Verify(append(payload, ' '), whHeader(header)), payments.ErrNoMatchingSignature)
+		assert.ErrorIs(t, v.Verify(append(payload, ' '), whHeader(header)), webhook.ErrNoMatchingSignature)
 	})
 	t.Run("tampered signature", func(t *testing.T) {
 		sig := whSignatureOf(t, header)
@@ -110,41 +111,41 @@ func TestVerifyRejectsTampering(t *testing.T) {
 		}
 		bad := strings.Replace(header, sig, flipped+sig[1:], 1)
 		err := v.Verify(payload, whHeader(bad))
-		assert.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+		assert.ErrorIs(t, err, webhook.ErrNoMatchingSignature)
 		whAssertNoSecrets(t, err, bad)
 	})
 	t.Run("tampered timestamp", func(t *testing.T) {
 		// Same signature, another t: the timestamp is part of the signed text.
 		bad := strings.Replace(header, fmt.Sprintf("t=%d", whNow.Unix()), fmt.Sprintf("t=%d", whNow.Unix()-1), 1)
-		assert.ErrorIs(t, v.Verify(payload, whHeader(bad)), payments.ErrNoMatchingSignature)
+		assert.ErrorIs(t, v.Verify(payload, whHeader(bad)), webhook.ErrNoMatchingSignature)
 	})
 	t.Run("wrong secret", func(t *testing.T) {
-		other := payments.SignPayload(payload, whNow, "whsec_attacker_guess")
+		other := webhook.SignPayload(payload, whNow, "whsec_attacker_guess")
 		err := v.Verify(payload, whHeader(other))
-		assert.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+		assert.ErrorIs(t, err, webhook.ErrNoMatchingSignature)
 		whAssertNoSecrets(t, err, other)
 	})
 }
 
 func TestVerifySecretRotation(t *testing.T) {
 	payload := whPayload()
-	signedByBoth := payments.SignPayload(payload, whNow, whSecret, whOtherSecret)
-	signedByOld := payments.SignPayload(payload, whNow, whSecret)
-	signedByNew := payments.SignPayload(payload, whNow, whOtherSecret)
+	signedByBoth := webhook.SignPayload(payload, whNow, whSecret, whOtherSecret)
+	signedByOld := webhook.SignPayload(payload, whNow, whSecret)
+	signedByNew := webhook.SignPayload(payload, whNow, whOtherSecret)
 	require.Equal(t, 2, strings.Count(signedByBoth, "v1="))
 
 	t.Run("header with two v1 entries", func(t *testing.T) {
 		assert.NoError(t, whVerifier(t, whSecret).Verify(payload, whHeader(signedByBoth)), "the old secret matches the first entry")
 		assert.NoError(t, whVerifier(t, whOtherSecret).Verify(payload, whHeader(signedByBoth)), "the new secret matches the second entry")
-		assert.ErrorIs(t, whVerifier(t, "whsec_unrelated").Verify(payload, whHeader(signedByBoth)), payments.ErrNoMatchingSignature)
+		assert.ErrorIs(t, whVerifier(t, "whsec_unrelated").Verify(payload, whHeader(signedByBoth)), webhook.ErrNoMatchingSignature)
 	})
 	t.Run("verifier with two secrets", func(t *testing.T) {
 		v := whVerifier(t, whSecret, whOtherSecret)
 		assert.NoError(t, v.Verify(payload, whHeader(signedByOld)))
 		assert.NoError(t, v.Verify(payload, whHeader(signedByNew)))
 		assert.NoError(t, v.Verify(payload, whHeader(signedByBoth)))
-		unrelated := payments.SignPayload(payload, whNow, "whsec_unrelated")
-		assert.ErrorIs(t, v.Verify(payload, whHeader(unrelated)), payments.ErrNoMatchingSignature)
+		unrelated := webhook.SignPayload(payload, whNow, "whsec_unrelated")
+		assert.ErrorIs(t, v.Verify(payload, whHeader(unrelated)), webhook.ErrNoMatchingSignature)
 	})
 }
 
@@ -157,14 +158,14 @@ func TestVerifyTimestampTolerance(t *testing.T) {
 	}{
 		"exactly 5 minutes old":   {whNow.Add(-5 * time.Minute), nil},
 		"exactly 5 minutes ahead": {whNow.Add(5 * time.Minute), nil},
-		"old":                     {whNow.Add(-5*time.Minute - time.Second), payments.ErrTimestampOutOfTolerance},
-		"a day old":               {whNow.Add(-24 * time.Hour), payments.ErrTimestampOutOfTolerance},
-		"future":                  {whNow.Add(5*time.Minute + time.Second), payments.ErrTimestampOutOfTolerance},
-		"epoch":                   {time.Unix(0, 0), payments.ErrTimestampOutOfTolerance},
+		"old":                     {whNow.Add(-5*time.Minute - time.Second), webhook.ErrTimestampOutOfTolerance},
+		"a day old":               {whNow.Add(-24 * time.Hour), webhook.ErrTimestampOutOfTolerance},
+		"future":                  {whNow.Add(5*time.Minute + time.Second), webhook.ErrTimestampOutOfTolerance},
+		"epoch":                   {time.Unix(0, 0), webhook.ErrTimestampOutOfTolerance},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			header := payments.SignPayload(payload, tc.signedAt, whSecret)
+			header := webhook.SignPayload(payload, tc.signedAt, whSecret)
 			err := v.Verify(payload, whHeader(header))
 			if tc.want == nil {
 				assert.NoError(t, err)
@@ -178,65 +179,65 @@ func TestVerifyTimestampTolerance(t *testing.T) {
 	t.Run("far future t does not overflow", func(t *testing.T) {
 		for _, ts := range []string{"9223372036854775807", "1099511627777", "99999999999"} {
 			header := "t=" + ts + ",v1=" + whHMAC(ts, payload, whSecret)
-			assert.ErrorIs(t, v.Verify(payload, whHeader(header)), payments.ErrTimestampOutOfTolerance, ts)
+			assert.ErrorIs(t, v.Verify(payload, whHeader(header)), webhook.ErrTimestampOutOfTolerance, ts)
 		}
 	})
 
 	t.Run("custom tolerance", func(t *testing.T) {
-		strict, err := payments.NewSignatureVerifier([]string{whSecret},
-			payments.WithSignatureTolerance(30*time.Second), payments.WithSignatureClock(whClock))
+		strict, err := webhook.NewSignatureVerifier([]string{whSecret},
+			webhook.WithSignatureTolerance(30*time.Second), webhook.WithSignatureClock(whClock))
 		require.NoError(t, err)
-		header := payments.SignPayload(payload, whNow.Add(-time.Minute), whSecret)
-		assert.ErrorIs(t, strict.Verify(payload, whHeader(header)), payments.ErrTimestampOutOfTolerance)
+		header := webhook.SignPayload(payload, whNow.Add(-time.Minute), whSecret)
+		assert.ErrorIs(t, strict.Verify(payload, whHeader(header)), webhook.ErrTimestampOutOfTolerance)
 		assert.NoError(t, v.Verify(payload, whHeader(header)))
 	})
 }
 
 func TestVerifyMissingHeader(t *testing.T) {
 	v := whVerifier(t, whSecret)
-	assert.ErrorIs(t, v.Verify(whPayload(), http.Header{}), payments.ErrNoSignatureHeader)
-	assert.ErrorIs(t, v.Verify(whPayload(), nil), payments.ErrNoSignatureHeader)
+	assert.ErrorIs(t, v.Verify(whPayload(), http.Header{}), webhook.ErrNoSignatureHeader)
+	assert.ErrorIs(t, v.Verify(whPayload(), nil), webhook.ErrNoSignatureHeader)
 	other := http.Header{}
-	other.Set("Stripe-Signature", payments.SignPayload(whPayload(), whNow, whSecret))
-	assert.ErrorIs(t, v.Verify(whPayload(), other), payments.ErrNoSignatureHeader)
+	other.Set("Stripe-Signature", webhook.SignPayload(whPayload(), whNow, whSecret))
+	assert.ErrorIs(t, v.Verify(whPayload(), other), webhook.ErrNoSignatureHeader)
 }
 
 func TestVerifyMalformedHeaders(t *testing.T) {
 	payload := whPayload()
-	good := payments.SignPayload(payload, whNow, whSecret)
+	good := webhook.SignPayload(payload, whNow, whSecret)
 	sig := whSignatureOf(t, good)
 	ts := fmt.Sprint(whNow.Unix())
 	cases := []struct {
 		name, header string
 		want         error
 	}{
-		{"empty", "", payments.ErrNoSignatureHeader},
-		{"blank", "   ", payments.ErrNoSignatureHeader},
-		{"no t", "v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"no v1", "t=" + ts, payments.ErrMalformedSignatureHeader},
-		{"only another scheme", "t=" + ts + ",v0=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t empty", "t=,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t not an integer", "t=abc,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t with a fraction", "t=" + ts + ".5,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t in exponent form", "t=1.7e9,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t with plus sign", "t=+" + ts + ",v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t negative", "t=-" + ts + ",v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t with inner space", "t= " + ts + ",v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t with split digits", "t=17 14557600,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t with underscores", "t=1_714_557_600,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t hexadecimal", "t=0x66321C20,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"t overflows int64", "t=99999999999999999999,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"duplicate t", "t=" + ts + ",t=" + ts + ",v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"duplicate t with other value", "t=" + ts + ",v1=" + sig + ",t=1", payments.ErrMalformedSignatureHeader},
-		{"non-hex v1", "t=" + ts + ",v1=" + strings.Repeat("zz", 32), payments.ErrMalformedSignatureHeader},
-		{"short v1", "t=" + ts + ",v1=" + sig[:62], payments.ErrMalformedSignatureHeader},
-		{"odd-length v1", "t=" + ts + ",v1=" + sig[:63], payments.ErrMalformedSignatureHeader},
-		{"empty v1", "t=" + ts + ",v1=", payments.ErrMalformedSignatureHeader},
-		{"garbage", "garbage", payments.ErrMalformedSignatureHeader},
-		{"semicolons", "t=" + ts + ";v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"empty entry", "t=" + ts + ",,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"empty key", "t=" + ts + ",=x,v1=" + sig, payments.ErrMalformedSignatureHeader},
-		{"too many entries", "t=" + ts + strings.Repeat(",v1="+sig, 40), payments.ErrMalformedSignatureHeader},
+		{"empty", "", webhook.ErrNoSignatureHeader},
+		{"blank", "   ", webhook.ErrNoSignatureHeader},
+		{"no t", "v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"no v1", "t=" + ts, webhook.ErrMalformedSignatureHeader},
+		{"only another scheme", "t=" + ts + ",v0=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t empty", "t=,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t not an integer", "t=abc,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t with a fraction", "t=" + ts + ".5,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t in exponent form", "t=1.7e9,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t with plus sign", "t=+" + ts + ",v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t negative", "t=-" + ts + ",v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t with inner space", "t= " + ts + ",v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t with split digits", "t=17 14557600,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t with underscores", "t=1_714_557_600,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t hexadecimal", "t=0x66321C20,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"t overflows int64", "t=99999999999999999999,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"duplicate t", "t=" + ts + ",t=" + ts + ",v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"duplicate t with other value", "t=" + ts + ",v1=" + sig + ",t=1", webhook.ErrMalformedSignatureHeader},
+		{"non-hex v1", "t=" + ts + ",v1=" + strings.Repeat("zz", 32), webhook.ErrMalformedSignatureHeader},
+		{"short v1", "t=" + ts + ",v1=" + sig[:62], webhook.ErrMalformedSignatureHeader},
+		{"odd-length v1", "t=" + ts + ",v1=" + sig[:63], webhook.ErrMalformedSignatureHeader},
+		{"empty v1", "t=" + ts + ",v1=", webhook.ErrMalformedSignatureHeader},
+		{"garbage", "garbage", webhook.ErrMalformedSignatureHeader},
+		{"semicolons", "t=" + ts + ";v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"empty entry", "t=" + ts + ",,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"empty key", "t=" + ts + ",=x,v1=" + sig, webhook.ErrMalformedSignatureHeader},
+		{"too many entries", "t=" + ts + strings.Repeat(",v1="+sig, 40), webhook.ErrMalformedSignatureHeader},
 	}
 	v := whVerifier(t, whSecret)
 	for _, tc := range cases {
@@ -244,7 +245,7 @@ func TestVerifyMalformedHeaders(t *testing.T) {
 			err := v.Verify(payload, whHeader(tc.header))
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.want)
-			for _, other := range []error{payments.ErrNoSignatureHeader, payments.ErrMalformedSignatureHeader, payments.ErrNoMatchingSignature, payments.ErrTimestampOutOfTolerance} {
+			for _, other := range []error{webhook.ErrNoSignatureHeader, webhook.ErrMalformedSignatureHeader, webhook.ErrNoMatchingSignature, webhook.ErrTimestampOutOfTolerance} {
 				if other != tc.want {
 					assert.False(t, errors.Is(err, other), "also matches %v", other)
 				}
@@ -256,7 +257,7 @@ func TestVerifyMalformedHeaders(t *testing.T) {
 
 func TestVerifyAcceptsWellFormedVariants(t *testing.T) {
 	payload := whPayload()
-	good := payments.SignPayload(payload, whNow, whSecret)
+	good := webhook.SignPayload(payload, whNow, whSecret)
 	sig := whSignatureOf(t, good)
 	ts := fmt.Sprint(whNow.Unix())
 	v := whVerifier(t, whSecret)
@@ -274,8 +275,8 @@ func TestVerifyAcceptsWellFormedVariants(t *testing.T) {
 
 	t.Run("header split over two lines", func(t *testing.T) {
 		h := http.Header{}
-		h.Add(payments.SignatureHeader, "t="+ts)
-		h.Add(payments.SignatureHeader, "v1="+sig)
+		h.Add(webhook.SignatureHeader, "t="+ts)
+		h.Add(webhook.SignatureHeader, "v1="+sig)
 		assert.NoError(t, v.Verify(payload, h))
 	})
 	t.Run("hand-built map with a lower-case key", func(t *testing.T) {
@@ -285,19 +286,19 @@ func TestVerifyAcceptsWellFormedVariants(t *testing.T) {
 }
 
 func TestNewSignatureVerifierRejectsBadConfig(t *testing.T) {
-	for name, call := range map[string]func() (*payments.SignatureVerifier, error){
-		"no secrets": func() (*payments.SignatureVerifier, error) { return payments.NewSignatureVerifier(nil) },
-		"an empty secret": func() (*payments.SignatureVerifier, error) {
-			return payments.NewSignatureVerifier([]string{whSecret, ""})
+	for name, call := range map[string]func() (*webhook.SignatureVerifier, error){
+		"no secrets": func() (*webhook.SignatureVerifier, error) { return webhook.NewSignatureVerifier(nil) },
+		"an empty secret": func() (*webhook.SignatureVerifier, error) {
+			return webhook.NewSignatureVerifier([]string{whSecret, ""})
 		},
-		"zero tolerance": func() (*payments.SignatureVerifier, error) {
-			return payments.NewSignatureVerifier([]string{whSecret}, payments.WithSignatureTolerance(0))
+		"zero tolerance": func() (*webhook.SignatureVerifier, error) {
+			return webhook.NewSignatureVerifier([]string{whSecret}, webhook.WithSignatureTolerance(0))
 		},
-		"negative tolerance": func() (*payments.SignatureVerifier, error) {
-			return payments.NewSignatureVerifier([]string{whSecret}, payments.WithSignatureTolerance(-time.Second))
+		"negative tolerance": func() (*webhook.SignatureVerifier, error) {
+			return webhook.NewSignatureVerifier([]string{whSecret}, webhook.WithSignatureTolerance(-time.Second))
 		},
-		"nil clock": func() (*payments.SignatureVerifier, error) {
-			return payments.NewSignatureVerifier([]string{whSecret}, payments.WithSignatureClock(nil))
+		"nil clock": func() (*webhook.SignatureVerifier, error) {
+			return webhook.NewSignatureVerifier([]string{whSecret}, webhook.WithSignatureClock(nil))
 		},
 	} {
 		v, err := call()
@@ -317,40 +318,40 @@ func TestSignatureVerifierNeverPrintsSecrets(t *testing.T) {
 
 func TestConstructEvent(t *testing.T) {
 	payload := whPayload()
-	header := whHeader(payments.SignPayload(payload, time.Now(), whSecret))
+	header := whHeader(webhook.SignPayload(payload, time.Now(), whSecret))
 
-	ev, err := payments.ConstructEvent(payload, header, whSecret)
+	ev, err := webhook.ConstructEvent(payload, header, whSecret)
 	require.NoError(t, err)
 	assert.Equal(t, whEventID, ev.ID)
 	assert.Equal(t, payments.EventPaymentCompleted, ev.Type)
 
-	ev, err = payments.ConstructEvent(payload, header, whOtherSecret, whSecret)
+	ev, err = webhook.ConstructEvent(payload, header, whOtherSecret, whSecret)
 	require.NoError(t, err, "rotation: any of the secrets")
 	assert.Equal(t, whEventID, ev.ID)
 
-	_, err = payments.ConstructEvent(append([]byte(nil), payload[:len(payload)-1]...), header, whSecret)
-	assert.ErrorIs(t, err, payments.ErrNoMatchingSignature)
+	_, err = webhook.ConstructEvent(append([]byte(nil), payload[:len(payload)-1]...), header, whSecret)
+	assert.ErrorIs(t, err, webhook.ErrNoMatchingSignature)
 
-	_, err = payments.ConstructEvent(payload, http.Header{}, whSecret)
-	assert.ErrorIs(t, err, payments.ErrNoSignatureHeader)
+	_, err = webhook.ConstructEvent(payload, http.Header{}, whSecret)
+	assert.ErrorIs(t, err, webhook.ErrNoSignatureHeader)
 
-	_, err = payments.ConstructEvent(payload, header)
+	_, err = webhook.ConstructEvent(payload, header)
 	assert.ErrorIs(t, err, payments.ErrInvalidConfig, "no secret is a configuration error, not a pass")
 
-	old := whHeader(payments.SignPayload(payload, time.Now().Add(-time.Hour), whSecret))
-	_, err = payments.ConstructEvent(payload, old, whSecret)
-	assert.ErrorIs(t, err, payments.ErrTimestampOutOfTolerance)
+	old := whHeader(webhook.SignPayload(payload, time.Now().Add(-time.Hour), whSecret))
+	_, err = webhook.ConstructEvent(payload, old, whSecret)
+	assert.ErrorIs(t, err, webhook.ErrTimestampOutOfTolerance)
 
 	notAnEvent := []byte(`{"hello":"world"}`)
-	_, err = payments.ConstructEvent(notAnEvent, whHeader(payments.SignPayload(notAnEvent, time.Now(), whSecret)), whSecret)
+	_, err = webhook.ConstructEvent(notAnEvent, whHeader(webhook.SignPayload(notAnEvent, time.Now(), whSecret)), whSecret)
 	assert.ErrorIs(t, err, payments.ErrInvalidEvent)
 }
 
 func TestZeroSignatureVerifierRefusesEverything(t *testing.T) {
-	var v payments.SignatureVerifier
+	var v webhook.SignatureVerifier
 	payload := whPayload()
-	assert.ErrorIs(t, v.Verify(payload, whHeader(payments.SignPayload(payload, time.Now(), whSecret))), payments.ErrNoMatchingSignature)
-	assert.ErrorIs(t, v.Verify(payload, whHeader(payments.SignPayload(payload, time.Now(), ""))), payments.ErrNoMatchingSignature)
+	assert.ErrorIs(t, v.Verify(payload, whHeader(webhook.SignPayload(payload, time.Now(), whSecret))), webhook.ErrNoMatchingSignature)
+	assert.ErrorIs(t, v.Verify(payload, whHeader(webhook.SignPayload(payload, time.Now(), ""))), webhook.ErrNoMatchingSignature)
 }
 
 // FuzzParseSignatureHeader feeds arbitrary header values to the verifier: it
@@ -358,10 +359,10 @@ func TestZeroSignatureVerifierRefusesEverything(t *testing.T) {
 // made by SignPayload for the same payload and secret must always verify.
 func FuzzParseSignatureHeader(f *testing.F) {
 	payload := []byte(`{"id":"e1","event":"payment.completed","data":{}}`)
-	good := payments.SignPayload(payload, whNow, whSecret)
+	good := webhook.SignPayload(payload, whNow, whSecret)
 	for _, seed := range []string{
 		good,
-		payments.SignPayload(payload, whNow, whSecret, whOtherSecret),
+		webhook.SignPayload(payload, whNow, whSecret, whOtherSecret),
 		"",
 		"t=",
 		"v1=",
@@ -382,19 +383,19 @@ func FuzzParseSignatureHeader(f *testing.F) {
 	f.Add("t=0,v1=", []byte("\xff\xfe"), "\x00")
 
 	sentinels := []error{
-		payments.ErrNoSignatureHeader, payments.ErrMalformedSignatureHeader,
-		payments.ErrNoMatchingSignature, payments.ErrTimestampOutOfTolerance,
+		webhook.ErrNoSignatureHeader, webhook.ErrMalformedSignatureHeader,
+		webhook.ErrNoMatchingSignature, webhook.ErrTimestampOutOfTolerance,
 	}
 	f.Fuzz(func(t *testing.T, header string, body []byte, secret string) {
 		if secret == "" {
 			secret = "s"
 		}
-		v, err := payments.NewSignatureVerifier([]string{secret}, payments.WithSignatureClock(whClock))
+		v, err := webhook.NewSignatureVerifier([]string{secret}, webhook.WithSignatureClock(whClock))
 		if err != nil {
 			t.Fatal(err)
 		}
 		h := http.Header{}
-		h.Set(payments.SignatureHeader, header)
+		h.Set(webhook.SignatureHeader, header)
 		if err := v.Verify(body, h); err != nil {
 			known := false
 			for _, s := range sentinels {
@@ -406,11 +407,11 @@ func FuzzParseSignatureHeader(f *testing.F) {
 		}
 
 		signed := http.Header{}
-		signed.Set(payments.SignatureHeader, payments.SignPayload(body, whNow, secret))
+		signed.Set(webhook.SignatureHeader, webhook.SignPayload(body, whNow, secret))
 		if err := v.Verify(body, signed); err != nil {
 			t.Fatalf("a header made by SignPayload does not verify: %v", err)
 		}
-		signed.Set(payments.SignatureHeader, payments.SignPayload(body, whNow.Add(-time.Minute), "other-"+secret, secret))
+		signed.Set(webhook.SignatureHeader, webhook.SignPayload(body, whNow.Add(-time.Minute), "other-"+secret, secret))
 		if err := v.Verify(body, signed); err != nil {
 			t.Fatalf("a rotation header made by SignPayload does not verify: %v", err)
 		}
@@ -437,11 +438,11 @@ func FuzzConstructEvent(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, body []byte, header string, signIt bool) {
 		h := http.Header{}
-		h.Set(payments.SignatureHeader, header)
+		h.Set(webhook.SignatureHeader, header)
 		if signIt {
-			h.Set(payments.SignatureHeader, payments.SignPayload(body, time.Now(), whSecret))
+			h.Set(webhook.SignatureHeader, webhook.SignPayload(body, time.Now(), whSecret))
 		}
-		ev, err := payments.ConstructEvent(body, h, whSecret)
+		ev, err := webhook.ConstructEvent(body, h, whSecret)
 		if signIt && err != nil && !errors.Is(err, payments.ErrInvalidEvent) {
 			t.Fatalf("a signed body failed for another reason than not being an event: %v", err)
 		}

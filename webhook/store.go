@@ -1,4 +1,4 @@
-package payments
+package webhook
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (s ClaimStatus) String() string {
 	return "ClaimStatus(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Claim is an EventStore's answer to a claim on an event id.
+// Claim is an Store's answer to a claim on an event id.
 type Claim struct {
 	// EventID is the id that was claimed.
 	EventID string
@@ -51,20 +51,20 @@ type Claim struct {
 	// LeaseExpires is when an unsettled claim lapses, so that another
 	// delivery may take the event over (its owner may have died). The
 	// handler cancels your EventFunc's context at that moment. The zero
-	// time means the claim never lapses (MemoryEventStore: it lives and
+	// time means the claim never lapses (MemoryStore: it lives and
 	// dies with the process).
 	LeaseExpires time.Time
 }
 
-// ErrClaimLost is returned by an EventStore's Complete or Release when the
+// ErrClaimLost is returned by an Store's Complete or Release when the
 // claim is no longer the caller's: its lease ran out and another delivery
 // took the event over. The caller's processing may then be repeated by the
 // other delivery; EventStores that run the EventFunc in the same database
 // transaction as the completion (see the eventstore packages) roll it back
 // instead.
-var ErrClaimLost = errors.New("payments: the claim on the event lapsed and another delivery took it over")
+var ErrClaimLost = errors.New("webhook: the claim on the event lapsed and another delivery took it over")
 
-// EventStore records which events a receiver has processed, so that a
+// Store records which events a receiver has processed, so that a
 // webhook delivered twice (the service retries, and may deliver an event
 // again after a timeout) is processed once. An event id goes through:
 //
@@ -84,11 +84,11 @@ var ErrClaimLost = errors.New("payments: the claim on the event lapsed and anoth
 // Both must do nothing to, and return ErrClaimLost for, a claim whose token
 // no longer owns the id.
 //
-// MemoryEventStore, the default, lives in one process. For a receiver that
+// MemoryStore, the default, lives in one process. For a receiver that
 // runs on several replicas, use a store on a shared database: the packages
 // eventstore/pgstore (PostgreSQL, which can also commit your EventFunc's
 // writes in the same transaction) and eventstore/redisstore (Redis).
-type EventStore interface {
+type Store interface {
 	// Claim tries to take ownership of the event id. An error makes the
 	// handler answer 503 without processing the event, so that the service
 	// delivers it again later.
@@ -100,26 +100,26 @@ type EventStore interface {
 	Release(ctx context.Context, claim Claim) error
 }
 
-// DefaultMemoryEventStoreSize is how many processed event ids a
-// MemoryEventStore keeps before it forgets the oldest ones that are past its
+// DefaultMemoryStoreSize is how many processed event ids a
+// MemoryStore keeps before it forgets the oldest ones that are past its
 // replay window. At the default replay window of ten minutes it covers a
 // sustained 166 events per second without growing.
-const DefaultMemoryEventStoreSize = 100_000
+const DefaultMemoryStoreSize = 100_000
 
-// DefaultReplayWindow is how long a MemoryEventStore remembers a processed
+// DefaultReplayWindow is how long a MemoryStore remembers a processed
 // event id whatever its size bound: a delivery signed at t verifies from
 // t-tolerance to t+tolerance on the receiver's clock, so an id remembered for
 // twice the tolerance after processing cannot be replayed.
 const DefaultReplayWindow = 2 * DefaultSignatureTolerance
 
-// MemoryStoreOption configures a MemoryEventStore.
-type MemoryStoreOption func(*MemoryEventStore)
+// MemoryStoreOption configures a MemoryStore.
+type MemoryStoreOption func(*MemoryStore)
 
 // WithReplayWindow sets how long a processed id is remembered regardless of
 // the size bound (default DefaultReplayWindow). Set it to twice your
 // verifier's tolerance if you changed that. d <= 0 keeps the default.
 func WithReplayWindow(d time.Duration) MemoryStoreOption {
-	return func(s *MemoryEventStore) {
+	return func(s *MemoryStore) {
 		if d > 0 {
 			s.window = d
 		}
@@ -130,20 +130,20 @@ func WithReplayWindow(d time.Duration) MemoryStoreOption {
 // it holds more ids than its bound because all of them are inside the replay
 // window.
 func WithStoreLogger(l *slog.Logger) MemoryStoreOption {
-	return func(s *MemoryEventStore) { s.logger = l }
+	return func(s *MemoryStore) { s.logger = l }
 }
 
 // WithStoreClock makes the store read the time from now instead of
 // time.Now; use it in tests.
 func WithStoreClock(now func() time.Time) MemoryStoreOption {
-	return func(s *MemoryEventStore) {
+	return func(s *MemoryStore) {
 		if now != nil {
 			s.now = now
 		}
 	}
 }
 
-// MemoryEventStore is an EventStore in memory. It remembers every processed
+// MemoryStore is an Store in memory. It remembers every processed
 // id for its replay window (DefaultReplayWindow), and beyond that the most
 // recent ones up to its size bound. When more ids than the bound fall inside
 // the window (more than 166 events a second at the defaults), it keeps them
@@ -152,10 +152,10 @@ func WithStoreClock(now func() time.Time) MemoryStoreOption {
 // can still verify.
 //
 // It is private to the process: it does not survive a restart and replicas
-// do not share it (see EventStore for shared ones). A claim lasts exactly as
+// do not share it (see Store for shared ones). A claim lasts exactly as
 // long as the handler's call to your function and never lapses. The zero
 // value is ready to use with the defaults; it is safe for concurrent use.
-type MemoryEventStore struct {
+type MemoryStore struct {
 	mu       sync.Mutex
 	max      int
 	window   time.Duration
@@ -174,24 +174,24 @@ type doneEntry struct {
 	at time.Time
 }
 
-// NewMemoryEventStore returns an in-memory store bounded to maxEntries
-// processed ids past the replay window (DefaultMemoryEventStoreSize when
+// NewMemoryStore returns an in-memory store bounded to maxEntries
+// processed ids past the replay window (DefaultMemoryStoreSize when
 // maxEntries <= 0).
-func NewMemoryEventStore(maxEntries int, opts ...MemoryStoreOption) *MemoryEventStore {
-	s := &MemoryEventStore{max: maxEntries}
+func NewMemoryStore(maxEntries int, opts ...MemoryStoreOption) *MemoryStore {
+	s := &MemoryStore{max: maxEntries}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
 
-func (s *MemoryEventStore) init() {
+func (s *MemoryStore) init() {
 	if s.claims == nil {
 		s.claims = make(map[string]string)
 		s.done = make(map[string]time.Time)
 	}
 	if s.max <= 0 {
-		s.max = DefaultMemoryEventStoreSize
+		s.max = DefaultMemoryStoreSize
 	}
 	if s.window <= 0 {
 		s.window = DefaultReplayWindow
@@ -201,8 +201,8 @@ func (s *MemoryEventStore) init() {
 	}
 }
 
-// Claim implements EventStore.
-func (s *MemoryEventStore) Claim(_ context.Context, id string) (Claim, error) {
+// Claim implements Store.
+func (s *MemoryStore) Claim(_ context.Context, id string) (Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
@@ -218,8 +218,8 @@ func (s *MemoryEventStore) Claim(_ context.Context, id string) (Claim, error) {
 	return Claim{EventID: id, Status: ClaimAcquired, Token: tok}, nil
 }
 
-// Complete implements EventStore.
-func (s *MemoryEventStore) Complete(ctx context.Context, c Claim) error {
+// Complete implements Store.
+func (s *MemoryStore) Complete(ctx context.Context, c Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
@@ -236,13 +236,13 @@ func (s *MemoryEventStore) Complete(ctx context.Context, c Claim) error {
 
 // evict forgets the oldest processed ids while there are more than the bound
 // and the oldest is past the replay window.
-func (s *MemoryEventStore) evict(ctx context.Context, now time.Time) {
+func (s *MemoryStore) evict(ctx context.Context, now time.Time) {
 	for len(s.done) > s.max {
 		oldest := s.order[s.head]
 		if now.Sub(oldest.at) < s.window {
 			if s.logger != nil && now.Sub(s.lastWarn) >= time.Minute {
 				s.lastWarn = now
-				s.logger.LogAttrs(ctx, slog.LevelWarn, "payments: event store holds more processed ids than its bound, all inside the replay window; raise its size",
+				s.logger.LogAttrs(ctx, slog.LevelWarn, "webhook: event store holds more processed ids than its bound, all inside the replay window; raise its size",
 					slog.Int("ids", len(s.done)), slog.Int("bound", s.max), slog.String("replay_window", s.window.String()))
 			}
 			return
@@ -258,8 +258,8 @@ func (s *MemoryEventStore) evict(ctx context.Context, now time.Time) {
 	}
 }
 
-// Release implements EventStore.
-func (s *MemoryEventStore) Release(_ context.Context, c Claim) error {
+// Release implements Store.
+func (s *MemoryStore) Release(_ context.Context, c Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
@@ -271,7 +271,7 @@ func (s *MemoryEventStore) Release(_ context.Context, c Claim) error {
 }
 
 // Len returns how many processed event ids the store remembers.
-func (s *MemoryEventStore) Len() int {
+func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.done)

@@ -1,4 +1,4 @@
-package payments
+package webhook
 
 import (
 	"crypto/hmac"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paymentsapi/payments-go"
 )
 
 // The headers of the Standard Webhooks scheme (standardwebhooks.com). Header
@@ -30,7 +32,7 @@ const (
 
 // ErrMissingStandardHeader means the delivery lacks one of the three
 // Standard Webhooks headers (or has it blank); the message names which.
-var ErrMissingStandardHeader = errors.New("payments: webhook lacks a Standard Webhooks header")
+var ErrMissingStandardHeader = errors.New("webhook: lacks a Standard Webhooks header")
 
 // standardSecretPrefix marks a Standard Webhooks HMAC secret.
 const standardSecretPrefix = "whsec_"
@@ -104,7 +106,7 @@ func (v *StandardVerifier) Verify(payload []byte, header http.Header) error {
 	}
 	switch {
 	case len(missing) > 0:
-		return &verifyError{"payments: webhook lacks " + strings.Join(missing, ", "), ErrMissingStandardHeader}
+		return &verifyError{"webhook: lacks " + strings.Join(missing, ", "), ErrMissingStandardHeader}
 	case idErr != nil:
 		return idErr
 	case tsErr != nil:
@@ -155,18 +157,18 @@ func (v StandardVerifier) LogValue() slog.Value { return v.logValue(len(v.keys))
 func SignStandard(id string, t time.Time, payload []byte, secrets ...string) (http.Header, error) {
 	switch {
 	case id == "":
-		return nil, fmt.Errorf("%w: SignStandard needs an event id", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: SignStandard needs an event id", payments.ErrInvalidConfig)
 	case t.Unix() < 0:
-		return nil, fmt.Errorf("%w: SignStandard: time %s is before 1970", ErrInvalidConfig, t.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: SignStandard: time %s is before 1970", payments.ErrInvalidConfig, t.UTC().Format(time.RFC3339))
 	case len(secrets) == 0:
-		return nil, fmt.Errorf("%w: SignStandard needs at least one secret", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: SignStandard needs at least one secret", payments.ErrInvalidConfig)
 	}
 	ts := strconv.FormatInt(t.Unix(), 10)
 	entries := make([]string, len(secrets))
 	for i, s := range secrets {
 		key, err := decodeStandardSecret(s)
 		if err != nil {
-			return nil, fmt.Errorf("%w: SignStandard: secret %d %s", ErrInvalidConfig, i, err)
+			return nil, fmt.Errorf("%w: SignStandard: secret %d %s", payments.ErrInvalidConfig, i, err)
 		}
 		entries[i] = "v1," + base64.StdEncoding.EncodeToString(standardSignature(key, id, ts, payload))
 	}
@@ -183,7 +185,7 @@ func SignStandard(id string, t time.Time, payload []byte, secrets ...string) (ht
 func NewStandardSecret() (string, error) {
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
-		return "", fmt.Errorf("payments: NewStandardSecret: %w", err)
+		return "", fmt.Errorf("webhook: NewStandardSecret: %w", err)
 	}
 	return standardSecretPrefix + base64.StdEncoding.EncodeToString(key), nil
 }
@@ -293,5 +295,5 @@ func (e *verifyError) Unwrap() error { return e.kind }
 // malformedStandard reports a malformed Standard Webhooks header; it
 // matches ErrMalformedSignatureHeader.
 func malformedStandard(reason string) error {
-	return &verifyError{"payments: malformed Standard Webhooks header: " + reason, ErrMalformedSignatureHeader}
+	return &verifyError{"webhook: malformed Standard Webhooks header: " + reason, ErrMalformedSignatureHeader}
 }

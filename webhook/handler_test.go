@@ -1,4 +1,4 @@
-package payments_test
+package webhook_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // whRecorder counts the calls of an EventFunc and the ones that succeeded.
@@ -30,7 +31,7 @@ type whRecorder struct {
 
 // fn returns an EventFunc that records the event and returns what result
 // says for the n-th call (1-based).
-func (r *whRecorder) fn(result func(n int64) error) payments.EventFunc {
+func (r *whRecorder) fn(result func(n int64) error) webhook.EventFunc {
 	return func(_ context.Context, ev *payments.Event) error {
 		n := r.calls.Add(1)
 		r.mu.Lock()
@@ -47,16 +48,16 @@ func (r *whRecorder) fn(result func(n int64) error) payments.EventFunc {
 func whOK(int64) error { return nil }
 
 // whHandler builds a handler with a verifier on the fixed test clock.
-func whHandler(t *testing.T, fn payments.EventFunc, opts ...payments.HandlerOption) *payments.WebhookHandler {
+func whHandler(t *testing.T, fn webhook.EventFunc, opts ...webhook.HandlerOption) *webhook.Handler {
 	t.Helper()
-	return payments.NewWebhookHandler(whVerifier(t, whSecret), fn, opts...)
+	return webhook.NewHandler(whVerifier(t, whSecret), fn, opts...)
 }
 
 // whDelivery is a POST of payload signed with secret at signedAt.
 func whDelivery(payload []byte, signedAt time.Time, secret string) *http.Request {
 	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(payload))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payments.SignatureHeader, payments.SignPayload(payload, signedAt, secret))
+	req.Header.Set(webhook.SignatureHeader, webhook.SignPayload(payload, signedAt, secret))
 	return req
 }
 
@@ -91,12 +92,12 @@ func TestWebhookHandlerRefusesBadSignatures(t *testing.T) {
 	cases := map[string]*http.Request{
 		"missing header": func() *http.Request {
 			r := whDelivery(payload, whNow, whSecret)
-			r.Header.Del(payments.SignatureHeader)
+			r.Header.Del(webhook.SignatureHeader)
 			return r
 		}(),
 		"malformed header": func() *http.Request {
 			r := whDelivery(payload, whNow, whSecret)
-			r.Header.Set(payments.SignatureHeader, "t=abc,v1=00")
+			r.Header.Set(webhook.SignatureHeader, "t=abc,v1=00")
 			return r
 		}(),
 		"tampered body": func() *http.Request {
@@ -146,14 +147,14 @@ func TestWebhookHandlerBodyLimit(t *testing.T) {
 
 	t.Run("over a custom limit", func(t *testing.T) {
 		var rec whRecorder
-		h := whHandler(t, rec.fn(whOK), payments.WithMaxBodyBytes(1024))
+		h := whHandler(t, rec.fn(whOK), webhook.WithMaxBodyBytes(1024))
 		resp := whServe(h, whDelivery(big, whNow, whSecret))
 		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.Code)
 		assert.Zero(t, rec.calls.Load())
 	})
 	t.Run("over the limit without a Content-Length", func(t *testing.T) {
 		var rec whRecorder
-		h := whHandler(t, rec.fn(whOK), payments.WithMaxBodyBytes(1024))
+		h := whHandler(t, rec.fn(whOK), webhook.WithMaxBodyBytes(1024))
 		req := whDelivery(big, whNow, whSecret)
 		req.ContentLength = -1 // as with chunked transfer encoding
 		resp := whServe(h, req)
@@ -163,14 +164,14 @@ func TestWebhookHandlerBodyLimit(t *testing.T) {
 	t.Run("over the default limit", func(t *testing.T) {
 		var rec whRecorder
 		h := whHandler(t, rec.fn(whOK))
-		huge := whEventJSON(whEventID, payments.EventPaymentCompleted, `{"notes":"`+strings.Repeat("x", payments.DefaultMaxWebhookBodyBytes)+`"}`)
+		huge := whEventJSON(whEventID, payments.EventPaymentCompleted, `{"notes":"`+strings.Repeat("x", webhook.DefaultMaxBodyBytes)+`"}`)
 		resp := whServe(h, whDelivery(huge, whNow, whSecret))
 		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.Code)
 		assert.Zero(t, rec.calls.Load())
 	})
 	t.Run("exactly at the limit", func(t *testing.T) {
 		var rec whRecorder
-		h := whHandler(t, rec.fn(whOK), payments.WithMaxBodyBytes(int64(len(big))))
+		h := whHandler(t, rec.fn(whOK), webhook.WithMaxBodyBytes(int64(len(big))))
 		resp := whServe(h, whDelivery(big, whNow, whSecret))
 		assert.Equal(t, http.StatusOK, resp.Code)
 		assert.EqualValues(t, 1, rec.calls.Load())
@@ -210,7 +211,7 @@ func TestWebhookHandlerPanickingFunctionReleasesTheEvent(t *testing.T) {
 			panic("bug in the merchant's code")
 		}
 		return nil
-	}), payments.WithHandlerLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	}), webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	payload := whPayload()
 	var first *httptest.ResponseRecorder
 	require.NotPanics(t, func() { first = whServe(h, whDelivery(payload, whNow, whSecret)) })
@@ -222,7 +223,7 @@ func TestWebhookHandlerPanickingFunctionReleasesTheEvent(t *testing.T) {
 	require.NoError(t, json.Unmarshal(bytes.SplitN(logs.Bytes(), []byte("\n"), 2)[0], &line))
 	assert.Equal(t, "ERROR", line.Level)
 	assert.Equal(t, "panic: bug in the merchant's code", line.Error)
-	assert.Contains(t, line.Stack, "webhooks_handler_test.go", "the stack points at the panicking code")
+	assert.Contains(t, line.Stack, "webhook/handler_test.go", "the stack points at the panicking code")
 	assert.NotContains(t, logs.String(), `"amount"`, "the body is never logged")
 
 	resp := whServe(h, whDelivery(payload, whNow, whSecret))
@@ -319,11 +320,11 @@ func TestWebhookHandlerLogsNoSecrets(t *testing.T) {
 			return errors.New("temporary failure")
 		}
 		return nil
-	}), payments.WithHandlerLogger(logger))
+	}), webhook.WithLogger(logger))
 
 	payload := whEventJSON(whEventID, payments.EventRecipientCreated, `{"account_number":"0123456789","account_name":"Ada Okafor"}`)
 	good := whDelivery(payload, whNow, whSecret)
-	header := good.Header.Get(payments.SignatureHeader)
+	header := good.Header.Get(webhook.SignatureHeader)
 	whServe(h, good)                                                      // fn fails: 500
 	whServe(h, whDelivery(payload, whNow, whSecret))                      // processed: 200
 	whServe(h, whDelivery(payload, whNow, whSecret))                      // duplicate: 200
@@ -343,42 +344,42 @@ func TestWebhookHandlerLogsNoSecrets(t *testing.T) {
 
 func TestNewWebhookHandlerPanicsOnNil(t *testing.T) {
 	v := whVerifier(t, whSecret)
-	assert.Panics(t, func() { payments.NewWebhookHandler(nil, whRecorderFn()) })
-	assert.Panics(t, func() { payments.NewWebhookHandler(v, nil) })
+	assert.Panics(t, func() { webhook.NewHandler(nil, whRecorderFn()) })
+	assert.Panics(t, func() { webhook.NewHandler(v, nil) })
 }
 
-func whRecorderFn() payments.EventFunc {
+func whRecorderFn() webhook.EventFunc {
 	var rec whRecorder
 	return rec.fn(whOK)
 }
 
 // idRecordingStore records the ids the handler claims.
 type idRecordingStore struct {
-	payments.MemoryEventStore
+	webhook.MemoryStore
 	mu  sync.Mutex
 	ids []string
 }
 
-func (s *idRecordingStore) Claim(ctx context.Context, id string) (payments.Claim, error) {
+func (s *idRecordingStore) Claim(ctx context.Context, id string) (webhook.Claim, error) {
 	s.mu.Lock()
 	s.ids = append(s.ids, id)
 	s.mu.Unlock()
-	return s.MemoryEventStore.Claim(ctx, id)
+	return s.MemoryStore.Claim(ctx, id)
 }
 
 // TestWebhookHandlerStandardWebhooksDedupesOnWebhookID: with the Standard
 // Webhooks scheme the handler claims the signed webhook-id, not the id in
 // the body.
 func TestWebhookHandlerStandardWebhooksDedupesOnWebhookID(t *testing.T) {
-	secret, err := payments.NewStandardSecret()
+	secret, err := webhook.NewStandardSecret()
 	require.NoError(t, err)
-	v, err := payments.NewStandardVerifier([]string{secret}, payments.WithSignatureClock(whClock))
+	v, err := webhook.NewStandardVerifier([]string{secret}, webhook.WithSignatureClock(whClock))
 	require.NoError(t, err)
 	var rec whRecorder
 	store := &idRecordingStore{}
-	h := payments.NewWebhookHandler(v, rec.fn(whOK), payments.WithEventStore(store))
+	h := webhook.NewHandler(v, rec.fn(whOK), webhook.WithStore(store))
 	deliver := func(msgID string, payload []byte) int {
-		header, err := payments.SignStandard(msgID, whNow, payload, secret)
+		header, err := webhook.SignStandard(msgID, whNow, payload, secret)
 		require.NoError(t, err)
 		req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(payload))
 		for k, vs := range header {

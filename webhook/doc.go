@@ -1,0 +1,27 @@
+// Package webhook receives the Payments API's webhooks: it verifies each
+// delivery's signature, parses it into a payments.Event, drops duplicates and
+// calls your function once per event, even when several replicas of your
+// receiver share the work.
+//
+// The pieces, from the outside in:
+//
+//   - Handler (NewHandler) is the http.Handler to mount at the URL the
+//     service posts to. It answers each delivery with the status the
+//     service's retries need (see Handler).
+//   - A Verifier checks that a delivery comes from the service:
+//     SignatureVerifier for the Payments-Signature scheme the SDK assumes,
+//     StandardVerifier for Standard Webhooks. ConstructEvent verifies and
+//     parses in one call for a receiver that brings its own HTTP stack.
+//   - A Store remembers which event ids were processed, in two phases (Claim,
+//     then Complete or Release) with a lease, so that an event is processed
+//     once across replicas and a dead replica's claim lapses. MemoryStore is
+//     the default, private to one process; the modules eventstore/pgstore
+//     (PostgreSQL) and eventstore/redisstore (Redis) share one store between
+//     replicas.
+//   - SignPayload and SignStandard sign test deliveries the way the service
+//     does, for your own tests.
+//
+// The events themselves, their kinds and typed accessors (payments.Event,
+// payments.ParseEvent) belong to the payments package, which describes the
+// service's data; this package only receives them.
+package webhook
