@@ -29,4 +29,3 @@ func ExampleNewStandardVerifier() {
 	http.Handle("POST /webhooks", handler)
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
-
