@@ -602,7 +602,7 @@ func TestRewriteREADME(t *testing.T) {
 	const src = "package demo\n\nfunc ExampleShown() {\n\tprintln(1)\n\tprintln(2)\n\t// Output:\n}\n"
 	read := func(string) ([]byte, error) { return []byte(src), nil }
 	md := "# demo\n\n<!-- source: demo_test.go ExampleShown -->\n\n```go\nprintln(0)\n```\n\n" +
-		"```sh\necho untouched\n```\n\n<!-- tested-by: eventstore TestREADMEMirrorsExamples -->\n```go\nx := 1\n```\n"
+		"```sh\necho untouched\n```\n\n<!-- tested-by: webhook TestWebhookHandlerStandardWebhooksDedupesOnWebhookID -->\n```go\nx := 1\n```\n"
 	got, err := rewriteREADME(md, read)
 	if err != nil {
 		t.Fatal(err)
@@ -625,6 +625,37 @@ func TestDedent(t *testing.T) {
 	} {
 		if got := dedent(in); got != want {
 			t.Errorf("dedent(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The README opens with the two commands a newcomer needs, and CI runs the
+// same test command (and the quickstart), so that they cannot drift apart.
+func TestREADMECommandsAreWhatCIRuns(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := strings.SplitN(string(readme), "```", 3)
+	if len(first) < 3 || !strings.HasPrefix(first[1], "sh\n") {
+		t.Fatal("README.md does not open with a sh block")
+	}
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimPrefix(first[1], "sh\n"), "\n") {
+		if cmd, _, _ := strings.Cut(line, "#"); strings.TrimSpace(cmd) != "" {
+			cmds = append(cmds, strings.TrimSpace(cmd))
+		}
+	}
+	if len(cmds) != 2 || !strings.HasPrefix(cmds[0], "go run ./examples/quickstart") || !strings.HasPrefix(cmds[1], "go test") {
+		t.Fatalf("README.md's first block is %q, want the quickstart and the test command", cmds)
+	}
+	for _, cmd := range cmds {
+		if !strings.Contains(string(ci), cmd+"\n") {
+			t.Errorf(".ci/run does not run the README's %q", cmd)
 		}
 	}
 }

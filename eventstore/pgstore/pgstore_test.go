@@ -128,8 +128,9 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 	}
 }
 
-// The package documentation shows exactly what Migrate runs, for a DBA.
-func TestMigrationSQLIsInThePackageDoc(t *testing.T) {
+// The package documentation and the README show exactly what Migrate runs,
+// for a DBA.
+func TestMigrationSQLIsInThePackageDocAndREADME(t *testing.T) {
 	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none")
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +152,13 @@ func TestMigrationSQLIsInThePackageDoc(t *testing.T) {
 	}
 	if !strings.Contains(doc.String(), s.MigrationSQL()) {
 		t.Errorf("doc.go's indented block does not contain the migration:\n%s", s.MigrationSQL())
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```sql\n"+s.MigrationSQL()+"```") {
+		t.Errorf("README.md has no sql block that is the migration:\n%s", s.MigrationSQL())
 	}
 }
 

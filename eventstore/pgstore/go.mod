@@ -1,0 +1,22 @@
+module github.com/paymentsapi/payments-go/eventstore/pgstore
+
+go 1.24
+
+require github.com/paymentsapi/payments-go v0.0.0-00010101000000-000000000000
+
+replace github.com/paymentsapi/payments-go => ../..
+
+require github.com/jackc/pgx/v5 v5.7.6
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.2 // indirect
+	github.com/shopspring/decimal v1.6.0 // indirect
+	golang.org/x/crypto v0.37.0 // indirect
+	golang.org/x/sync v0.13.0 // indirect
+	golang.org/x/text v0.24.0 // indirect
+)

@@ -1,0 +1,36 @@
+module github.com/paymentsapi/payments-go/examples/webhook-receiver
+
+go 1.24
+
+require github.com/paymentsapi/payments-go v0.0.0-00010101000000-000000000000
+
+require github.com/paymentsapi/payments-go/eventstore/pgstore v0.0.0-00010101000000-000000000000
+
+require github.com/paymentsapi/payments-go/eventstore/redisstore v0.0.0-00010101000000-000000000000
+
+replace github.com/paymentsapi/payments-go => ../..
+
+replace github.com/paymentsapi/payments-go/eventstore/pgstore => ../../eventstore/pgstore
+
+replace github.com/paymentsapi/payments-go/eventstore/redisstore => ../../eventstore/redisstore
+
+require (
+	github.com/jackc/pgx/v5 v5.7.6
+	github.com/redis/go-redis/v9 v9.22.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.2 // indirect
+	github.com/shopspring/decimal v1.6.0 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
+	golang.org/x/crypto v0.37.0 // indirect
+	golang.org/x/sync v0.13.0 // indirect
+	golang.org/x/sys v0.35.0 // indirect
+	golang.org/x/text v0.24.0 // indirect
+)
