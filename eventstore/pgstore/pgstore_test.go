@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/internal/readmecheck"
 	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/webhook"
 )
@@ -157,8 +158,9 @@ func TestMigrationSQLIsInThePackageDocAndREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "```sql\n"+s.MigrationSQL()+"```") {
-		t.Errorf("README.md has no sql block that is the migration:\n%s", s.MigrationSQL())
+	section, _ := readmecheck.Section(string(readme), "## Running several replicas")
+	if sql := readmecheck.Code(section, "sql"); len(sql) != 1 || sql[0] != s.MigrationSQL() {
+		t.Errorf("the README's sql block of \"Running several replicas\" is not the migration:\n%s", s.MigrationSQL())
 	}
 }
 

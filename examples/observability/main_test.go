@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -104,29 +103,4 @@ func TestObservabilityOnTheFake(t *testing.T) {
 	} {
 		assert.Contains(t, metrics, want)
 	}
-}
-
-// TestReadmeShowsThisProgram: the README's Observability section shows this
-// file, exactly.
-func TestReadmeShowsThisProgram(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	program, err := os.ReadFile("main.go")
-	require.NoError(t, err)
-
-	text := string(readme)
-	start := strings.Index(text, "\n## Observability\n")
-	require.NotEqual(t, -1, start, "README has no Observability section")
-	section := text[start+1:]
-	if end := strings.Index(section, "\n## "); end >= 0 {
-		section = section[:end]
-	}
-	// The program is the section's last Go block.
-	const fence = "```go\n"
-	i := strings.LastIndex(section, fence)
-	require.NotEqual(t, -1, i, "the section has no Go block")
-	block := section[i+len(fence):]
-	j := strings.Index(block, "```\n")
-	require.NotEqual(t, -1, j, "the Go block does not end")
-	assert.Equal(t, string(program), block[:j], "the README's program differs from examples/observability/main.go")
 }

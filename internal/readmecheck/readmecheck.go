@@ -1,0 +1,465 @@
+// Package readmecheck holds the Markdown files of the repository to the code
+// they show, for the README tests of every module: one parser of fenced
+// blocks and sections, and one checker of source markers.
+//
+// Every ```go block of a checked file is a copy of code that the tests
+// compile and run. The last non-blank line before a block names its source:
+//
+//	<!-- source: FILE NAME -->           the body of func NAME in FILE
+//	<!-- source: FILE func:NAME -->      the whole declaration of func NAME, doc comment included
+//	<!-- source: FILE region:NAME -->    the lines between "// region NAME" and "// endregion"
+//	<!-- source: FILE file: -->          the whole file (a program whose own tests run it)
+//	<!-- tested-by: DIR TestName -->     a block that TestName in the package at DIR checks itself
+//
+// A source marker may name several parts of one file; the block is then
+// those parts in order, separated by a blank line. FILE and DIR are relative
+// to the repository root. A body must be an Example with an "// Output:"
+// comment (so that go test runs it and checks what it prints) or a Test; a
+// whole function must be used by such an Example or Test of its file.
+package readmecheck
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Checker checks the Go blocks of a Markdown file against the repository at
+// Root.
+type Checker struct {
+	// Root is the repository's root, as a path from the test's directory
+	// ("." at the root, "../.." two levels down).
+	Root string
+	// ReadFile, when set, reads a source file by its path from the root
+	// instead of the file system (for the checker's own tests).
+	ReadFile func(path string) ([]byte, error)
+}
+
+// read reads a file of the repository by its path from the root.
+func (c Checker) read(path string) ([]byte, error) {
+	if filepath.IsAbs(path) || strings.Contains(path, "..") {
+		return nil, fmt.Errorf("%s: name a file inside the repository", path)
+	}
+	if c.ReadFile != nil {
+		return c.ReadFile(path)
+	}
+	return os.ReadFile(filepath.Join(c.Root, path))
+}
+
+var (
+	markerRE = regexp.MustCompile(`^<!-- (source|tested-by): (.*?) -->$`)
+	fenceRE  = regexp.MustCompile("^\\s*```([a-z]*)\\s*$")
+)
+
+// Block is one fenced code block of the README.
+type Block struct {
+	Line    int    // of the opening fence, counting from 1
+	Lang    string // "go", "sh", ...
+	Heading string // the section it is in
+	Marker  string // the marker line before it, or ""
+	Code    string // the lines between the fences, each ending in "\n"
+}
+
+// Blocks returns the fenced blocks of a Markdown text, with the marker
+// that precedes each (the last non-blank line before its fence, when that
+// line is a marker).
+func Blocks(md string) ([]Block, error) {
+	var (
+		blocks  []Block
+		cur     *Block
+		heading string
+		prev    string // the last non-blank line outside blocks
+	)
+	for i, line := range strings.Split(md, "\n") {
+		if cur != nil {
+			if strings.TrimSpace(line) == "```" {
+				blocks = append(blocks, *cur)
+				cur, prev = nil, ""
+				continue
+			}
+			cur.Code += line + "\n"
+			continue
+		}
+		if m := fenceRE.FindStringSubmatch(line); m != nil {
+			cur = &Block{Line: i + 1, Lang: m[1], Heading: heading}
+			if markerRE.MatchString(prev) {
+				cur.Marker = prev
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			heading = line
+		}
+		if strings.TrimSpace(line) != "" {
+			prev = strings.TrimSpace(line)
+		}
+	}
+	if cur != nil {
+		return nil, fmt.Errorf("line %d: the block never closes", cur.Line)
+	}
+	return blocks, nil
+}
+
+// Check returns a problem for every Go block of md that has no marker,
+// whose marker names nothing, or that differs from its source.
+func (c Checker) Check(md string) []string {
+	blocks, err := Blocks(md)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	for _, b := range blocks {
+		if b.Lang != "go" {
+			continue
+		}
+		where := fmt.Sprintf("README.md:%d (%s)", b.Line, b.Heading)
+		if err := c.checkBlock(b); err != nil {
+			problems = append(problems, where+": "+err.Error())
+		}
+	}
+	return problems
+}
+
+func (c Checker) checkBlock(b Block) error {
+	m := markerRE.FindStringSubmatch(b.Marker)
+	if m == nil {
+		return fmt.Errorf("no marker: put <!-- source: FILE NAME --> (or <!-- tested-by: DIR TestName --> where another test checks it) on the line before the block")
+	}
+	fields := strings.Fields(m[2])
+	if len(fields) < 2 {
+		return fmt.Errorf("marker %q: want a path and at least one name", b.Marker)
+	}
+	if m[1] == "tested-by" {
+		if len(fields) != 2 || !strings.HasPrefix(fields[1], "Test") {
+			return fmt.Errorf("marker %q: want <!-- tested-by: DIR TestName -->", b.Marker)
+		}
+		return c.findTest(fields[0], fields[1])
+	}
+	want, err := c.extractSource(fields[0], fields[1:])
+	if err != nil {
+		return err
+	}
+	if d := firstDifference(Dedent(b.Code), want); d != "" {
+		return fmt.Errorf("the block differs from %s %s: %s", fields[0], strings.Join(fields[1:], " "), d)
+	}
+	return nil
+}
+
+// extractSource returns the named parts of file, dedented and joined by a
+// blank line.
+func (c Checker) extractSource(file string, names []string) (string, error) {
+	src, err := c.read(file)
+	if err != nil {
+		return "", err
+	}
+	var f *ast.File
+	fset := token.NewFileSet()
+	if strings.HasSuffix(file, ".go") {
+		if f, err = parser.ParseFile(fset, file, src, parser.ParseComments); err != nil {
+			return "", err
+		}
+	}
+	var parts []string
+	for _, name := range names {
+		var part string
+		switch {
+		case name == "file:":
+			part = string(src)
+		case strings.HasPrefix(name, "region:"):
+			part, err = region(string(src), strings.TrimPrefix(name, "region:"))
+		case f == nil:
+			err = fmt.Errorf("%s is not a Go file: name a region:", file)
+		case strings.HasPrefix(name, "func:"):
+			part, err = funcDecl(f, fset, src, strings.TrimPrefix(name, "func:"))
+		default:
+			part, err = funcBody(f, fset, src, name)
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", file, err)
+		}
+		parts = append(parts, Dedent(part))
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+func findFunc(f *ast.File, name string) *ast.FuncDecl {
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == name {
+			return fn
+		}
+	}
+	return nil
+}
+
+// funcBody returns the lines inside the braces of func name, which must be
+// an Example that checks its output, or a Test.
+func funcBody(f *ast.File, fset *token.FileSet, src []byte, name string) (string, error) {
+	fn := findFunc(f, name)
+	if fn == nil {
+		return "", fmt.Errorf("no func %s", name)
+	}
+	if !runsAndChecks(f, fn) {
+		return "", fmt.Errorf("func %s is neither an Example with an // Output: comment nor a Test, so no test runs it", name)
+	}
+	body := src[fset.Position(fn.Body.Lbrace).Offset+1 : fset.Position(fn.Body.Rbrace).Offset]
+	return string(body), nil
+}
+
+// funcDecl returns the declaration of func name, from its doc comment to its
+// closing brace. An Example that checks its output, or a Test, of the same
+// file must use it, directly or through other functions of the file.
+func funcDecl(f *ast.File, fset *token.FileSet, src []byte, name string) (string, error) {
+	fn := findFunc(f, name)
+	if fn == nil {
+		return "", fmt.Errorf("no func %s", name)
+	}
+	if !reachedByRunner(f, name) {
+		return "", fmt.Errorf("func %s is used by no Example with an // Output: comment and no Test of the file", name)
+	}
+	start := fn.Pos()
+	if fn.Doc != nil {
+		start = fn.Doc.Pos()
+	}
+	return string(src[fset.Position(start).Offset:fset.Position(fn.End()).Offset]), nil
+}
+
+// reachedByRunner reports whether a function that go test runs and checks
+// (see runsAndChecks) uses func name, directly or through other functions
+// of the file.
+func reachedByRunner(f *ast.File, name string) bool {
+	uses := map[string][]string{} // func -> the funcs of the file it names
+	var queue []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || fn.Body == nil {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && findFunc(f, id.Name) != nil {
+				uses[fn.Name.Name] = append(uses[fn.Name.Name], id.Name)
+			}
+			return true
+		})
+		if runsAndChecks(f, fn) {
+			queue = append(queue, fn.Name.Name)
+		}
+	}
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, used := range uses[cur] {
+			if used == name {
+				return true
+			}
+			if !seen[used] {
+				seen[used] = true
+				queue = append(queue, used)
+			}
+		}
+	}
+	return false
+}
+
+// runsAndChecks reports whether go test runs fn and checks it: a Test, or an
+// Example with an output comment.
+func runsAndChecks(f *ast.File, fn *ast.FuncDecl) bool {
+	name := fn.Name.Name
+	if strings.HasPrefix(name, "Test") {
+		return true
+	}
+	if !strings.HasPrefix(name, "Example") {
+		return false
+	}
+	for _, cg := range f.Comments {
+		if cg.Pos() < fn.Body.Lbrace || cg.End() > fn.Body.Rbrace {
+			continue
+		}
+		for _, c := range cg.List {
+			text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+			if strings.HasPrefix(text, "Output:") || strings.HasPrefix(text, "Unordered output:") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// region returns the lines between "// region name" and the next
+// "// endregion".
+func region(src, name string) (string, error) {
+	var (
+		out    []string
+		inside bool
+	)
+	for _, line := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case !inside && t == "// region "+name:
+			inside = true
+		case inside && t == "// endregion":
+			return strings.Join(out, "\n"), nil
+		case inside:
+			out = append(out, line)
+		}
+	}
+	if inside {
+		return "", fmt.Errorf("region %s has no // endregion", name)
+	}
+	return "", fmt.Errorf("no // region %s", name)
+}
+
+// findTest checks that the package at dir has a test function name.
+func (c Checker) findTest(dir, name string) error {
+	files, err := filepath.Glob(filepath.Join(c.Root, dir, "*_test.go"))
+	if err != nil {
+		return err
+	}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			return err
+		}
+		if fn := findFunc(f, name); fn != nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("no func %s in %s/*_test.go", name, dir)
+}
+
+// Dedent drops blank lines at both ends, trailing spaces, and the
+// indentation that every non-blank line shares.
+func Dedent(s string) string {
+	lines := strings.Split(s, "\n")
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	prefix, first := "", true
+	for i, l := range lines {
+		l = strings.TrimRight(l, " \t")
+		lines[i] = l
+		if l == "" {
+			continue
+		}
+		if first {
+			prefix, first = l[:len(l)-len(strings.TrimLeft(l, " \t"))], false
+		}
+		for !strings.HasPrefix(l, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, prefix)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// firstDifference describes the first line where got and want differ, or
+// returns "" when they are equal.
+func firstDifference(got, want string) string {
+	if got == want {
+		return ""
+	}
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d of the block is\n\t%q\nbut the source has\n\t%q", i+1, gl, wl)
+		}
+	}
+	return "they differ"
+}
+
+// Rewrite replaces each Go block that has a source marker with its
+// source.
+func (c Checker) Rewrite(md string) (string, error) {
+	blocks, err := Blocks(md)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(md, "\n")
+	// From the last block up, so that the line numbers of the others hold.
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := blocks[i]
+		m := markerRE.FindStringSubmatch(b.Marker)
+		if b.Lang != "go" || m == nil || m[1] != "source" {
+			continue
+		}
+		fields := strings.Fields(m[2])
+		if len(fields) < 2 {
+			return "", fmt.Errorf("README.md:%d: marker %q names no source", b.Line, b.Marker)
+		}
+		src, err := c.extractSource(fields[0], fields[1:])
+		if err != nil {
+			return "", fmt.Errorf("README.md:%d: %w", b.Line, err)
+		}
+		n := strings.Count(b.Code, "\n") // lines between the fences
+		code := strings.Split(strings.TrimSuffix(src, "\n"), "\n")
+		lines = append(lines[:b.Line], append(code, lines[b.Line+n:]...)...)
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// Section returns the part of md under the heading line (for example
+// "## Running several replicas"), up to the next heading of the same or a
+// higher level, and whether there is such a heading.
+func Section(md, heading string) (string, bool) {
+	var rest string
+	switch i := strings.Index(md, "\n"+heading+"\n"); {
+	case strings.HasPrefix(md, heading+"\n"):
+		rest = md[len(heading)+1:]
+	case i >= 0:
+		rest = md[i+len(heading)+2:]
+	default:
+		return "", false
+	}
+	level := len(heading) - len(strings.TrimLeft(heading, "#"))
+	inFence := false
+	off := 0
+	for _, line := range strings.SplitAfter(rest, "\n") {
+		if fenceRE.MatchString(strings.TrimRight(line, "\n")) {
+			inFence = !inFence
+		}
+		if !inFence && strings.HasPrefix(line, "#") {
+			l := len(line) - len(strings.TrimLeft(line, "#"))
+			if l <= level {
+				return rest[:off], true
+			}
+		}
+		off += len(line)
+	}
+	return rest, true
+}
+
+// Code returns the contents of the fenced blocks of lang in md, in order.
+func Code(md, lang string) []string {
+	blocks, err := Blocks(md)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, b := range blocks {
+		if b.Lang == lang {
+			out = append(out, b.Code)
+		}
+	}
+	return out
+}
