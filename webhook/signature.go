@@ -159,6 +159,9 @@ func newVerifier[K any](name string, secrets []string, opts []VerifierOption, ch
 func (v *SignatureVerifier) Verify(payload []byte, header http.Header) error {
 	value := signatureHeaderValue(header)
 	if strings.TrimSpace(value) == "" {
+		if header.Get(StandardSignatureHeader) != "" {
+			return errOtherSchemeStandard
+		}
 		return ErrNoSignatureHeader
 	}
 	sh, err := parseSignatureHeader(value)
@@ -170,6 +173,16 @@ func (v *SignatureVerifier) Verify(payload []byte, header http.Header) error {
 	}
 	return v.checkTimestamp(sh.unix)
 }
+
+// The hints of a delivery signed with the other scheme than the verifier's:
+// the commonest mistake of a new receiver, so the error says how to switch.
+// They still match the scheme's "no header" error.
+var (
+	errOtherSchemeStandard = &verifyError{"webhook: no " + SignatureHeader + " header, but Standard Webhooks headers (" + StandardSignatureHeader +
+		"): this receiver expects the Payments-Signature scheme; use a StandardVerifier (the example receiver: PAYMENTS_WEBHOOK_SCHEME=standard)", ErrNoSignatureHeader}
+	errOtherSchemePayments = &verifyError{"webhook: no Standard Webhooks headers, but a " + SignatureHeader +
+		" header: this receiver expects Standard Webhooks; use a SignatureVerifier (the example receiver: PAYMENTS_WEBHOOK_SCHEME=payments, the default)", ErrMissingStandardHeader}
+)
 
 // checkTimestamp returns nil when the signing time unix (seconds) is within
 // the tolerance of now, either way.

@@ -1,12 +1,16 @@
 package webhook_test
 
 import (
+	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -479,4 +483,52 @@ func whTouchAccessors(ev *payments.Event) {
 		_, _ = retyped.VirtualAccount()
 		_, _ = retyped.VirtualAccountPayment()
 	}
+}
+
+// A delivery signed with the other scheme than the verifier's is refused
+// with an error that names both schemes and how to switch, and the handler's
+// 401 log line carries that hint; the errors still match each scheme's "no
+// header" sentinel.
+func TestVerifiersHintAtTheOtherScheme(t *testing.T) {
+	const stdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	body := whEventJSON(whEventID, payments.EventPaymentCompleted, `{"id":"p-1"}`)
+	now := time.Now()
+	standardHeaders, err := webhook.SignStandard(whEventID, now, body, stdSecret)
+	require.NoError(t, err)
+	paymentsHeaders := http.Header{webhook.SignatureHeader: {webhook.SignPayload(body, now, "whsec_test")}}
+
+	pv, err := webhook.NewSignatureVerifier([]string{"whsec_test"})
+	require.NoError(t, err)
+	err = pv.Verify(body, standardHeaders)
+	assert.ErrorIs(t, err, webhook.ErrNoSignatureHeader)
+	assert.EqualError(t, err, "webhook: no Payments-Signature header, but Standard Webhooks headers (webhook-signature): this receiver expects the Payments-Signature scheme; use a StandardVerifier (the example receiver: PAYMENTS_WEBHOOK_SCHEME=standard)")
+	assert.EqualError(t, pv.Verify(body, http.Header{}), "webhook: has no Payments-Signature header", "no hint without the other scheme's headers")
+
+	sv, err := webhook.NewStandardVerifier([]string{stdSecret})
+	require.NoError(t, err)
+	err = sv.Verify(body, paymentsHeaders)
+	assert.ErrorIs(t, err, webhook.ErrMissingStandardHeader)
+	assert.EqualError(t, err, "webhook: no Standard Webhooks headers, but a Payments-Signature header: this receiver expects Standard Webhooks; use a SignatureVerifier (the example receiver: PAYMENTS_WEBHOOK_SCHEME=payments, the default)")
+
+	var logs bytes.Buffer
+	h := webhook.NewHandler(pv, func(context.Context, *payments.Event) error { return nil },
+		webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
+	for k, v := range standardHeaders {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.Contains(t, logs.String(), "PAYMENTS_WEBHOOK_SCHEME=standard")
+	assert.NotContains(t, rec.Body.String(), "Standard", "the answer never says why")
+}
+
+// A Standard Webhooks verifier refuses the hex secret of the other scheme,
+// which is valid base64 too and would otherwise never match.
+func TestStandardVerifierRefusesAHexSecret(t *testing.T) {
+	_, err := webhook.NewStandardVerifier([]string{"whsec_" + strings.Repeat("0123456789abcdef", 4)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is hex, the form of a Payments-Signature secret")
+	assert.NotContains(t, err.Error(), "0123456789abcdef")
 }

@@ -105,6 +105,8 @@ func (v *StandardVerifier) Verify(payload []byte, header http.Header) error {
 		missing = append(missing, StandardSignatureHeader)
 	}
 	switch {
+	case len(missing) == 3 && header.Get(SignatureHeader) != "":
+		return errOtherSchemePayments
 	case len(missing) > 0:
 		return &verifyError{"webhook: lacks " + strings.Join(missing, ", "), ErrMissingStandardHeader}
 	case idErr != nil:
@@ -207,8 +209,15 @@ func decodeStandardSecret(s string) ([]byte, error) {
 	if strings.HasPrefix(s, "whsk_") || strings.HasPrefix(s, "whpk_") {
 		return nil, errors.New("is an ed25519 (v1a) key: only whsec_ HMAC secrets are supported")
 	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, standardSecretPrefix))
+	encoded := strings.TrimPrefix(s, standardSecretPrefix)
+	key, err := base64.StdEncoding.DecodeString(encoded)
 	switch {
+	case isLowerHex(encoded):
+		// Valid base64 too, but a key the sender never uses: the hex secret
+		// of the Payments-Signature scheme, given to the wrong verifier. A
+		// real base64 key of 24 bytes or more is all hex digits with a
+		// chance below 1 in 10^19.
+		return nil, errors.New("is hex, the form of a Payments-Signature secret: a Standard Webhooks secret is whsec_ followed by base64 (use a SignatureVerifier for this one)")
 	case err != nil:
 		return nil, errors.New("is not whsec_ followed by standard (padded) base64")
 	case len(key) < minStandardKeyBytes:
@@ -217,6 +226,19 @@ func decodeStandardSecret(s string) ([]byte, error) {
 		return nil, fmt.Errorf("has %d key bytes; Standard Webhooks keys have at least %d", len(key), minStandardKeyBytes)
 	}
 	return key, nil
+}
+
+// isLowerHex reports whether s is non-empty and all lower-case hex digits.
+func isLowerHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // minStandardKeyBytes is the shortest key the specification allows.
