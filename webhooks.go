@@ -3,8 +3,14 @@ package payments
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
+	"time"
 )
 
 // WebhooksService triggers test webhook deliveries. Reach it as
@@ -72,3 +78,245 @@ func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts
 }
 
 var opWebhooksTrigger = &operation{Operation: Operation{Name: "webhooks.trigger", Method: http.MethodPost, PathTemplate: "/webhooks/events/trigger/{event_id}"}, dataOptional: true}
+
+// Listing events: GET /webhooks/events. The specification names the
+// operation and shows neither its path nor its payload; this is the SDK's
+// assumption, shared with paymentstest and the sandbox (README, Assumptions).
+const (
+	// EventListMaxLimit is the largest page EventListParams.Limit may ask for.
+	EventListMaxLimit = 100
+	// EventListDefaultLimit is the page size the service uses when
+	// EventListParams.Limit is 0 (the SDK then sends no limit).
+	EventListDefaultLimit = 50
+)
+
+// CodeUnknownEventCursor (400): EventListParams.After names an event the
+// service does not know, or no longer keeps. Nothing was listed: start again
+// from a time with EventListParams.Since.
+const CodeUnknownEventCursor ErrorCode = "unknown_cursor"
+
+// ErrListEventsUnavailable matches the error of ListEvents and
+// ListEventsPage when the service answers 404: it has no list operation at
+// GET /webhooks/events, the path this SDK assumes (the specification does
+// not show it). The error is also an *APIError, with the stan. Call the
+// service's own path with Client.Do, and parse each event with ParseEvent.
+var ErrListEventsUnavailable = errors.New("payments: the service has no list-events operation at GET /webhooks/events " +
+	"(the path is an assumption of this SDK; call the service's list operation with Client.Do)")
+
+// EventListParams selects the events ListEvents and ListEventsPage list.
+// The zero value (or nil) lists every event the service keeps, oldest first.
+type EventListParams struct {
+	// Since, when not zero, lists only events created at or after it
+	// (sent as RFC 3339 in UTC).
+	Since time.Time
+	// After, when set, lists only the events created after the event with
+	// this id: a checkpoint is simply the id of the last event processed.
+	// An id the service does not know fails with CodeUnknownEventCursor.
+	After string
+	// Types, when set, lists only events of these kinds. Kinds the SDK does
+	// not know are sent as given.
+	Types []EventType
+	// Limit is the page size, from 1 to EventListMaxLimit; 0 leaves it to
+	// the service (EventListDefaultLimit).
+	Limit int
+}
+
+// maxEventIDLen bounds EventListParams.After.
+const maxEventIDLen = 255
+
+func (p *EventListParams) validate() error {
+	var v validator
+	if p.Limit < 0 || p.Limit > EventListMaxLimit {
+		v.add("limit", fmt.Sprintf("must be from 1 to %d, or 0 for the service's default (%d)", EventListMaxLimit, EventListDefaultLimit))
+	}
+	if p.After != "" && (len(p.After) > maxEventIDLen || !printableASCII(p.After)) {
+		v.add("after", fmt.Sprintf("must be an event id: 1 to %d printable ASCII characters without spaces", maxEventIDLen))
+	}
+	if y := p.Since.UTC().Year(); !p.Since.IsZero() && (y < 1 || y > 9999) {
+		v.add("since", "must be a time between years 1 and 9999")
+	}
+	for i, t := range p.Types {
+		if t == "" || len(t) > maxEventTypeLen || !printableASCII(string(t)) {
+			v.add(fmt.Sprintf("type[%d]", i), fmt.Sprintf("must be an event kind such as payment.completed: 1 to %d printable ASCII characters without spaces", maxEventTypeLen))
+		}
+	}
+	return v.err()
+}
+
+// query encodes p as the list's query string, keys sorted: after, limit,
+// since, type (repeated, in the order given).
+func (p *EventListParams) query() string {
+	q := url.Values{}
+	if p.After != "" {
+		q.Set("after", p.After)
+	}
+	if p.Limit != 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if !p.Since.IsZero() {
+		q.Set("since", p.Since.UTC().Format(time.RFC3339Nano))
+	}
+	for _, t := range p.Types {
+		q.Add("type", string(t))
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// EventPage is one page of ListEventsPage: events oldest first, each the
+// same *Event a webhook delivery gives (ParseEvent's shape), so that
+// listed and delivered events can go through the same function.
+// LastResponse gives the stan; RawJSON the page's data as received.
+type EventPage struct {
+	apiResource
+
+	// Events are the page's events, oldest first.
+	Events []*Event
+	// HasMore is true when more events follow this page: ask for them with
+	// NextParams.
+	HasMore bool
+
+	params EventListParams
+}
+
+// NextParams returns the params of the page after this one (those of this
+// page, with After set to its last event's id), or nil when HasMore is
+// false.
+func (p *EventPage) NextParams() *EventListParams {
+	if !p.HasMore || len(p.Events) == 0 {
+		return nil
+	}
+	next := p.params
+	next.Types = slices.Clone(p.params.Types)
+	next.After = p.Events[len(p.Events)-1].ID
+	return &next
+}
+
+// eventPageWire is the data of a page: {"events": [...], "has_more": bool}.
+// check parses the events into parsed.
+type eventPageWire struct {
+	Events  *[]json.RawMessage `json:"events"`
+	HasMore bool               `json:"has_more"`
+
+	parsed []*Event
+}
+
+// checkEventPage parses a page's events with ParseEvent; a page that is not
+// one becomes a *MalformedResponseError inside the pipeline. The reason
+// never repeats the events' content.
+func checkEventPage(out any) string {
+	w := out.(*eventPageWire)
+	if w.Events == nil {
+		return "the page has no events list"
+	}
+	w.parsed = make([]*Event, 0, len(*w.Events))
+	for i, raw := range *w.Events {
+		ev, err := ParseEvent(raw)
+		if err != nil {
+			return fmt.Sprintf("event %d of the page: %v", i, err)
+		}
+		w.parsed = append(w.parsed, ev)
+	}
+	if w.HasMore && len(w.parsed) == 0 {
+		return "the page says has_more but has no events to continue after"
+	}
+	return ""
+}
+
+var opWebhooksListEvents = &operation{
+	Operation: Operation{Name: "webhooks.list_events", Method: http.MethodGet, PathTemplate: "/webhooks/events"},
+	check:     checkEventPage,
+}
+
+// ListEventsPage fetches one page of the service's events (GET
+// /webhooks/events), oldest first. params may be nil; they are checked
+// before anything is sent. The next page is page.NextParams(). ListEvents
+// walks every page for you.
+//
+// The wire format is an assumption (the specification names the operation
+// but shows neither its path nor its payload): query after (an event id;
+// events created after it), since (RFC 3339, inclusive, on created_at),
+// type (repeated) and limit (1 to 100, default 50); data
+// {"events": [{"id", "event", "created_at", "data"}, ...], "has_more": bool}.
+// A 404 matches ErrListEventsUnavailable. Like every GET it is retried on
+// connection errors and on 408, 409, 429, 500, 502, 503 and 504, with no
+// Idempotency-Key.
+func (s *WebhooksService) ListEventsPage(ctx context.Context, params *EventListParams, opts ...RequestOption) (*EventPage, error) {
+	if params == nil {
+		params = &EventListParams{}
+	}
+	if err := params.validate(); err != nil {
+		return nil, err
+	}
+	var w eventPageWire
+	r, err := s.client.do(ctx, opWebhooksListEvents, opWebhooksListEvents.PathTemplate+params.query(), nil, &w, opts)
+	if err != nil {
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
+			return nil, fmt.Errorf("%w: %w", ErrListEventsUnavailable, err)
+		}
+		return nil, err
+	}
+	page := &EventPage{Events: w.parsed, HasMore: w.HasMore, params: *params}
+	page.params.Types = slices.Clone(params.Types)
+	page.setResponse(r, r.RawData)
+	return page, nil
+}
+
+// ListEvents lists the service's events, oldest first, fetching pages (of
+// ListEventsPage) as the loop reaches them: a merchant whose receiver was
+// down learns what it missed, and can run each event through the same
+// function as its webhook handler.
+//
+//	for ev, err := range client.Webhooks.ListEvents(ctx, &payments.EventListParams{After: checkpoint}) {
+//		if err != nil {
+//			return err // the events before it were yielded; resume after the last one
+//		}
+//		... process ev, then checkpoint = ev.ID
+//	}
+//
+// An error (invalid params, a page that failed after its retries, a
+// cancelled context, checked before each page so that no further request
+// is sent) is yielded once, as (nil, err), and ends the loop; the events
+// yielded before it stand. Breaking out of the loop sends nothing more.
+func (s *WebhooksService) ListEvents(ctx context.Context, params *EventListParams, opts ...RequestOption) iter.Seq2[*Event, error] {
+	return func(yield func(*Event, error) bool) {
+		p := params
+		if p == nil {
+			p = &EventListParams{}
+		}
+		for {
+			if err := ctx.Err(); err != nil {
+				where := "the first page"
+				if p.After != "" {
+					where = "the page after event " + p.After
+				}
+				yield(nil, fmt.Errorf("payments: listing events stopped before %s: %w", where, err))
+				return
+			}
+			page, err := s.ListEventsPage(ctx, p, opts...)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, ev := range page.Events {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			next := page.NextParams()
+			switch {
+			case next == nil:
+				return
+			case next.After == p.After:
+				// A service that answers the same page again would
+				// keep this loop going for ever.
+				yield(nil, newMalformed("the page does not advance past event "+p.After, page.LastResponse(), nil, s.client.key.raw))
+				return
+			}
+			p = next
+		}
+	}
+}
