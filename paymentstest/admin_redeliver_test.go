@@ -43,7 +43,7 @@ func TestAdminWebhookRetriesRefusesBadSchedules(t *testing.T) {
 		`{}`:                            {"waits"},
 		`{"waits": "1s"}`:               {"waits"},
 		`{"waits": ["1s"], "tries": 3}`: {"tries"},
-		`{"waits": ["-1s", "soon", 7200, true, "2h"]}`: {"waits[0]", "waits[1]", "waits[2]", "waits[3]", "waits[4]"},
+		`{"waits": ["-1s", "soon", 7200, true, "2h"]}`:           {"waits[0]", "waits[1]", "waits[2]", "waits[3]", "waits[4]"},
 		`{"waits": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}`: {"waits"},
 	} {
 		res := send(t, srv, http.MethodPut, "/_sandbox/webhook-retries", body, nil)
