@@ -90,7 +90,8 @@ var (
 
 // Event is one webhook delivery: {"id", "event", "created_at", "data"}. Get it
 // from ConstructEvent (which verifies the signature first), from a handler
-// made by NewWebhookHandler, or from ParseEvent when you verify elsewhere.
+// made by NewWebhookHandler, from ParseEvent when you verify elsewhere, or
+// from Webhooks.ListEvents: the same value whichever way it came.
 //
 // Data is kept as raw JSON; the typed accessors (Payment, Recipient,
 // VirtualAccount, VirtualAccountPayment) decode it for the event kinds that

@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// WebhooksService triggers test webhook deliveries. Reach it as
-// Client.Webhooks. Receiving webhooks needs no Client: see NewWebhookHandler and
+// WebhooksService triggers test webhook deliveries and lists the service's
+// events (to learn those a receiver missed). Reach it as Client.Webhooks.
+// Receiving webhooks needs no Client: see NewWebhookHandler and
 // ConstructEvent.
 type WebhooksService struct{ client *Client }
 

@@ -173,8 +173,9 @@ func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
 // can do what a Go test does with the server's methods: move the clock
 // (Advance), pay into a virtual account (SimulateIncomingPayment), inject
 // and clear faults (InjectFault, ClearFaults), read or change where webhooks
-// go (WebhookURL, SetWebhookURL), and read or wait for the webhook delivery
-// log (Deliveries, WaitForDeliveries). The routes are
+// go (WebhookURL, SetWebhookURL) and the retry schedule (SetWebhookRetries),
+// read or wait for the webhook delivery log (Deliveries, WaitForDeliveries),
+// and deliver events again (Redeliver, RedeliverFailed). The routes are
 // listed in the package documentation.
 //
 // It is off by default: without it, paths under /_sandbox/ are unknown

@@ -62,11 +62,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	t.Setenv("PAYMENTS_API_KEY", apiKey)
 	client, err := payments.NewClientFromEnv(payments.WithMaxRetries(0))
 	require.NoError(t, err)
-	_, err = client.Recipients.Create(ctx, &payments.RecipientCreateParams{
-		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
-		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
-	})
-	require.NoError(t, err)
+	sandboxRecipient(t, client)
 	assert.Contains(t, stderr.String(), "path=/payments/recipients", "requests are logged")
 	assert.NotContains(t, stderr.String(), apiKey, "the key is never logged")
 
@@ -154,11 +150,7 @@ func TestRunAdminAPI(t *testing.T) {
 
 	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL), payments.WithMaxRetries(0))
 	require.NoError(t, err)
-	r, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
-		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
-		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
-	})
-	require.NoError(t, err)
+	r := sandboxRecipient(t, client)
 	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
 		Amount: decimal.RequireFromString("120.50"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
 	})
@@ -287,11 +279,7 @@ func TestRunListAndRedeliverEvents(t *testing.T) {
 	}
 	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
 	require.NoError(t, err)
-	_, err = client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
-		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
-		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
-	})
-	require.NoError(t, err)
+	sandboxRecipient(t, client)
 	status, data := adminCall(t, baseURL, apiKey, http.MethodPost, "/_sandbox/deliveries/wait", "")
 	require.Equal(t, http.StatusOK, status, "%s", data)
 
@@ -309,4 +297,16 @@ func TestRunListAndRedeliverEvents(t *testing.T) {
 	status, data = adminCall(t, baseURL, apiKey, http.MethodPost, "/_sandbox/deliveries/wait", "")
 	require.Equal(t, http.StatusOK, status, "%s", data)
 	assert.Equal(t, int32(2), got.Load())
+}
+
+// sandboxRecipient creates a recipient, which emits two events:
+// recipient.created and recipient.verified.
+func sandboxRecipient(t *testing.T, client *payments.Client) *payments.Recipient {
+	t.Helper()
+	r, err := client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	require.NoError(t, err)
+	return r
 }
