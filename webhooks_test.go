@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -284,4 +285,37 @@ func TestWireListEventsStopsOnAPageThatDoesNotAdvance(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.ErrorIs(t, errs[0], payments.ErrMalformedResponse)
 	assert.Len(t, h.requests(), 2, "no third request")
+}
+
+// FuzzListEventsPage: whatever a 200 answer holds, ListEventsPage returns
+// a page of parsed events or a *MalformedResponseError (an *APIError for
+// success false), and never panics.
+func FuzzListEventsPage(f *testing.F) {
+	f.Add([]byte(whListPage(1, 3, true)))
+	f.Add([]byte(okEnvelope(`{"events":[],"has_more":false}`)))
+	f.Add([]byte(okEnvelope(`{"events":[{"id":1,"type":"x","data":null}],"has_more":true}`)))
+	f.Add([]byte(okEnvelope(`{"events":null}`)))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := newHarness(t, payments.WithMaxRetries(0))
+		h.on(http.MethodGet, "/webhooks/events", httpmock.NewBytesResponder(200, body))
+		page, err := h.client.Webhooks.ListEventsPage(context.Background(), nil)
+		if err != nil {
+			var (
+				malformed *payments.MalformedResponseError
+				apiErr    *payments.APIError
+			)
+			if !errors.As(err, &malformed) && !errors.As(err, &apiErr) {
+				t.Fatalf("%T: %v", err, err)
+			}
+			return
+		}
+		for _, ev := range page.Events {
+			if ev.ID == "" || ev.Type == "" {
+				t.Fatalf("an event without id or kind: %+v", ev)
+			}
+		}
+		if page.HasMore && page.NextParams() == nil {
+			t.Fatal("has_more without a next page")
+		}
+	})
 }
