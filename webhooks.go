@@ -282,6 +282,9 @@ func (s *WebhooksService) ListEventsPage(ctx context.Context, params *EventListP
 // cancelled context, checked before each page so that no further request
 // is sent) is yielded once, as (nil, err), and ends the loop; the events
 // yielded before it stand. Breaking out of the loop sends nothing more.
+// The wire format, GET /webhooks/events with after, since, type and limit,
+// is an assumption: see ListEventsPage; a 404 matches
+// ErrListEventsUnavailable.
 func (s *WebhooksService) ListEvents(ctx context.Context, params *EventListParams, opts ...RequestOption) iter.Seq2[*Event, error] {
 	return func(yield func(*Event, error) bool) {
 		p := params
