@@ -1,22 +1,21 @@
 package payments
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
+	"iter"
 	"net/http"
 	"net/url"
-	"strings"
+	"slices"
+	"strconv"
 	"time"
-
-	"github.com/paymentsapi/payments-go/internal/redact"
 )
 
-// WebhooksService triggers test webhook deliveries. Reach it as
-// Client.Webhooks. Receiving webhooks needs no Client: see webhook.NewHandler and
+// WebhooksService triggers test webhook deliveries and lists the service's
+// events (to learn those a receiver missed). Reach it as Client.Webhooks.
+// Receiving webhooks needs no Client: see webhook.NewHandler and
 // ConstructEvent.
 type WebhooksService struct{ client *Client }
 
@@ -81,311 +80,247 @@ func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts
 
 var opWebhooksTrigger = &operation{Operation: Operation{Name: "webhooks.trigger", Method: http.MethodPost, PathTemplate: "/webhooks/events/trigger/{event_id}"}, dataOptional: true}
 
-// TriggeredReferencePrefix starts the reference of every resource in a test
-// event sent by Trigger, in paymentstest and the sandbox (the specification
-// does not say how the real service marks test events: see the README's
-// Assumptions). An EventFunc that books orders should ignore such events;
-// Event.Triggered checks for it.
-const TriggeredReferencePrefix = "test_trigger_"
-
-// Triggered reports whether the event is a test sent by Webhooks.Trigger: its
-// resource's reference starts with TriggeredReferencePrefix, the marker of
-// paymentstest and the sandbox (the specification does not say how the
-// service marks test events; see the README's Assumptions). An EventFunc
-// that books orders returns nil for such an event without booking it.
-func (e *Event) Triggered() bool {
-	var d struct {
-		Reference looseString `json:"reference"`
-	}
-	_ = json.Unmarshal(e.Data, &d) // data that is not an object has no reference
-	return strings.HasPrefix(string(d.Reference), TriggeredReferencePrefix)
-}
-
-// EventType names a kind of webhook event. Kinds this SDK does not know yet
-// still parse, and keep their name.
-type EventType string
-
-// The event kinds of the specification.
+// Listing events: GET /webhooks/events. The specification names the
+// operation and shows neither its path nor its payload; this is the SDK's
+// assumption, shared with paymentstest and the sandbox (README, Assumptions).
 const (
-	EventPaymentInitiated              EventType = "payment.initiated"
-	EventPaymentCompleted              EventType = "payment.completed"
-	EventPaymentFailed                 EventType = "payment.failed"
-	EventPaymentRejected               EventType = "payment.rejected"
-	EventVirtualAccountPaymentReceived EventType = "virtual_account.payment_received"
-	EventVirtualAccountCreated         EventType = "virtual_account.created"
-	EventVirtualAccountUpdated         EventType = "virtual_account.updated"
-	EventRecipientCreated              EventType = "recipient.created"
-	EventRecipientVerified             EventType = "recipient.verified"
-	EventRecipientVerificationFailed   EventType = "recipient.verification_failed"
-	EventAccountBalanceLow             EventType = "account.balance_low"
-	EventAccountUpdated                EventType = "account.updated"
+	// EventListMaxLimit is the largest page EventListParams.Limit may ask for.
+	EventListMaxLimit = 100
+	// EventListDefaultLimit is the page size the service uses when
+	// EventListParams.Limit is 0 (the SDK then sends no limit).
+	EventListDefaultLimit = 50
 )
 
-// EventTypes lists every event kind of the specification, in its order.
-func EventTypes() []EventType {
-	return []EventType{
-		EventPaymentInitiated, EventPaymentCompleted, EventPaymentFailed, EventPaymentRejected,
-		EventVirtualAccountPaymentReceived, EventVirtualAccountCreated, EventVirtualAccountUpdated,
-		EventRecipientCreated, EventRecipientVerified, EventRecipientVerificationFailed,
-		EventAccountBalanceLow, EventAccountUpdated,
-	}
+// CodeUnknownEventCursor (400): EventListParams.After names an event the
+// service does not know, or no longer keeps. Nothing was listed: start again
+// from a time with EventListParams.Since.
+const CodeUnknownEventCursor ErrorCode = "unknown_cursor"
+
+// ErrListEventsUnavailable matches the error of ListEvents and
+// ListEventsPage when the service answers 404: it has no list operation at
+// GET /webhooks/events, the path this SDK assumes (the specification does
+// not show it). The error is also an *APIError, with the stan. Call the
+// service's own path with Client.Do, and parse each event with ParseEvent.
+var ErrListEventsUnavailable = errors.New("payments: the service has no list-events operation at GET /webhooks/events " +
+	"(the path is an assumption of this SDK; call the service's list operation with Client.Do)")
+
+// EventListParams selects the events ListEvents and ListEventsPage list.
+// The zero value (or nil) lists every event the service keeps, oldest first.
+type EventListParams struct {
+	// Since, when not zero, lists only events created at or after it
+	// (sent as RFC 3339 in UTC).
+	Since time.Time
+	// After, when set, lists only the events created after the event with
+	// this id: a checkpoint is simply the id of the last event processed.
+	// An id the service does not know fails with CodeUnknownEventCursor.
+	After string
+	// Types, when set, lists only events of these kinds. Kinds the SDK does
+	// not know are sent as given.
+	Types []EventType
+	// Limit is the page size, from 1 to EventListMaxLimit; 0 leaves it to
+	// the service (EventListDefaultLimit).
+	Limit int
 }
 
-// Known reports whether t is one of the specification's event kinds.
-func (t EventType) Known() bool {
-	for _, k := range EventTypes() {
-		if k == t {
-			return true
+// maxEventIDLen bounds EventListParams.After.
+const maxEventIDLen = 255
+
+func (p *EventListParams) validate() error {
+	var v validator
+	if p.Limit < 0 || p.Limit > EventListMaxLimit {
+		v.add("limit", fmt.Sprintf("must be from 1 to %d, or 0 for the service's default (%d)", EventListMaxLimit, EventListDefaultLimit))
+	}
+	if p.After != "" && (len(p.After) > maxEventIDLen || !printableASCII(p.After)) {
+		v.add("after", fmt.Sprintf("must be an event id: 1 to %d printable ASCII characters without spaces", maxEventIDLen))
+	}
+	if y := p.Since.UTC().Year(); !p.Since.IsZero() && (y < 1 || y > 9999) {
+		v.add("since", "must be a time between years 1 and 9999")
+	}
+	for i, t := range p.Types {
+		if t == "" || len(t) > maxEventTypeLen || !printableASCII(string(t)) {
+			v.add(fmt.Sprintf("type[%d]", i), fmt.Sprintf("must be an event kind such as payment.completed: 1 to %d printable ASCII characters without spaces", maxEventTypeLen))
 		}
 	}
-	return false
+	return v.err()
 }
 
-// Errors of webhook event parsing and decoding. Match them with errors.Is.
-var (
-	// ErrInvalidEvent means a webhook body is not an event: not a JSON
-	// object, or without an id or an event kind.
-	ErrInvalidEvent = errors.New("payments: webhook body is not an event")
+// query encodes p as the list's query string, keys sorted: after, limit,
+// since, type (repeated, in the order given).
+func (p *EventListParams) query() string {
+	q := url.Values{}
+	if p.After != "" {
+		q.Set("after", p.After)
+	}
+	if p.Limit != 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if !p.Since.IsZero() {
+		q.Set("since", p.Since.UTC().Format(time.RFC3339Nano))
+	}
+	for _, t := range p.Types {
+		q.Add("type", string(t))
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
 
-	// ErrWrongEventType is returned by a typed accessor of Event called on
-	// an event whose kind carries another resource (Event.Payment on a
-	// recipient.created event, say).
-	ErrWrongEventType = errors.New("payments: event kind does not carry the requested resource")
+// EventPage is one page of ListEventsPage: events oldest first, each the
+// same *Event a webhook delivery gives (ParseEvent's shape), so that
+// listed and delivered events can go through the same function.
+// LastResponse gives the stan; RawJSON the page's data as received.
+type EventPage struct {
+	apiResource
 
-	// ErrInvalidEventData means an event's data is missing or does not decode
-	// into the requested resource.
-	ErrInvalidEventData = errors.New("payments: event data does not decode")
-)
+	// Events are the page's events, oldest first.
+	Events []*Event
+	// HasMore is true when more events follow this page: ask for them with
+	// NextParams.
+	HasMore bool
 
-// Event is one webhook delivery: {"id", "event", "created_at", "data"}. Get it
-// from ConstructEvent (which verifies the signature first), from a handler
-// made by webhook.NewHandler, or from ParseEvent when you verify elsewhere.
+	params EventListParams
+}
+
+// NextParams returns the params of the page after this one (those of this
+// page, with After set to its last event's id), or nil when HasMore is
+// false.
+func (p *EventPage) NextParams() *EventListParams {
+	if !p.HasMore || len(p.Events) == 0 {
+		return nil
+	}
+	next := p.params
+	next.Types = slices.Clone(p.params.Types)
+	next.After = p.Events[len(p.Events)-1].ID
+	return &next
+}
+
+// eventPageWire is the data of a page: {"events": [...], "has_more": bool}.
+// check parses the events into parsed.
+type eventPageWire struct {
+	Events  *[]json.RawMessage `json:"events"`
+	HasMore bool               `json:"has_more"`
+
+	parsed []*Event
+}
+
+// checkEventPage parses a page's events with ParseEvent; a page that is not
+// one becomes a *MalformedResponseError inside the pipeline. The reason
+// never repeats the events' content.
+func checkEventPage(out any) string {
+	w := out.(*eventPageWire)
+	if w.Events == nil {
+		return "the page has no events list"
+	}
+	w.parsed = make([]*Event, 0, len(*w.Events))
+	for i, raw := range *w.Events {
+		ev, err := ParseEvent(raw)
+		if err != nil {
+			return fmt.Sprintf("event %d of the page: %v", i, err)
+		}
+		w.parsed = append(w.parsed, ev)
+	}
+	if w.HasMore && len(w.parsed) == 0 {
+		return "the page says has_more but has no events to continue after"
+	}
+	return ""
+}
+
+var opWebhooksListEvents = &operation{
+	Operation: Operation{Name: "webhooks.list_events", Method: http.MethodGet, PathTemplate: "/webhooks/events"},
+	check:     checkEventPage,
+}
+
+// ListEventsPage fetches one page of the service's events (GET
+// /webhooks/events), oldest first. params may be nil; they are checked
+// before anything is sent. The next page is page.NextParams(). ListEvents
+// walks every page for you.
 //
-// Data is kept as raw JSON; the typed accessors (Payment, Recipient,
-// VirtualAccount, VirtualAccountPayment) decode it for the event kinds that
-// carry those resources, and DecodeData decodes it into any value. An event
-// of a kind this SDK does not know still parses: Type keeps its name.
-type Event struct {
-	// ID is the event's unique id. A delivery that is retried carries the
-	// same id, so it is the key to drop duplicates with.
-	ID string
-	// Type is the event kind, for example EventPaymentCompleted.
-	Type EventType
-	// CreatedAt is when the event occurred; zero when the body has no
-	// created_at or one this SDK cannot read as a time.
-	CreatedAt time.Time
-	// Data is the event's resource as received, or nil when the body has
-	// none (or null).
-	Data json.RawMessage
-
-	raw json.RawMessage
-}
-
-// RawJSON returns the whole event body exactly as received.
-func (e *Event) RawJSON() json.RawMessage { return e.raw }
-
-// LogValue logs the event's id, kind and creation time, never its data,
-// which may hold personal data such as account numbers.
-func (e *Event) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", e.ID),
-		slog.String("type", string(e.Type)),
-		slog.Time("created_at", e.CreatedAt),
-	)
-}
-
-// eventWire is the body of a delivery. Every member is kept raw so that
-// parsing errors can be described without repeating any value.
-type eventWire struct {
-	ID        looseString     `json:"id"`
-	Event     looseString     `json:"event"`
-	Type      looseString     `json:"type"`
-	CreatedAt looseTime       `json:"created_at"`
-	Data      json.RawMessage `json:"data"`
-}
-
-// ParseEvent parses a webhook body WITHOUT verifying its signature. Use it
-// only when the signature has already been checked (by a gateway, or by your
-// own Verifier); otherwise use ConstructEvent. The body must be a JSON object
-// with a non-empty "id" and "event" (the name "type" is accepted too); errors
-// match ErrInvalidEvent and never repeat the body's content.
-func ParseEvent(payload []byte) (*Event, error) {
-	trimmed := bytes.TrimSpace(payload)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, fmt.Errorf("%w: the body is not a JSON object", ErrInvalidEvent)
+// The wire format is an assumption (the specification names the operation
+// but shows neither its path nor its payload): query after (an event id;
+// events created after it), since (RFC 3339, inclusive, on created_at),
+// type (repeated) and limit (1 to 100, default 50); data
+// {"events": [{"id", "event", "created_at", "data"}, ...], "has_more": bool}.
+// A 404 matches ErrListEventsUnavailable. Like every GET it is retried on
+// connection errors and on 408, 409, 429, 500, 502, 503 and 504, with no
+// Idempotency-Key.
+func (s *WebhooksService) ListEventsPage(ctx context.Context, params *EventListParams, opts ...RequestOption) (*EventPage, error) {
+	if params == nil {
+		params = &EventListParams{}
 	}
-	var w eventWire
-	if err := json.Unmarshal(trimmed, &w); err != nil {
-		return nil, fmt.Errorf("%w: the body is not valid JSON", ErrInvalidEvent)
-	}
-	ev := &Event{
-		ID:        strings.TrimSpace(string(w.ID)),
-		Type:      EventType(strings.TrimSpace(string(w.Event))),
-		CreatedAt: time.Time(w.CreatedAt),
-		raw:       append(json.RawMessage(nil), payload...),
-	}
-	if ev.Type == "" {
-		ev.Type = EventType(strings.TrimSpace(string(w.Type)))
-	}
-	switch {
-	case ev.ID == "":
-		return nil, fmt.Errorf("%w: it has no id", ErrInvalidEvent)
-	case ev.Type == "":
-		return nil, fmt.Errorf("%w: it has no event kind", ErrInvalidEvent)
-	}
-	if d := bytes.TrimSpace(w.Data); len(d) > 0 && !bytes.Equal(d, []byte("null")) {
-		ev.Data = d
-	}
-	return ev, nil
-}
-
-// Payment decodes the data of a payment.* event (payment.initiated,
-// payment.completed, payment.failed, payment.rejected, or a payment kind
-// added later). A quote in the data is decoded into Payment.Quote; amounts
-// may be JSON strings or numbers. RawJSON on the result returns the data.
-func (e *Event) Payment() (*Payment, error) {
-	if !strings.HasPrefix(string(e.Type), "payment.") {
-		return nil, e.wrongType("a payment")
-	}
-	p := new(Payment)
-	if err := e.decodeResource(p, "a payment"); err != nil {
+	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	return p, nil
-}
-
-// Recipient decodes the data of a recipient.* event (recipient.created,
-// recipient.verified, recipient.verification_failed, or a recipient kind
-// added later). RawJSON on the result returns the data.
-func (e *Event) Recipient() (*Recipient, error) {
-	if !strings.HasPrefix(string(e.Type), "recipient.") {
-		return nil, e.wrongType("a recipient")
-	}
-	r := new(Recipient)
-	if err := e.decodeResource(r, "a recipient"); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// VirtualAccount decodes the data of a virtual_account.* event that carries
-// the account itself (virtual_account.created, virtual_account.updated, or a
-// kind added later). For virtual_account.payment_received use
-// VirtualAccountPayment. RawJSON on the result returns the data.
-func (e *Event) VirtualAccount() (*VirtualAccount, error) {
-	if !strings.HasPrefix(string(e.Type), "virtual_account.") || e.Type == EventVirtualAccountPaymentReceived {
-		return nil, e.wrongType("a virtual account")
-	}
-	va := new(VirtualAccount)
-	if err := e.decodeResource(va, "a virtual account"); err != nil {
-		return nil, err
-	}
-	return va, nil
-}
-
-// VirtualAccountPayment decodes the data of a
-// virtual_account.payment_received event: money paid into one of your
-// virtual accounts. RawJSON on the result returns the data.
-func (e *Event) VirtualAccountPayment() (*VirtualAccountPayment, error) {
-	if e.Type != EventVirtualAccountPaymentReceived {
-		return nil, e.wrongType("a virtual account payment")
-	}
-	vp := new(VirtualAccountPayment)
-	if err := e.decodeResource(vp, "a virtual account payment"); err != nil {
-		return nil, err
-	}
-	return vp, nil
-}
-
-// DecodeData decodes the event's data into v with encoding/json, whatever the
-// event kind: use it for kinds without a typed accessor (account.balance_low,
-// account.updated, kinds added later) or into your own types. It fails with
-// ErrInvalidEventData when the event has no data.
-func (e *Event) DecodeData(v any) error {
-	if len(e.Data) == 0 {
-		return fmt.Errorf("%w: event %s (%s) has no data", ErrInvalidEventData, e.ID, e.Type)
-	}
-	if err := json.Unmarshal(e.Data, v); err != nil {
-		return &eventDataError{id: e.ID, typ: e.Type, want: fmt.Sprintf("%T", v), err: err}
-	}
-	return nil
-}
-
-func (e *Event) decodeResource(r resource, want string) error {
-	if len(e.Data) == 0 {
-		return fmt.Errorf("%w: event %s (%s) has no data", ErrInvalidEventData, e.ID, e.Type)
-	}
-	if err := unmarshalData(e.Data, r); err != nil {
-		return &eventDataError{id: e.ID, typ: e.Type, want: want, err: err}
-	}
-	r.setResponse(nil, e.Data)
-	return nil
-}
-
-func (e *Event) wrongType(want string) error {
-	return fmt.Errorf("%w: event %s is %q, which does not carry %s", ErrWrongEventType, e.ID, e.Type, want)
-}
-
-// eventDataError is data that does not decode. Its message masks long digit
-// runs (account numbers, BVNs) that a decoding error may quote; Unwrap gives
-// ErrInvalidEventData and the decoding error itself.
-type eventDataError struct {
-	id   string
-	typ  EventType
-	want string
-	err  error
-}
-
-func (e *eventDataError) Error() string {
-	return fmt.Sprintf("payments: data of event %s (%s) is not %s: %s", e.id, e.typ, e.want, redact.String(e.err.Error(), nil))
-}
-
-func (e *eventDataError) Unwrap() []error { return []error{ErrInvalidEventData, e.err} }
-
-// looseTime decodes an ISO 8601 timestamp in the common shapes (RFC 3339 with
-// or without fractional seconds, with or without a zone, "T" or a space) or
-// a number of Unix seconds. Anything else decodes to the zero time without an
-// error: a timestamp never makes an event unreadable.
-type looseTime time.Time
-
-var looseTimeLayouts = [...]string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02",
-}
-
-func (t *looseTime) UnmarshalJSON(b []byte) error {
-	*t = looseTime(parseLooseTime(b))
-	return nil
-}
-
-func parseLooseTime(b []byte) time.Time {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return time.Time{}
-	}
-	if b[0] != '"' {
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return time.Time{}
-		}
-		secs, err := n.Int64()
-		if err != nil || secs < 0 || secs > 1<<40 {
-			return time.Time{}
-		}
-		return time.Unix(secs, 0).UTC()
-	}
-	s, err := unquote(b)
+	var w eventPageWire
+	r, err := s.client.do(ctx, opWebhooksListEvents, opWebhooksListEvents.PathTemplate+params.query(), nil, &w, opts)
 	if err != nil {
-		return time.Time{}
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
+			return nil, fmt.Errorf("%w: %w", ErrListEventsUnavailable, err)
+		}
+		return nil, err
 	}
-	s = strings.TrimSpace(s)
-	for _, layout := range looseTimeLayouts {
-		if ts, err := time.Parse(layout, s); err == nil {
-			return ts
+	page := &EventPage{Events: w.parsed, HasMore: w.HasMore, params: *params}
+	page.params.Types = slices.Clone(params.Types)
+	page.setResponse(r, r.RawData)
+	return page, nil
+}
+
+// ListEvents lists the service's events, oldest first, fetching pages (of
+// ListEventsPage) as the loop reaches them: a merchant whose receiver was
+// down learns what it missed, and can run each event through the same
+// function as its webhook handler.
+//
+//	for ev, err := range client.Webhooks.ListEvents(ctx, &payments.EventListParams{After: checkpoint}) {
+//		if err != nil {
+//			return err // the events before it were yielded; resume after the last one
+//		}
+//		... process ev, then checkpoint = ev.ID
+//	}
+//
+// An error (invalid params, a page that failed after its retries, a
+// cancelled context, checked before each page so that no further request
+// is sent) is yielded once, as (nil, err), and ends the loop; the events
+// yielded before it stand. Breaking out of the loop sends nothing more.
+// The wire format, GET /webhooks/events with after, since, type and limit,
+// is an assumption: see ListEventsPage; a 404 matches
+// ErrListEventsUnavailable.
+func (s *WebhooksService) ListEvents(ctx context.Context, params *EventListParams, opts ...RequestOption) iter.Seq2[*Event, error] {
+	return func(yield func(*Event, error) bool) {
+		p := params
+		if p == nil {
+			p = &EventListParams{}
+		}
+		for {
+			if err := ctx.Err(); err != nil {
+				where := "the first page"
+				if p.After != "" {
+					where = "the page after event " + p.After
+				}
+				yield(nil, fmt.Errorf("payments: listing events stopped before %s: %w", where, err))
+				return
+			}
+			page, err := s.ListEventsPage(ctx, p, opts...)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, ev := range page.Events {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			next := page.NextParams()
+			switch {
+			case next == nil:
+				return
+			case next.After == p.After:
+				// A service that answers the same page again would
+				// keep this loop going for ever.
+				yield(nil, newMalformed("the page does not advance past event "+p.After, page.LastResponse(), nil, s.client.key.raw))
+				return
+			}
+			p = next
 		}
 	}
-	return time.Time{}
 }

@@ -108,3 +108,61 @@ func ExampleWebhooksService_Trigger() {
 	// asked for payment.completed
 	// received payment.completed test: true
 }
+
+// catchUp runs every event created after checkpoint (the id of the last
+// event processed; "" for all that the service keeps) through handle, the
+// function the webhook handler runs, and returns the new checkpoint. An
+// event that also arrives as a delivery has the same id: dedupe on it.
+func catchUp(ctx context.Context, client *payments.Client, checkpoint string,
+	handle func(context.Context, *payments.Event) error) (string, error) {
+	for ev, err := range client.Webhooks.ListEvents(ctx, &payments.EventListParams{After: checkpoint}) {
+		if err != nil {
+			return checkpoint, err // the events before it are done: resume from checkpoint
+		}
+		if err := handle(ctx, ev); err != nil {
+			return checkpoint, err
+		}
+		checkpoint = ev.ID
+	}
+	return checkpoint, nil
+}
+
+// ListEvents lists the events a receiver missed, oldest first, as the same
+// *Event a delivery gives.
+func ExampleWebhooksService_ListEvents() {
+	srv := paymentstest.NewServer() // no webhook URL: every delivery is missed
+	defer srv.Close()
+	client := srv.Client()
+	ctx := context.Background()
+	show := func(_ context.Context, ev *payments.Event) error {
+		fmt.Println(ev.Type)
+		return nil
+	}
+
+	_, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Okafor",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	checkpoint, err := catchUp(ctx, client, "", show)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = client.VirtualAccounts.Create(ctx, &payments.VirtualAccountCreateParams{
+		AccountType: payments.AccountTypeBusiness, AccountName: "Acme Ltd", Email: "ops@acme.example",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("-- after the checkpoint:")
+	if _, err := catchUp(ctx, client, checkpoint, show); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// recipient.created
+	// recipient.verified
+	// -- after the checkpoint:
+	// virtual_account.created
+}

@@ -74,6 +74,10 @@ func TestAdminAuth(t *testing.T) {
 		{http.MethodDelete, "/_sandbox/faults"},
 		{http.MethodGet, "/_sandbox/deliveries"},
 		{http.MethodPost, "/_sandbox/deliveries/wait"},
+		{http.MethodGet, "/_sandbox/webhook-retries"},
+		{http.MethodPut, "/_sandbox/webhook-retries"},
+		{http.MethodPost, "/_sandbox/events/redeliver-failed"},
+		{http.MethodPost, "/_sandbox/events/some-id/redeliver"},
 		{http.MethodGet, "/_sandbox/nope"},
 	}
 	for _, r := range routes {

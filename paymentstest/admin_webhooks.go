@@ -82,6 +82,9 @@ type adminDeliveryJSON struct {
 	Attempts  []adminAttemptJSON `json:"attempts"`
 	// Body is the webhook body sent: {"id", "event", "created_at", "data"}.
 	Body json.RawMessage `json:"body"`
+	// Redelivery is true for a delivery queued by Redeliver or
+	// RedeliverFailed.
+	Redelivery bool `json:"redelivery,omitempty"`
 }
 
 type adminDeliveriesJSON struct {
@@ -94,26 +97,32 @@ func (s *Server) deliveriesJSON() adminDeliveriesJSON {
 	log := s.Deliveries()
 	out := adminDeliveriesJSON{Deliveries: make([]adminDeliveryJSON, len(log))}
 	for i, dl := range log {
-		body := json.RawMessage(dl.Body)
-		if !json.Valid(body) { // the server's own JSON: cannot happen
-			body, _ = json.Marshal(string(dl.Body))
-		}
-		d := adminDeliveryJSON{
-			EventID: dl.EventID, Event: string(dl.Event), URL: dl.URL, Status: dl.Status,
-			CreatedAt: stamp(dl.CreatedAt), Attempts: make([]adminAttemptJSON, len(dl.Attempts)), Body: body,
-		}
-		for j, a := range dl.Attempts {
-			d.Attempts[j] = adminAttemptJSON{
-				At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Scheme: string(a.Scheme), Signature: a.Signature,
-				DurationMS: a.Duration.Milliseconds(),
-			}
-		}
 		if dl.Status == DeliveryPending {
 			out.Pending++
 		}
-		out.Deliveries[i] = d
+		out.Deliveries[i] = deliveryJSON(dl)
 	}
 	return out
+}
+
+// deliveryJSON is a delivery as the admin API shows it.
+func deliveryJSON(dl Delivery) adminDeliveryJSON {
+	body := json.RawMessage(dl.Body)
+	if !json.Valid(body) { // the server's own JSON: cannot happen
+		body, _ = json.Marshal(string(dl.Body))
+	}
+	d := adminDeliveryJSON{
+		EventID: dl.EventID, Event: string(dl.Event), URL: dl.URL, Status: dl.Status,
+		CreatedAt: stamp(dl.CreatedAt), Attempts: make([]adminAttemptJSON, len(dl.Attempts)), Body: body,
+		Redelivery: dl.Redelivery,
+	}
+	for j, a := range dl.Attempts {
+		d.Attempts[j] = adminAttemptJSON{
+			At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Scheme: string(a.Scheme), Signature: a.Signature,
+			DurationMS: a.Duration.Milliseconds(),
+		}
+	}
+	return d
 }
 
 // adminDeliveries is GET /_sandbox/deliveries.

@@ -47,9 +47,24 @@
 //     POSTed as {"id", "event", "created_at", "data"}, signed with
 //     webhook.SignPayload in the Payments-Signature header, one event at a
 //     time in order, and retried WebhookRetries times after a failed attempt,
-//     waiting 1s, 2s, 4s, 8s (WithWebhookRetryWait scales this). Deliveries
-//     and Events are logs to assert on; WaitForDeliveries waits for the queue
-//     to drain.
+//     waiting 1s, 2s, 4s, 8s (WithWebhookRetryWait scales this;
+//     WithWebhookRetries, or SetWebhookRetries at run time, sets any
+//     schedule, or none). Deliveries and Events are logs to assert on;
+//     WaitForDeliveries waits for the queue to drain. Redeliver sends one
+//     event again (the same body, so the same id), RedeliverFailed every
+//     event whose deliveries all failed: an outage of a receiver, replayed.
+//   - Listing events: GET /webhooks/events, the SDK's assumption of the
+//     operation the specification names without showing it, lists the
+//     event log (every event, live or triggered, delivered or not), oldest
+//     first. Query: after (an event id: the events created after it), since
+//     (RFC 3339, inclusive, on created_at as sent, to the millisecond), type
+//     (repeatable; one of the specification's kinds) and limit (1 to 100,
+//     default 50). data is {"events": [webhook bodies, byte for byte],
+//     "has_more"}; the next page is after=<the last id>. Bad or unknown
+//     parameters are 422 "validation_failed" naming each; an after that is
+//     not in the log (never, or no longer: see WithLogLimit) is 400
+//     "unknown_cursor" (CodeUnknownCursor), so that a lost checkpoint is
+//     never taken for "nothing new".
 //   - Standard Webhooks: WithWebhookScheme(SchemeStandard), or
 //     SetWebhookScheme at run time, signs with webhook.SignStandard instead:
 //     headers webhook-id (the event's id, the same on every retry of it),
@@ -125,6 +140,15 @@
 //	PUT    /_sandbox/webhook-url           {"url": "http://localhost:8080/webhooks"}, or "" to turn
 //	                                       deliveries off: SetWebhookURL (the scheme and secrets stay);
 //	                                       data {"url", "scheme"}
+//	GET    /_sandbox/webhook-retries       data {"retries", "waits": ["1s", ...], "waits_seconds": [1, ...]}:
+//	                                       WebhookRetryWaits
+//	PUT    /_sandbox/webhook-retries       {"waits": ["1s", "2s", 4]} (Go durations, or seconds; [] for no
+//	                                       retry): SetWebhookRetries; the same data
+//	POST   /_sandbox/events/{id}/redeliver Redeliver; data is the new delivery, as in /_sandbox/deliveries
+//	                                       (with "redelivery": true); 404 for an event not in the log,
+//	                                       422 "webhook_not_configured" when deliveries are off
+//	POST   /_sandbox/events/redeliver-failed
+//	                                       RedeliverFailed; data {"event_ids": [...]}
 //
 // For example, to expire every quote issued so far:
 //

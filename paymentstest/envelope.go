@@ -30,6 +30,7 @@ const (
 	CodeWebhookNotConfigured  = "webhook_not_configured"
 	CodeInternal              = "internal_error"
 	CodeShuttingDown          = "shutting_down"
+	CodeUnknownCursor         = "unknown_cursor" // 400: the after of GET /webhooks/events names no event in the log
 )
 
 // fieldProblem is one entry of the envelope's "errors" member.

@@ -65,11 +65,7 @@ func (s *Server) Events() []Event {
 func (s *Server) triggerEvent(rq *apiRequest) *response {
 	kind := payments.EventType(rq.param)
 	if !kind.Known() {
-		names := make([]string, 0, 12)
-		for _, k := range payments.EventTypes() {
-			names = append(names, string(k))
-		}
-		return s.invalid(problems{{Field: "event_id", Message: "must be one of " + strings.Join(names, ", ")}})
+		return s.invalid(problems{{Field: "event_id", Message: "must be one of " + strings.Join(eventNames(), ", ")}})
 	}
 	if s.WebhookURL() == "" {
 		return s.fail(http.StatusUnprocessableEntity, CodeWebhookNotConfigured,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,20 +26,20 @@ const (
 var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 
 type config struct {
-	addr             string
-	apiKey           string
-	now              func() time.Time
-	webhookURL       string
-	webhookSecrets   []string
-	webhookScheme    WebhookScheme
-	webhookRetryWait time.Duration
-	webhookTimeout   time.Duration
-	rates            map[[2]string]decimal.Decimal
-	logger           *slog.Logger
-	admin            bool
-	logLimit         int
-	timeouts         HTTPTimeouts
-	err              error
+	addr           string
+	apiKey         string
+	now            func() time.Time
+	webhookURL     string
+	webhookSecrets []string
+	webhookScheme  WebhookScheme
+	webhookRetries []time.Duration
+	webhookTimeout time.Duration
+	rates          map[[2]string]decimal.Decimal
+	logger         *slog.Logger
+	admin          bool
+	logLimit       int
+	timeouts       HTTPTimeouts
+	err            error
 }
 
 func (c *config) fail(format string, args ...any) {
@@ -105,15 +106,33 @@ func WithWebhook(url string, secrets ...string) Option {
 }
 
 // WithWebhookRetryWait sets the wait before the first retry of a failed
-// delivery (default DefaultWebhookRetryWait); each later retry waits twice
-// as long. Tests pass a millisecond or so. Zero retries at once.
+// delivery (default DefaultWebhookRetryWait); each of the WebhookRetries
+// later retries waits twice as long. Tests pass a millisecond or so. Zero
+// retries at once. It replaces the schedule of WithWebhookRetries, and the
+// other way round: the last one given wins.
 func WithWebhookRetryWait(base time.Duration) Option {
 	return func(c *config) {
 		if base < 0 {
 			c.fail("WithWebhookRetryWait(%s) is negative", base)
 			return
 		}
-		c.webhookRetryWait = base
+		c.webhookRetries = doublingWaits(base)
+	}
+}
+
+// WithWebhookRetries sets the retry schedule of a failed delivery: the wait
+// before each retry, so that a delivery makes 1+len(waits) attempts at most.
+// The default is WebhookRetries retries after 1s, 2s, 4s and 8s; none means
+// no retry at all. At most MaxWebhookRetries waits, each from 0 to
+// MaxWebhookRetryWait. SetWebhookRetries changes it at run time. It
+// replaces WithWebhookRetryWait's schedule, and the other way round.
+func WithWebhookRetries(waits ...time.Duration) Option {
+	return func(c *config) {
+		if err := checkRetryWaits(waits); err != nil {
+			c.fail("WithWebhookRetries: %v", err)
+			return
+		}
+		c.webhookRetries = slices.Clone(waits)
 	}
 }
 
@@ -154,8 +173,9 @@ func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
 // can do what a Go test does with the server's methods: move the clock
 // (Advance), pay into a virtual account (SimulateIncomingPayment), inject
 // and clear faults (InjectFault, ClearFaults), read or change where webhooks
-// go (WebhookURL, SetWebhookURL), and read or wait for the webhook delivery
-// log (Deliveries, WaitForDeliveries). The routes are
+// go (WebhookURL, SetWebhookURL) and the retry schedule (SetWebhookRetries),
+// read or wait for the webhook delivery log (Deliveries, WaitForDeliveries),
+// and deliver events again (Redeliver, RedeliverFailed). The routes are
 // listed in the package documentation.
 //
 // It is off by default: without it, paths under /_sandbox/ are unknown

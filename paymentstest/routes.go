@@ -32,6 +32,7 @@ var (
 		{method: http.MethodPost, pattern: "/payments/confirm", h: (*Server).confirmPayment},
 		{method: http.MethodPost, pattern: "/accounts/virtual-accounts", h: (*Server).createVirtualAccount},
 		{method: http.MethodPost, pattern: "/webhooks/events/trigger/{event_id}", h: (*Server).triggerEvent},
+		{method: http.MethodGet, pattern: "/webhooks/events", h: (*Server).listEvents},
 	})
 	adminRoutes = compileRoutes([]route{
 		{method: http.MethodGet, pattern: "/_sandbox/clock", h: (*Server).adminClock},
@@ -44,6 +45,10 @@ var (
 		{method: http.MethodPost, pattern: "/_sandbox/deliveries/wait", h: (*Server).adminWaitDeliveries},
 		{method: http.MethodGet, pattern: "/_sandbox/webhook-url", h: (*Server).adminWebhookURL},
 		{method: http.MethodPut, pattern: "/_sandbox/webhook-url", h: (*Server).adminSetWebhookURL},
+		{method: http.MethodGet, pattern: "/_sandbox/webhook-retries", h: (*Server).adminWebhookRetries},
+		{method: http.MethodPut, pattern: "/_sandbox/webhook-retries", h: (*Server).adminSetWebhookRetries},
+		{method: http.MethodPost, pattern: "/_sandbox/events/{id}/redeliver", h: (*Server).adminRedeliver},
+		{method: http.MethodPost, pattern: "/_sandbox/events/redeliver-failed", h: (*Server).adminRedeliverFailed},
 	})
 )
 

@@ -76,12 +76,12 @@ func NewServer(opts ...Option) *Server {
 // starting.
 func StartServer(opts ...Option) (*Server, error) {
 	cfg := config{
-		addr:             "127.0.0.1:0",
-		now:              time.Now,
-		webhookRetryWait: DefaultWebhookRetryWait,
-		webhookTimeout:   DefaultWebhookTimeout,
-		webhookScheme:    SchemePayments,
-		logLimit:         DefaultLogLimit,
+		addr:           "127.0.0.1:0",
+		now:            time.Now,
+		webhookRetries: doublingWaits(DefaultWebhookRetryWait),
+		webhookTimeout: DefaultWebhookTimeout,
+		webhookScheme:  SchemePayments,
+		logLimit:       DefaultLogLimit,
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -24,8 +24,8 @@ const (
 	DeliveryPending DeliveryStatus = "pending"
 	// DeliveryDelivered: an attempt got a 2xx answer.
 	DeliveryDelivered DeliveryStatus = "delivered"
-	// DeliveryFailed: the first attempt and all WebhookRetries retries
-	// failed.
+	// DeliveryFailed: the first attempt and every retry of the retry
+	// schedule (WithWebhookRetries; WebhookRetries by default) failed.
 	DeliveryFailed DeliveryStatus = "failed"
 )
 
@@ -35,10 +35,15 @@ type Delivery struct {
 	Event   payments.EventType
 	URL     string
 	// Body is the request body of every attempt, byte for byte.
-	Body      []byte
-	Status    DeliveryStatus
-	Attempts  []DeliveryAttempt
+	Body     []byte
+	Status   DeliveryStatus
+	Attempts []DeliveryAttempt
+	// CreatedAt is when the delivery was queued: the event's time, or the
+	// time of Redeliver or RedeliverFailed.
 	CreatedAt time.Time
+	// Redelivery is true for a delivery queued by Redeliver or
+	// RedeliverFailed: the same body, so the same event id, as the first.
+	Redelivery bool
 }
 
 // DeliveryAttempt is one POST of a delivery.
@@ -68,7 +73,6 @@ type DeliveryAttempt struct {
 type dispatcher struct {
 	client    *http.Client
 	transport *http.Transport
-	retryWait time.Duration
 	now       func() time.Time // the server's clock: the log's times
 	wall      func() time.Time // time.Now: signatures and durations
 	logger    *slog.Logger
@@ -81,6 +85,7 @@ type dispatcher struct {
 	url        string
 	scheme     WebhookScheme
 	secrets    []string
+	retries    []time.Duration // the wait before each retry of a delivery
 	events     ring[Event]
 	deliveries ring[*Delivery]
 	queue      []*Delivery
@@ -99,16 +104,16 @@ func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *disp
 				return http.ErrUseLastResponse
 			},
 		},
-		retryWait: cfg.webhookRetryWait,
-		now:       now,
-		wall:      time.Now,
-		logger:    logger,
-		stopped:   make(chan struct{}),
-		wake:      make(chan struct{}, 1),
-		url:       cfg.webhookURL,
-		scheme:    cfg.webhookScheme,
-		secrets:   cfg.webhookSecrets,
-		changed:   make(chan struct{}),
+		now:     now,
+		wall:    time.Now,
+		logger:  logger,
+		stopped: make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+		url:     cfg.webhookURL,
+		scheme:  cfg.webhookScheme,
+		secrets: cfg.webhookSecrets,
+		retries: cfg.webhookRetries,
+		changed: make(chan struct{}),
 
 		events:     newRing[Event](cfg.logLimit),
 		deliveries: newRing[*Delivery](cfg.logLimit),
@@ -194,7 +199,11 @@ func (d *dispatcher) publish(ev Event) {
 	if d.url == "" || d.ctx.Err() != nil {
 		return
 	}
-	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: d.url, Body: ev.Body, Status: DeliveryPending, CreatedAt: ev.CreatedAt}
+	d.enqueue(&Delivery{EventID: ev.ID, Event: ev.Type, URL: d.url, Body: ev.Body, Status: DeliveryPending, CreatedAt: ev.CreatedAt})
+}
+
+// enqueue logs a delivery and queues it. d.mu must be held.
+func (d *dispatcher) enqueue(dl *Delivery) {
 	d.deliveries.add(dl)
 	d.queue = append(d.queue, dl)
 	d.notify()
@@ -240,16 +249,17 @@ func (d *dispatcher) next() *Delivery {
 	}
 }
 
-// deliver makes the first attempt and up to WebhookRetries retries, waiting
-// retryWait, then twice as long each time.
+// deliver makes the first attempt and a retry after each wait of the retry
+// schedule, as it was when the first attempt started.
 func (d *dispatcher) deliver(dl *Delivery) {
-	wait := d.retryWait
-	for attempt := 0; attempt <= WebhookRetries; attempt++ {
+	d.mu.Lock()
+	waits := d.retries
+	d.mu.Unlock()
+	for attempt := 0; attempt <= len(waits); attempt++ {
 		if attempt > 0 {
-			if !d.sleep(wait) {
+			if !d.sleep(waits[attempt-1]) {
 				return // closing: the delivery stays pending
 			}
-			wait *= 2
 		}
 		a := d.attempt(dl)
 		ok := a.StatusCode >= 200 && a.StatusCode <= 299
@@ -258,7 +268,7 @@ func (d *dispatcher) deliver(dl *Delivery) {
 		switch {
 		case ok:
 			dl.Status = DeliveryDelivered
-		case attempt == WebhookRetries:
+		case attempt == len(waits):
 			dl.Status = DeliveryFailed
 		}
 		d.notify()
@@ -340,11 +350,7 @@ func (s *Server) Deliveries() []Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make([]Delivery, d.deliveries.len())
-	d.deliveries.each(func(i int, dl *Delivery) {
-		out[i] = *dl
-		out[i].Body = append([]byte(nil), dl.Body...)
-		out[i].Attempts = append([]DeliveryAttempt(nil), dl.Attempts...)
-	})
+	d.deliveries.each(func(i int, dl *Delivery) { out[i] = copyDelivery(dl) })
 	return out
 }
 

@@ -8,6 +8,7 @@
 //	                 [-webhook-url http://localhost:8080/webhooks|none]
 //	                 [-webhook-scheme payments|standard]
 //	                 [-webhook-secret SECRET] [-webhook-retry-wait 1s]
+//	                 [-webhook-retries 1s,2s,4s,8s|none]
 //	                 [-admin=true] [-quiet]
 //
 // It prints its URL and API key, and the lines to export so that the SDK
@@ -24,6 +25,12 @@
 // PAYMENTS_WEBHOOK_SECRET. -webhook-url none (or "") turns deliveries off;
 // the admin API's PUT /_sandbox/webhook-url changes the URL at run time.
 //
+// A failed delivery is retried 4 times, after 1s, 2s, 4s and 8s.
+// -webhook-retry-wait scales that schedule (it doubles from the wait
+// given); -webhook-retries sets any schedule: the waits before each retry,
+// comma-separated Go durations, or none for no retry. The admin API's GET
+// and PUT /_sandbox/webhook-retries read and change it at run time.
+//
 // -webhook-scheme says how deliveries are signed: payments (the default)
 // puts the Payments-Signature header on them; standard signs them as
 // Standard Webhooks do (headers webhook-id, webhook-timestamp,
@@ -39,8 +46,10 @@
 //
 // The admin API of paymentstest.WithAdminAPI is on (-admin=false turns it
 // off): routes under /_sandbox/ that move the clock, pay into a virtual
-// account, inject faults, set the webhook URL, and read or wait for webhook
-// deliveries, with the same API key. The command prints curl lines to start
+// account, inject faults, set the webhook URL and retry schedule, read or
+// wait for webhook deliveries, and deliver events again, with the same API
+// key. GET /webhooks/events lists every event, as the SDK's
+// Webhooks.ListEvents assumes the service does. The command prints curl lines to start
 // from; the routes are listed in the paymentstest package documentation.
 // Requests and webhook attempts are logged to standard error unless -quiet
 // is set (never the API key or the webhook secret). State lives in memory
@@ -115,6 +124,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 	hookSecret := fs.String("webhook-secret", "", "webhook signing `secret` (default: a random one; a whsec_ secret with -webhook-scheme standard)")
 	retryWait := fs.Duration("webhook-retry-wait", paymentstest.DefaultWebhookRetryWait,
 		"wait before the first retry of a failed webhook delivery; it doubles for each of the 4 retries")
+	retries := fs.String("webhook-retries", "",
+		"`waits` before each retry of a failed webhook delivery, comma-separated (1s,2s,4s,8s), or none; replaces -webhook-retry-wait")
 	admin := fs.Bool("admin", true, "serve the admin API under "+paymentstest.AdminPrefix+" (clock, incoming payments, faults, deliveries)")
 	quiet := fs.Bool("quiet", false, "do not log requests and webhook attempts")
 	if err := fs.Parse(args); err != nil {
@@ -134,6 +145,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 		paymentstest.WithWebhookScheme(scheme),
 		paymentstest.WithWebhookRetryWait(*retryWait),
 		paymentstest.WithHTTPTimeouts(timeouts),
+	}
+	if set := setFlags(fs); set["webhook-retries"] {
+		if set["webhook-retry-wait"] {
+			return errors.New("give -webhook-retries or -webhook-retry-wait, not both")
+		}
+		waits, err := parseRetries(*retries)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, paymentstest.WithWebhookRetries(waits...))
 	}
 	if *apiKey != "" {
 		opts = append(opts, paymentstest.WithAPIKey(*apiKey))
@@ -222,8 +243,37 @@ func printAdminHelp(w io.Writer, baseURL, apiKey string) {
 		curl("PUT", "/_sandbox/webhook-url", `{"url": "`+defaultWebhookURL+`"}`))
 	fmt.Fprintf(w, "# The next POST /payments/initiate fails with 503 (DELETE /_sandbox/faults clears faults).\n%s\n",
 		curl("POST", "/_sandbox/faults", `{"kind": "status", "status": 503, "times": 1, "path": "/payments/initiate"}`))
-	fmt.Fprintf(w, "# Wait for webhook deliveries to finish, then list them.\n%s\n\n",
+	fmt.Fprintf(w, "# Wait for webhook deliveries to finish, then list them.\n%s\n",
 		curl("POST", "/_sandbox/deliveries/wait", `{"timeout_seconds": 10}`))
+	fmt.Fprintf(w, "# Deliver again every event whose deliveries all failed (POST /_sandbox/events/ID/redeliver: one event).\n%s\n",
+		curl("POST", "/_sandbox/events/redeliver-failed", ""))
+	fmt.Fprintf(w, "# List the events, oldest first, as Webhooks.ListEvents does (after=ID continues after an event).\n%s\n\n",
+		curl("GET", "/webhooks/events?limit=10", ""))
+}
+
+// setFlags returns the names of the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// parseRetries reads -webhook-retries: comma-separated Go durations, or
+// none (or "") for no retry.
+func parseRetries(v string) ([]time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || strings.EqualFold(v, "none") {
+		return nil, nil
+	}
+	var waits []time.Duration
+	for _, part := range strings.Split(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("-webhook-retries %q: give waits such as 1s,2s,4s,8s, or none", v)
+		}
+		waits = append(waits, d)
+	}
+	return waits, nil
 }
 
 // shellWord returns s as it is when a POSIX shell would read it as one plain

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,11 +63,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	t.Setenv("PAYMENTS_API_KEY", apiKey)
 	client, err := payments.NewClientFromEnv(payments.WithMaxRetries(0))
 	require.NoError(t, err)
-	_, err = client.Recipients.Create(ctx, &payments.RecipientCreateParams{
-		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
-		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
-	})
-	require.NoError(t, err)
+	sandboxRecipient(t, client)
 	assert.Contains(t, stderr.String(), "path=/payments/recipients", "requests are logged")
 	assert.NotContains(t, stderr.String(), apiKey, "the key is never logged")
 
@@ -154,11 +151,7 @@ func TestRunAdminAPI(t *testing.T) {
 
 	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL), payments.WithMaxRetries(0))
 	require.NoError(t, err)
-	r, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
-		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
-		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
-	})
-	require.NoError(t, err)
+	r := sandboxRecipient(t, client)
 	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
 		Amount: decimal.RequireFromString("120.50"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
 	})
@@ -212,6 +205,9 @@ func TestRunBadArguments(t *testing.T) {
 		"bad webhook url":  {"-addr", "127.0.0.1:0", "-webhook-url", "ftp://x"},
 		"bad address":      {"-addr", "not an address"},
 		"negative backoff": {"-addr", "127.0.0.1:0", "-webhook-retry-wait", "-1s"},
+		"both retry flags": {"-addr", "127.0.0.1:0", "-webhook-retry-wait", "1s", "-webhook-retries", "1s"},
+		"bad retries":      {"-addr", "127.0.0.1:0", "-webhook-retries", "1s,soon"},
+		"negative retry":   {"-addr", "127.0.0.1:0", "-webhook-retries", "1s,-1s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut testlog.Buffer
@@ -236,4 +232,82 @@ func TestShellWord(t *testing.T) {
 			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+func TestRunWebhookRetriesFlag(t *testing.T) {
+	schedule := func(baseURL, apiKey string) []string {
+		t.Helper()
+		status, data := adminCall(t, baseURL, apiKey, http.MethodGet, "/_sandbox/webhook-retries", "")
+		require.Equal(t, http.StatusOK, status, "%s", data)
+		var v struct {
+			Waits []string `json:"waits"`
+		}
+		require.NoError(t, json.Unmarshal(data, &v))
+		return v.Waits
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"1s", "2s", "4s", "8s"}},
+		{[]string{"-webhook-retry-wait", "1ms"}, []string{"1ms", "2ms", "4ms", "8ms"}},
+		{[]string{"-webhook-retries", "250ms, 1s,1m"}, []string{"250ms", "1s", "1m0s"}},
+		{[]string{"-webhook-retries", "none"}, []string{}},
+		{[]string{"-webhook-retries="}, []string{}},
+	} {
+		baseURL, apiKey, _, _ := startRun(t, append(tc.args, "-quiet")...)
+		assert.Equal(t, tc.want, schedule(baseURL, apiKey), "%q", tc.args)
+	}
+}
+
+// TestRunListAndRedeliverEvents: the sandbox lists its events for
+// Webhooks.ListEvents, and its admin API delivers failed ones again, as the
+// printed curl lines say.
+func TestRunListAndRedeliverEvents(t *testing.T) {
+	var up atomic.Bool
+	var got atomic.Int32
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		got.Add(1)
+	}))
+	defer rc.Close()
+	baseURL, apiKey, stdout, _ := startRunTimeouts(t, serverTimeouts(), "-webhook-url", rc.URL, "-webhook-retries", "none", "-quiet")
+	for _, route := range []string{"/_sandbox/events/redeliver-failed", "/webhooks/events?limit=10"} {
+		assert.Contains(t, stdout.String(), route, "a curl line for %s", route)
+	}
+	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
+	require.NoError(t, err)
+	sandboxRecipient(t, client)
+	status, data := adminCall(t, baseURL, apiKey, http.MethodPost, "/_sandbox/deliveries/wait", "")
+	require.Equal(t, http.StatusOK, status, "%s", data)
+
+	var ids []string
+	for ev, err := range client.Webhooks.ListEvents(context.Background(), &payments.EventListParams{Limit: 1}) {
+		require.NoError(t, err)
+		ids = append(ids, ev.ID)
+	}
+	require.Len(t, ids, 2, "recipient.created and recipient.verified")
+
+	up.Store(true)
+	status, data = adminCall(t, baseURL, apiKey, http.MethodPost, "/_sandbox/events/redeliver-failed", "")
+	require.Equal(t, http.StatusOK, status, "%s", data)
+	assert.JSONEq(t, `{"event_ids": ["`+ids[0]+`", "`+ids[1]+`"]}`, string(data))
+	status, data = adminCall(t, baseURL, apiKey, http.MethodPost, "/_sandbox/deliveries/wait", "")
+	require.Equal(t, http.StatusOK, status, "%s", data)
+	assert.Equal(t, int32(2), got.Load())
+}
+
+// sandboxRecipient creates a recipient, which emits two events:
+// recipient.created and recipient.verified.
+func sandboxRecipient(t *testing.T, client *payments.Client) *payments.Recipient {
+	t.Helper()
+	r, err := client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	require.NoError(t, err)
+	return r
 }

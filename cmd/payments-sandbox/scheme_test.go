@@ -69,11 +69,7 @@ func TestRunStandardScheme(t *testing.T) {
 
 	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
 	require.NoError(t, err)
-	_, err = client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
-		AccountNumber: "0123456789", AccountName: "Ada Lovelace",
-		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
-	})
-	require.NoError(t, err)
+	sandboxRecipient(t, client)
 	status, data = adminCall(t, baseURL, apiKey, http.MethodPost, "/_sandbox/deliveries/wait", "")
 	require.Equal(t, http.StatusOK, status, "%s", data)
 	var log struct {

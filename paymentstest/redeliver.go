@@ -1,0 +1,168 @@
+package paymentstest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Bounds of a webhook retry schedule (WithWebhookRetries, SetWebhookRetries).
+const (
+	// MaxWebhookRetries is how many retries a schedule may have.
+	MaxWebhookRetries = 20
+	// MaxWebhookRetryWait is the longest wait before one retry.
+	MaxWebhookRetryWait = time.Hour
+)
+
+// Errors of Redeliver and RedeliverFailed. Match them with errors.Is.
+var (
+	// ErrUnknownEvent: no event with this id is in the server's event log
+	// (Events), which keeps the last DefaultLogLimit events (WithLogLimit).
+	ErrUnknownEvent = errors.New("paymentstest: no such event in the event log")
+	// ErrNoWebhookURL: deliveries are off (no URL set with WithWebhook,
+	// SetWebhook or SetWebhookURL), so there is nowhere to deliver to.
+	ErrNoWebhookURL = errors.New("paymentstest: no webhook URL is set")
+)
+
+// doublingWaits is the schedule of WebhookRetries retries that starts at
+// base and doubles: 1s, 2s, 4s, 8s for a second.
+func doublingWaits(base time.Duration) []time.Duration {
+	waits := make([]time.Duration, WebhookRetries)
+	for i := range waits {
+		waits[i] = base << i
+	}
+	return waits
+}
+
+func checkRetryWaits(waits []time.Duration) error {
+	if len(waits) > MaxWebhookRetries {
+		return fmt.Errorf("%d retries: at most %d", len(waits), MaxWebhookRetries)
+	}
+	for i, w := range waits {
+		if w < 0 || w > MaxWebhookRetryWait {
+			return fmt.Errorf("wait %d (%s) must be from 0 to %s", i+1, w, MaxWebhookRetryWait)
+		}
+	}
+	return nil
+}
+
+// SetWebhookRetries sets the retry schedule of failed deliveries, as
+// WithWebhookRetries does at start: the wait before each retry; none means
+// no retry. A delivery keeps the schedule it had at its first attempt; the
+// new one applies to deliveries that start after it. It fails, and changes
+// nothing, for more than MaxWebhookRetries waits or a wait outside 0 to
+// MaxWebhookRetryWait. The admin API's PUT /_sandbox/webhook-retries calls
+// it.
+func (s *Server) SetWebhookRetries(waits ...time.Duration) error {
+	if err := checkRetryWaits(waits); err != nil {
+		return errors.New("paymentstest: SetWebhookRetries: " + err.Error())
+	}
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.retries = slices.Clone(waits)
+	return nil
+}
+
+// WebhookRetryWaits returns the retry schedule of failed deliveries: the
+// wait before each retry (by default 1s, 2s, 4s, 8s).
+func (s *Server) WebhookRetryWaits() []time.Duration {
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.retries)
+}
+
+// Redeliver queues the event with this id for delivery again, to the
+// current webhook URL, with the retry schedule, whatever became of its
+// earlier deliveries: the same body, so the same event id, which a receiver
+// that processed it already must drop as a duplicate. It returns the new
+// delivery as queued (Deliveries follows it), ErrUnknownEvent when the
+// event is not in the event log, ErrNoWebhookURL when deliveries are off,
+// and ErrClosed once Close has started. The admin API's POST
+// /_sandbox/events/{id}/redeliver calls it.
+func (s *Server) Redeliver(id string) (Delivery, error) {
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.canDeliver(); err != nil {
+		return Delivery{}, err
+	}
+	var (
+		ev    Event
+		found bool
+	)
+	d.events.each(func(_ int, e Event) {
+		if e.ID == id {
+			ev, found = e, true
+		}
+	})
+	if !found {
+		return Delivery{}, ErrUnknownEvent
+	}
+	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: d.url, Body: ev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
+	d.enqueue(dl)
+	return copyDelivery(dl), nil
+}
+
+// RedeliverFailed queues again, oldest first, every event whose deliveries
+// in the log all failed (at least one, none delivered or pending), as
+// Redeliver does one, and returns their ids (none: an empty list). An event
+// that was never delivered because no URL was set is not among them:
+// Redeliver sends it. It returns ErrNoWebhookURL when deliveries are off and
+// ErrClosed once Close has started. The admin API's POST
+// /_sandbox/events/redeliver-failed calls it.
+func (s *Server) RedeliverFailed() ([]string, error) {
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.canDeliver(); err != nil {
+		return nil, err
+	}
+	var (
+		order   []string
+		last    = map[string]*Delivery{} // an event's latest delivery
+		settled = map[string]bool{}      // an event delivered or still pending
+	)
+	d.deliveries.each(func(_ int, dl *Delivery) {
+		if _, seen := last[dl.EventID]; !seen {
+			order = append(order, dl.EventID)
+		}
+		last[dl.EventID] = dl
+		if dl.Status != DeliveryFailed {
+			settled[dl.EventID] = true
+		}
+	})
+	ids := []string{}
+	for _, id := range order {
+		if settled[id] {
+			continue
+		}
+		prev := last[id]
+		d.enqueue(&Delivery{EventID: id, Event: prev.Event, URL: d.url, Body: prev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true})
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// canDeliver says why no delivery can be queued now, or nil. d.mu must be
+// held.
+func (d *dispatcher) canDeliver() error {
+	switch {
+	case d.ctx.Err() != nil:
+		return ErrClosed
+	case d.url == "":
+		return ErrNoWebhookURL
+	}
+	return nil
+}
+
+// copyDelivery returns dl with its own copies of the body and attempts.
+// The dispatcher's lock must be held.
+func copyDelivery(dl *Delivery) Delivery {
+	out := *dl
+	out.Body = append([]byte(nil), dl.Body...)
+	out.Attempts = append([]DeliveryAttempt(nil), dl.Attempts...)
+	return out
+}
