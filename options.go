@@ -193,6 +193,7 @@ func userAgent(prefix string) string {
 
 type requestConfig struct {
 	idempotencyKey string
+	keyGiven       bool // WithIdempotencyKey was passed, even with ""
 	header         http.Header
 	middleware     []Middleware
 	attemptTimeout time.Duration
@@ -203,8 +204,12 @@ type requestConfig struct {
 // that a call repeated after a crash or a timeout cannot act twice; the same
 // key with a different body is refused by the service. On any call it also
 // makes a POST safe to retry.
+//
+// An empty or blank key is a *ValidationError and nothing is sent: a call
+// repeated to learn an unknown outcome must carry the key of the first one,
+// never a fresh random one. To let the SDK make a key, leave the option out.
 func WithIdempotencyKey(key string) RequestOption {
-	return requestOptionFunc(func(r *requestConfig) { r.idempotencyKey = key })
+	return requestOptionFunc(func(r *requestConfig) { r.idempotencyKey, r.keyGiven = key, true })
 }
 
 // WithHeader adds a header to the call. It cannot replace the headers the SDK
@@ -237,7 +242,10 @@ func requestOptions(opts []RequestOption) (requestConfig, error) {
 		o.applyRequest(&rc)
 	}
 	var v validator
-	if k := rc.idempotencyKey; k != "" && (len(k) > 255 || !printableASCII(k)) {
+	switch k := rc.idempotencyKey; {
+	case rc.keyGiven && strings.TrimSpace(k) == "":
+		v.add("Idempotency-Key", "is empty: pass the stored key of the call to repeat, or leave WithIdempotencyKey out for a new one")
+	case len(k) > 255 || !printableASCII(k):
 		v.add("Idempotency-Key", "must be at most 255 printable ASCII characters")
 	}
 	if rc.attemptTimeout < 0 {

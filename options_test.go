@@ -157,6 +157,10 @@ func TestBadRequestOptionsAreRefusedOnEveryOperation(t *testing.T) {
 		{"key with tab", "Idempotency-Key", payments.WithIdempotencyKey("order\t1")},
 		{"header value with NUL", "header X-Trace", payments.WithHeader("X-Trace", "a\x00b")},
 		{"header name with colon", "header X-Trace:", payments.WithHeader("X-Trace:", "a")},
+		// A merchant who lost the stored key of an unknown-outcome call must
+		// not get a fresh one by passing "": that could act twice.
+		{"empty key", "Idempotency-Key", payments.WithIdempotencyKey("")},
+		{"blank key", "Idempotency-Key", payments.WithIdempotencyKey("   ")},
 	}
 	for name, op := range ops {
 		for _, o := range options {
