@@ -187,10 +187,11 @@ type operation struct {
 	idempotent bool
 	// dataOptional accepts a success without data (Trigger, Do).
 	dataOptional bool
-	// check, when set, inspects the decoded result and returns why it is
-	// unusable ("" when it is fine): the call then fails with a
-	// *MalformedResponseError, inside the pipeline, so that logs and
-	// observers see the failure.
+	// check, when set, marks an operation that creates or executes
+	// something: its answer must carry the envelope's success flag, and
+	// check returns what the decoded resource lacks to identify it ("" when
+	// nothing). Either failure is a *MalformedResponseError (outcome
+	// unknown), inside the pipeline, so that logs and observers see it.
 	check func(out any) string
 }
 
@@ -275,12 +276,7 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 	defer resp.Body.Close()
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
 	raw, readErr := readBody(resp)
-	err = c.decode(r, raw, readErr, out, op.dataOptional)
-	if err == nil && op.check != nil {
-		if reason := op.check(out); reason != "" {
-			err = newMalformed(reason, r, nil, c.key.raw)
-		}
-	}
+	err = c.decode(r, raw, readErr, out, op)
 	level := slog.LevelDebug
 	if err != nil {
 		level, r = slog.LevelWarn, nil

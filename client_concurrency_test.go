@@ -36,7 +36,7 @@ func TestOneClientManyGoroutines(t *testing.T) {
 		if first && strings.HasSuffix(ref, "0") {
 			return jsonResponder(503, errorEnvelope("busy"))(req)
 		}
-		return jsonResponder(200, okEnvelope(`{"id":"p-`+ref+`","reference":"`+ref+`","amount":"1","currency":"NGN",
+		return jsonResponder(200, okEnvelope(`{"id":"p-`+ref+`","reference":"`+ref+`","status":"pending","amount":"1","currency":"NGN",
 			"quote":{"quote_id":"q-`+ref+`","fee":"0.5"}}`))(req)
 	})
 

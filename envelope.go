@@ -95,9 +95,11 @@ type envelope struct {
 }
 
 // decode turns an answer into the operation's result: data decoded into out
-// (a resource also gets r and its raw JSON), or a typed error. dataOptional
-// accepts a success without data.
-func (c *Client) decode(r *Response, raw []byte, readErr error, out any, dataOptional bool) error {
+// (a resource also gets r and its raw JSON), or a typed error. op says
+// whether a success without data is complete (dataOptional) and what the
+// data must carry (check).
+func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *operation) error {
+	dataOptional := op.dataOptional
 	if r.StatusCode < 200 || r.StatusCode > 299 {
 		return c.apiError(r, raw, readErr)
 	}
@@ -144,7 +146,30 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, dataOpt
 			res.setResponse(r, r.RawData)
 		}
 	}
+	if op.check != nil {
+		if env.Success == nil {
+			return malformed("the envelope has no success flag", nil)
+		}
+		if reason := op.check(out); reason != "" {
+			return malformed(reason, nil)
+		}
+	}
 	return nil
+}
+
+// lacking names the members whose value is empty, as the reason a resource
+// is unusable ("" when none is): lacking("id", r.ID) is "data has no id".
+func lacking(nameValue ...string) string {
+	var names []string
+	for i := 0; i+1 < len(nameValue); i += 2 {
+		if nameValue[i+1] == "" {
+			names = append(names, nameValue[i])
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "data has no " + strings.Join(names, ", ")
 }
 
 // unmarshalData is json.Unmarshal(data, out), except that a type with its

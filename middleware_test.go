@@ -49,7 +49,7 @@ func (s *mwServer) seen() []http.Header {
 
 func answerOK(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"stan-1","data":{"id":"p","reference":"order-1","amount":"1","currency":"NGN","quote":{"quote_id":"q-1","fee":"0"}}}`)
+	_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"stan-1","data":{"id":"p","reference":"order-1","status":"pending","amount":"1","currency":"NGN","quote":{"quote_id":"q-1","fee":"0"}}}`)
 }
 
 func mwClient(t *testing.T, url string, opts ...payments.Option) *payments.Client {
@@ -247,7 +247,7 @@ func TestObserverWrapsTheOperation(t *testing.T) {
 func TestObserversNestAndSeeInitiateChecks(t *testing.T) {
 	srv := newMWServer(t, func(_ int64, w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"success":true,"stan":"s","data":{"id":"p","reference":"order-1"}}`)
+		_, _ = io.WriteString(w, `{"success":true,"stan":"s","data":{"id":"p","reference":"order-1","status":"pending"}}`)
 	})
 	var events []string
 	named := func(name string) payments.OperationObserver {

@@ -135,13 +135,24 @@ type PaymentConfirmParams struct {
 var (
 	opPaymentsInitiate = &operation{Operation: Operation{Name: "payments.initiate", Method: http.MethodPost, PathTemplate: "/payments/initiate"}, idempotent: true,
 		check: func(out any) string {
+			if reason := checkPayment(out); reason != "" {
+				return reason
+			}
 			if q := out.(*Payment).Quote; q == nil || q.ID == "" {
 				return "the initiate response carries no quote id"
 			}
 			return ""
 		}}
-	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true}
+	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true,
+		check: checkPayment}
 )
+
+// checkPayment: a payment answer must say which payment (id, reference) and
+// in what state (status): an empty status must never read as a refusal.
+func checkPayment(out any) string {
+	p := out.(*Payment)
+	return lacking("id", p.ID, "status", string(p.Status), "reference", p.Reference)
+}
 
 // PaymentsService initiates and confirms payments. Reach it as
 // Client.Payments.

@@ -110,7 +110,7 @@ func TestQuoteNested(t *testing.T) {
 }
 
 func TestQuoteAmountsAsNumbersKeepDigits(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"p1","reference":"r","amount":1234567890.123456789,"currency":"USD",
+	p, err := initiateAnswering(t, `{"id":"p1","reference":"r","status":"pending","amount":1234567890.123456789,"currency":"USD",
 		"quote":{"quote_id":"q1","amount":1234567890.123456789,"fee":0.000000000000000001,
 		"exchange_rate":1530.25,"total_amount":1234567890.123456790,"expires_at":"2025-03-01T10:05:00Z"}}`)
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestQuoteFlatFields(t *testing.T) {
 }
 
 func TestQuoteAliases(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"`+paymentUUID+`","reference":"order-1","amount":"100","currency":"NGN",
+	p, err := initiateAnswering(t, `{"id":"`+paymentUUID+`","reference":"order-1","status":"pending","amount":"100","currency":"NGN",
 		"quote":{"id":"q-alias","fees":"2.25","rate":0.00065,"amount_to_collect":"102.25","currency":"USD",
 		"expires_at":"2025-03-01T10:05:00+01:00"}}`)
 	require.NoError(t, err)
@@ -153,7 +153,7 @@ func TestQuoteAliases(t *testing.T) {
 }
 
 func TestQuoteDocumentedNamesWinOverAliases(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"p","reference":"r","amount":"1","currency":"NGN",
+	p, err := initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN",
 		"quote":{"quote_id":"q-main","id":"q-alias","fee":"1","fees":"9","exchange_rate":"2","rate":"9",
 		"total_amount":"3","amount_to_collect":"9"}}`)
 	require.NoError(t, err)
@@ -164,14 +164,14 @@ func TestQuoteDocumentedNamesWinOverAliases(t *testing.T) {
 }
 
 func TestQuoteExpiryFromQuoteCreatedAt(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"p","reference":"r","amount":"1","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
+	p, err := initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
 		"quote":{"quote_id":"q1","fee":"0","created_at":"2025-03-01T09:30:00Z"}}`)
 	require.NoError(t, err)
 	assert.Equal(t, time.Date(2025, 3, 1, 9, 35, 0, 0, time.UTC), p.Quote.ExpiresAt.UTC())
 }
 
 func TestQuoteExpiryFromPaymentCreatedAt(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"p","reference":"r","amount":"1","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
+	p, err := initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
 		"quote":{"quote_id":"q1","fee":"0"}}`)
 	require.NoError(t, err)
 	assert.Equal(t, time.Date(2025, 3, 1, 8, 5, 0, 0, time.UTC), p.Quote.ExpiresAt.UTC())
@@ -182,7 +182,7 @@ func TestQuoteExpiryFromReceiptTime(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	payments.SetClockForTest(h.client, clock.Now)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
-		`{"id":"p","reference":"r","amount":"1","currency":"NGN","quote":{"quote_id":"q1","fee":"0.10"}}`)))
+		`{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","quote":{"quote_id":"q1","fee":"0.10"}}`)))
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
 	assert.Equal(t, clock.Now().Add(5*time.Minute), p.Quote.ExpiresAt)
@@ -191,10 +191,10 @@ func TestQuoteExpiryFromReceiptTime(t *testing.T) {
 
 func TestInitiateWithoutQuoteIDIsMalformed(t *testing.T) {
 	for name, data := range map[string]string{
-		"no quote":         `{"id":"p","reference":"r","amount":"1","currency":"NGN","status":"pending"}`,
-		"null quote":       `{"id":"p","reference":"r","amount":"1","quote":null}`,
-		"quote without id": `{"id":"p","reference":"r","amount":"1","quote":{"fee":"1","total_amount":"2"}}`,
-		"empty quote id":   `{"id":"p","reference":"r","amount":"1","quote":{"quote_id":""}}`,
+		"no quote":         `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","status":"pending"}`,
+		"null quote":       `{"id":"p","reference":"r","status":"pending","amount":"1","quote":null}`,
+		"quote without id": `{"id":"p","reference":"r","status":"pending","amount":"1","quote":{"fee":"1","total_amount":"2"}}`,
+		"empty quote id":   `{"id":"p","reference":"r","status":"pending","amount":"1","quote":{"quote_id":""}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)
@@ -220,7 +220,7 @@ func datedResponder(status int, body string, date time.Time) httpmock.Responder 
 	return jsonResponder(status, body).HeaderSet(http.Header{"Date": {date.UTC().Format(http.TimeFormat)}})
 }
 
-const quoteAt = `{"id":"p","reference":"order-1","amount":"1","currency":"NGN","quote":{"quote_id":"q-exp","fee":"0","expires_at":"2030-01-02T03:09:05Z"}}`
+const quoteAt = `{"id":"p","reference":"order-1","status":"pending","amount":"1","currency":"NGN","quote":{"quote_id":"q-exp","fee":"0","expires_at":"2030-01-02T03:09:05Z"}}`
 
 // TestConfirmRefusesQuoteLongExpiredByTheServiceClock: the local pre-check
 // measures the quote's life on the service's clock (Date at initiate) and
@@ -282,7 +282,7 @@ func TestConfirmWithTheClientClockAhead(t *testing.T) {
 func TestConfirmWithoutDateIsAlwaysSent(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
-		`{"id":"p","reference":"order-1","amount":"1","currency":"NGN",
+		`{"id":"p","reference":"order-1","status":"pending","amount":"1","currency":"NGN",
 		"quote":{"quote_id":"q-old","fee":"0","expires_at":"2001-01-01T00:00:00Z"}}`)))
 	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())

@@ -154,9 +154,13 @@ func (p *RecipientUpdateParams) wire() any {
 }
 
 var (
-	opRecipientsCreate = &operation{Operation: Operation{Name: "recipients.create", Method: http.MethodPost, PathTemplate: "/payments/recipients"}, idempotent: true}
-	opRecipientsUpdate = &operation{Operation: Operation{Name: "recipients.update", Method: http.MethodPut, PathTemplate: "/payments/recipients/{id}"}}
+	opRecipientsCreate = &operation{Operation: Operation{Name: "recipients.create", Method: http.MethodPost, PathTemplate: "/payments/recipients"}, idempotent: true,
+		check: checkRecipient}
+	opRecipientsUpdate = &operation{Operation: Operation{Name: "recipients.update", Method: http.MethodPut, PathTemplate: "/payments/recipients/{id}"},
+		check: checkRecipient}
 )
+
+func checkRecipient(out any) string { return lacking("id", out.(*Recipient).ID) }
 
 // RecipientsService creates and edits recipients. Reach it as
 // Client.Recipients.
