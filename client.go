@@ -17,7 +17,7 @@
 //	var apiErr *payments.APIError
 //	switch { // errors are typed: branch on what to do
 //	case errors.Is(err, payments.ErrInvalidParams): // a *ValidationError: nothing was sent
-//	case errors.Is(err, payments.ErrQuoteExpired): // nothing was paid: initiate again
+//	case errors.Is(err, payments.CodeQuoteExpired): // nothing was paid: initiate again
 //	case errors.As(err, &apiErr) && !apiErr.Temporary(): // refused; quote apiErr.Stan to support
 //	case err != nil: // unknown outcome: retry with the key of payments.IdempotencyKeyOf(err)
 //	case payment.Status != payments.PaymentStatusCompleted: // rejected, say above the limit
@@ -70,7 +70,6 @@ type Client struct {
 	middleware     bool // the client has middleware
 	observer       OperationObserver
 	attemptTimeout time.Duration
-	quotes         quoteBook
 	now            func() time.Time
 }
 

@@ -114,8 +114,8 @@ func WithAttemptTimeout(d time.Duration) ClientOrRequestOption {
 // WithObserver makes the Client call obs at the start of every operation:
 // tracing and metrics (see the paymentsotel package). Several observers
 // nest in the order given: the first sees the operation first and its end
-// last. A failure found before sending (invalid params, a quote refused
-// locally) is not an operation and reaches no observer.
+// last. A failure found before sending (invalid params or options) is not an
+// operation and reaches no observer.
 func WithObserver(obs OperationObserver) Option {
 	return optionFunc(func(c *clientConfig) error {
 		if obs != nil {

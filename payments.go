@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -13,10 +12,6 @@ import (
 
 // QuoteLifetime is how long a quote can be confirmed after it was created.
 const QuoteLifetime = 5 * time.Minute
-
-// QuoteExpiryGrace is how long past a quote's expiry Confirm still sends it
-// to the service, to absorb the lag of the Date header and the network.
-const QuoteExpiryGrace = time.Minute
 
 // Payment is a payment (transaction). A payment returned by
 // PaymentsService.Initiate carries the Quote to confirm.
@@ -73,7 +68,8 @@ type Quote struct {
 	Currency    string          `json:"currency"`
 	// ExpiresAt comes from the response, or is the quote's (else the
 	// payment's, else the moment it was received) creation time plus
-	// QuoteLifetime.
+	// QuoteLifetime. It is for display (Expired): only the service judges
+	// expiry, and Confirm always asks it.
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
@@ -170,39 +166,20 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 	if _, err := s.client.do(ctx, opPaymentsInitiate, "", params.wire(), p, opts); err != nil {
 		return nil, err
 	}
-	// The quote's life is measured on the service's clock (its Date header)
-	// and carried over to ours, so that a skewed local clock moves nothing.
-	serviceNow, dated := serviceTime(p.resp, s.client.now)
 	if p.Quote.ExpiresAt.IsZero() {
-		p.Quote.ExpiresAt = serviceNow.Add(QuoteLifetime)
-	}
-	if dated {
-		s.client.quotes.remember(p.Quote.ID, s.client.now().Add(p.Quote.ExpiresAt.Sub(serviceNow)))
+		p.Quote.ExpiresAt = s.client.now().Add(QuoteLifetime) // an estimate: see Quote.ExpiresAt
 	}
 	return p, nil
-}
-
-// serviceTime is the service's clock at the moment it answered, from the Date
-// header, or the local time when there is none.
-func serviceTime(r *Response, now func() time.Time) (time.Time, bool) {
-	if r != nil {
-		if t, err := http.ParseTime(r.Header.Get("Date")); err == nil {
-			return t, true
-		}
-	}
-	return now(), false
 }
 
 // Confirm executes a quoted payment (POST /payments/confirm) and returns the
 // payment after execution. It carries an Idempotency-Key like Initiate.
 //
-// The service judges whether a quote has expired. Confirm refuses one
-// locally, with a *QuoteExpiredError and without sending anything, only when
-// this client issued the quote, the call carries no WithIdempotencyKey, and
-// the quote's life (measured on the service's clock at Initiate, so a skewed
-// local clock does not matter) ended more than QuoteExpiryGrace ago. A
-// Confirm retried with the key of an earlier attempt is always sent: the
-// earlier attempt may have paid, and only the service can replay its outcome.
+// Only the service judges whether a quote has expired: Confirm always sends
+// the call, and the service's refusal is an *APIError matching
+// CodeQuoteExpired (errors.Is(err, payments.CodeQuoteExpired)). A Confirm
+// retried with the key of an earlier attempt whose answer was lost returns
+// what that attempt did, even past the quote's expiry.
 //
 // A nil error means the service took the confirmation, not that the money
 // moved: check the returned payment's Status (and IsCompleted). A payment the
@@ -215,10 +192,6 @@ func serviceTime(r *Response, now func() time.Time) (time.Time, bool) {
 func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmParams, opts ...RequestOption) (*Payment, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
-	}
-	if deadline, ok := s.client.quotes.expiry(params.QuoteID); ok && !callerKeyIn(opts) &&
-		s.client.now().After(deadline.Add(QuoteExpiryGrace)) {
-		return nil, &QuoteExpiredError{QuoteID: params.QuoteID, ExpiredAt: deadline}
 	}
 	p := new(Payment)
 	if _, err := s.client.do(ctx, opPaymentsConfirm, "", params, p, opts); err != nil {
@@ -331,53 +304,4 @@ func (w *quoteWire) quote(p *Payment) *Quote {
 		}
 	}
 	return q
-}
-
-// maxRememberedQuotes bounds the quotes a Client remembers for the expiry
-// check in Confirm.
-const maxRememberedQuotes = 4096
-
-// quoteBook remembers the expiry of the quotes a Client issued, so that
-// Confirm can refuse an expired one without a round trip.
-type quoteBook struct {
-	mu sync.Mutex
-	m  map[string]time.Time
-}
-
-func (b *quoteBook) remember(id string, expires time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = make(map[string]time.Time)
-	}
-	if len(b.m) >= maxRememberedQuotes {
-		// Forget the quotes that expired longest ago: anything past its
-		// expiry by more than a lifetime is of no further use.
-		cutoff := expires.Add(-2 * QuoteLifetime)
-		for k, exp := range b.m {
-			if exp.Before(cutoff) {
-				delete(b.m, k)
-			}
-		}
-		for k := range b.m {
-			if len(b.m) < maxRememberedQuotes {
-				break
-			}
-			delete(b.m, k)
-		}
-	}
-	b.m[id] = expires
-}
-
-func (b *quoteBook) expiry(id string) (time.Time, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	exp, ok := b.m[id]
-	return exp, ok
-}
-
-// callerKeyIn reports whether opts carry WithIdempotencyKey.
-func callerKeyIn(opts []RequestOption) bool {
-	rc, _ := requestOptions(opts) // do reports invalid options
-	return rc.idempotencyKey != ""
 }

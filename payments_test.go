@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -214,82 +213,27 @@ func TestInitiateWithoutQuoteIDIsMalformed(t *testing.T) {
 	}
 }
 
-// datedResponder answers like jsonResponder with a Date header: the
-// service's clock.
-func datedResponder(status int, body string, date time.Time) httpmock.Responder {
-	return jsonResponder(status, body).HeaderSet(http.Header{"Date": {date.UTC().Format(http.TimeFormat)}})
-}
-
-const quoteAt = `{"id":"p","reference":"order-1","status":"pending","amount":"1","currency":"NGN","quote":{"quote_id":"q-exp","fee":"0","expires_at":"2030-01-02T03:09:05Z"}}`
-
-// TestConfirmRefusesQuoteLongExpiredByTheServiceClock: the local pre-check
-// measures the quote's life on the service's clock (Date at initiate) and
-// refuses, without sending, only well past its end.
-func TestConfirmRefusesQuoteLongExpiredByTheServiceClock(t *testing.T) {
-	h := newHarness(t)
-	service := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	clock := &fakeClock{now: service.Add(-17 * time.Minute)} // this machine's clock is 17 minutes slow
-	payments.SetClockForTest(h.client, clock.Now)
-	h.on(http.MethodPost, "/payments/initiate", datedResponder(200, okEnvelope(quoteAt), service))
-	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
-
-	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
-	require.NoError(t, err)
-
-	clock.Advance(5*time.Minute + payments.QuoteExpiryGrace)
-	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
-	require.NoError(t, err, "up to the grace past expiry the service judges")
-	require.Equal(t, 2, h.calls())
-
-	clock.Advance(time.Second)
-	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
-	assert.ErrorIs(t, err, payments.ErrQuoteExpired)
-	var qerr *payments.QuoteExpiredError
-	require.ErrorAs(t, err, &qerr)
-	assert.Equal(t, "q-exp", qerr.QuoteID)
-	assert.Equal(t, service.Add(-17*time.Minute+5*time.Minute), qerr.ExpiredAt, "the expiry on this client's clock")
-	assert.NotContains(t, qerr.Error(), "initiate", "an earlier Confirm may have paid: never advise initiating again")
-	assert.Contains(t, qerr.Error(), "nothing was sent")
-	assert.Contains(t, qerr.Error(), "retry that call with its idempotency key")
-	assert.Equal(t, 2, h.calls(), "nothing is sent for a quote long expired")
-	assert.NotErrorIs(t, err, payments.ErrInvalidParams)
-
-	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams(), payments.WithIdempotencyKey("confirm-order-1"))
-	require.NoError(t, err, "a Confirm with the caller's key is always sent: an earlier attempt may have paid")
-	assert.Equal(t, 3, h.calls())
-	assert.Equal(t, "confirm-order-1", h.requests()[2].Header.Get("Idempotency-Key"))
-}
-
-// TestConfirmWithTheClientClockAhead: a client whose clock runs 6 minutes
-// ahead of the service's confirms a fresh quote.
-func TestConfirmWithTheClientClockAhead(t *testing.T) {
-	h := newHarness(t)
-	service := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	clock := &fakeClock{now: service.Add(6 * time.Minute)}
-	payments.SetClockForTest(h.client, clock.Now)
-	h.on(http.MethodPost, "/payments/initiate", datedResponder(200, okEnvelope(quoteAt), service))
-	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
-	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
-	require.NoError(t, err)
-	clock.Advance(4 * time.Minute)
-	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
-	require.NoError(t, err)
-	assert.Equal(t, 2, h.calls())
-}
-
-// TestConfirmWithoutDateIsAlwaysSent: with no Date header there is no
-// clock to measure the quote's life on; the service judges.
-func TestConfirmWithoutDateIsAlwaysSent(t *testing.T) {
+// TestConfirmAlwaysAsksTheService: the client keeps no book of quotes and
+// no clock of the service's: a quote long past its expires_at (by any
+// clock, Date header or not) is sent, and only the service's answer says
+// it expired.
+func TestConfirmAlwaysAsksTheService(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
 		`{"id":"p","reference":"order-1","status":"pending","amount":"1","currency":"NGN",
-		"quote":{"quote_id":"q-old","fee":"0","expires_at":"2001-01-01T00:00:00Z"}}`)))
-	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
+		"quote":{"quote_id":"q-old","fee":"0","expires_at":"2001-01-01T00:00:00Z"}}`)).
+		HeaderSet(http.Header{"Date": {time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC).Format(http.TimeFormat)}}))
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(422,
+		`{"success":false,"message":"Quote has expired","stan":"s","code":"quote_expired"}`))
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
+	assert.True(t, p.Quote.Expired(time.Now()), "the helper says so")
 	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
-	require.NoError(t, err)
-	assert.Equal(t, 2, h.calls())
+	assert.ErrorIs(t, err, payments.CodeQuoteExpired, "the service's answer is the one signal")
+	var apiErr *payments.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 2, h.calls(), "the confirm was sent")
+	assert.JSONEq(t, `{"reference":"order-1","quote_id":"q-old"}`, string(h.requests()[1].Body))
 }
 
 func TestConfirmSendsUnknownQuotes(t *testing.T) {
@@ -302,12 +246,12 @@ func TestConfirmSendsUnknownQuotes(t *testing.T) {
 	assert.Equal(t, 1, h.calls())
 }
 
-func TestQuoteExpiredCodeFromServiceMatchesErrQuoteExpired(t *testing.T) {
+func TestQuoteExpiredCodeFromServiceMatchesCodeQuoteExpired(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/confirm", jsonResponder(422,
 		`{"success":false,"message":"Quote has expired","stan":"s","code":"quote_expired"}`))
 	_, err := h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "r", QuoteID: "q"})
-	assert.ErrorIs(t, err, payments.ErrQuoteExpired)
+	assert.ErrorIs(t, err, payments.CodeQuoteExpired)
 	assert.ErrorIs(t, err, payments.ErrUnprocessable)
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -317,7 +261,7 @@ func TestQuoteExpiredCodeFromServiceMatchesErrQuoteExpired(t *testing.T) {
 	h.on(http.MethodPost, "/payments/confirm", jsonResponder(422,
 		`{"success":false,"message":"Insufficient funds","code":"insufficient_funds"}`))
 	_, err = h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "r", QuoteID: "q"})
-	assert.NotErrorIs(t, err, payments.ErrQuoteExpired)
+	assert.NotErrorIs(t, err, payments.CodeQuoteExpired)
 }
 
 func TestQuoteExpiredMethod(t *testing.T) {

@@ -208,7 +208,7 @@ func TestQuoteExpiry(t *testing.T) {
 	srv.Advance(payments.QuoteLifetime)
 	// The client's own clock has not moved, so the refusal is the server's.
 	_, err := c.Payments.Confirm(ctx(t), p.ConfirmParams())
-	require.ErrorIs(t, err, payments.ErrQuoteExpired)
+	require.ErrorIs(t, err, payments.CodeQuoteExpired)
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
