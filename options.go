@@ -32,6 +32,19 @@ type clientConfig struct {
 	observers      []OperationObserver
 }
 
+// hooks are the observers, then the logger's: one path for everything that
+// watches operations, the logger innermost.
+func (c *clientConfig) hooks() []hook {
+	hooks := make([]hook, 0, len(c.observers)+1)
+	for _, o := range c.observers {
+		hooks = append(hooks, observerHook(o))
+	}
+	if c.logger != nil {
+		hooks = append(hooks, logHook(c.logger))
+	}
+	return hooks
+}
+
 // Option configures a Client. Options are applied in order by NewClient, which
 // reports the first invalid one.
 type Option interface{ applyClient(*clientConfig) error }
