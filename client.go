@@ -60,11 +60,9 @@ type credentials struct {
 // jsonMediaType is the value of Accept and Content-Type, shared read-only.
 var jsonMediaType = []string{"application/json"}
 
-// String shows the client's base URL and never its API key.
-func (c *Client) String() string { return "payments.Client(" + c.baseURL + ")" }
-
-// GoString is String, so that %#v shows no key either.
-func (c *Client) GoString() string { return c.String() }
+// Format prints the client, with any verb, as its base URL, never its API
+// key: payments.Client(https://...).
+func (c *Client) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "payments.Client(%s)", c.baseURL) }
 
 // LogValue logs the client's base URL and never its API key.
 func (c *Client) LogValue() slog.Value {

@@ -49,7 +49,7 @@ func TestUnknownFieldsAreKeptInRawJSON(t *testing.T) {
 	assert.Equal(t, vaUUID, va.ID)
 	assert.JSONEq(t, data, string(va.RawJSON()))
 	assert.Equal(t, data, string(va.RawJSON()), "byte for byte as received")
-	assert.JSONEq(t, data, string(va.LastResponse().RawData))
+	assert.JSONEq(t, data, string(va.LastResponse().RawData()))
 
 	var extra struct {
 		Provider struct {
@@ -67,7 +67,7 @@ func TestPaymentRawJSONKeepsUnknownFieldsAndQuote(t *testing.T) {
 	p, err := initiateAnswering(t, data)
 	require.NoError(t, err)
 	assert.Equal(t, data, string(p.RawJSON()))
-	assert.Equal(t, "q", p.Quote.ID)
+	assert.Equal(t, "q", p.Quote.QuoteID)
 }
 
 func TestLastResponse(t *testing.T) {
@@ -86,7 +86,7 @@ func TestLastResponse(t *testing.T) {
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	assert.Equal(t, 2, resp.Attempts)
 	assert.Equal(t, "rcp-1", resp.IdempotencyKey)
-	assert.JSONEq(t, recipientJSON, string(resp.RawData))
+	assert.JSONEq(t, recipientJSON, string(resp.RawData()))
 }
 
 func TestResourcesNotFromTheAPIHaveNoResponse(t *testing.T) {
@@ -289,7 +289,7 @@ func TestMalformedSuccessResponses(t *testing.T) {
 			key, ok := payments.IdempotencyKeyOf(err)
 			assert.True(t, ok)
 			assert.Equal(t, merr.Response.IdempotencyKey, key)
-			assert.LessOrEqual(t, len(merr.Response.RawData), payments.MaxResponseBytes)
+			assert.LessOrEqual(t, len(merr.Response.Body), payments.MaxResponseBytes)
 		})
 	}
 }
@@ -465,7 +465,7 @@ var fzOperations = []fzOperation{
 		if err != nil {
 			return nil, err
 		}
-		if p.Quote == nil || p.Quote.ID == "" || p.Quote.ExpiresAt.IsZero() {
+		if p.Quote == nil || p.Quote.QuoteID == "" || p.Quote.ExpiresAt.IsZero() {
 			return nil, errors.New("Initiate succeeded without a quote id and an expiry")
 		}
 		return p.LastResponse(), nil
@@ -728,7 +728,7 @@ func TestGarbledSuccessIsMalformed(t *testing.T) {
 				require.NotNil(t, merr.Response, "what was received is kept")
 				assert.Equal(t, 1, merr.Response.Attempts)
 				assert.Equal(t, stanUUID, merr.Response.Stan)
-				assert.Equal(t, body, string(merr.Response.RawData))
+				assert.Equal(t, body, string(merr.Response.Body))
 				assert.Contains(t, err.Error(), "the outcome is unknown")
 			})
 		}

@@ -256,7 +256,7 @@ func (e *TransportError) Unwrap() error { return e.Err }
 type MalformedResponseError struct {
 	// Reason says what was wrong, with any text the service sent masked.
 	Reason string
-	// Response is what was received, with RawData holding the body (capped,
+	// Response is what was received, with Body holding the body (capped,
 	// not masked).
 	Response *Response
 	// Err is the decoding error, if any. When its text quoted a secret the

@@ -3,6 +3,7 @@ package payments_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -185,7 +186,7 @@ func TestInsecurePlainHTTPIsAnExplicitOptIn(t *testing.T) {
 
 	c, err := payments.NewClient("sk_test_x", payments.WithBaseURL("http://sandbox:8765"), payments.WithInsecurePlainHTTP())
 	require.NoError(t, err)
-	assert.Equal(t, "payments.Client(http://sandbox:8765)", c.String())
+	assert.Equal(t, "payments.Client(http://sandbox:8765)", fmt.Sprint(c))
 
 	t.Setenv("PAYMENTS_API_KEY", "sk_test_x")
 	t.Setenv("PAYMENTS_BASE_URL", "http://sandbox:8765")

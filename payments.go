@@ -1,9 +1,9 @@
 package payments
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -59,7 +59,8 @@ const (
 // Quote is the price of a payment, valid until ExpiresAt. Confirm it with
 // PaymentsService.Confirm before then.
 type Quote struct {
-	ID           string          `json:"quote_id"`
+	// QuoteID identifies the quote; PaymentConfirmParams.QuoteID takes it.
+	QuoteID      string          `json:"quote_id"`
 	Amount       decimal.Decimal `json:"amount"`
 	Fee          decimal.Decimal `json:"fee"`
 	ExchangeRate decimal.Decimal `json:"exchange_rate"`
@@ -73,6 +74,10 @@ type Quote struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
+// Format prints the payment's fields, with any verb (the SDK's internals,
+// such as the body it keeps for RawJSON, are left out).
+func (p Payment) Format(f fmt.State, _ rune) { formatFields(f, p) }
+
 // Expired reports whether the quote can no longer be confirmed at time now.
 func (q *Quote) Expired(now time.Time) bool {
 	return !q.ExpiresAt.IsZero() && !now.Before(q.ExpiresAt)
@@ -84,7 +89,7 @@ func (p *Payment) ConfirmParams() *PaymentConfirmParams {
 	if p.Quote == nil {
 		return nil
 	}
-	return &PaymentConfirmParams{Reference: p.Reference, QuoteID: p.Quote.ID}
+	return &PaymentConfirmParams{Reference: p.Reference, QuoteID: p.Quote.QuoteID}
 }
 
 // PaymentInitiateParams describe a payment to quote. Amount (positive),
@@ -134,7 +139,7 @@ var (
 			if reason := checkPayment(out); reason != "" {
 				return reason
 			}
-			if q := out.(*Payment).Quote; q == nil || q.ID == "" {
+			if q := out.(*Payment).Quote; q == nil || q.QuoteID == "" {
 				return "the initiate response carries no quote id"
 			}
 			return ""
@@ -200,21 +205,17 @@ func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmPar
 	return p, nil
 }
 
-// quoteWire is every shape of quote the SDK accepts: the documented nested
-// object and the common aliases seen in payment APIs.
+// quoteWire is a quote as the service sends it (see the README's
+// Assumptions): nested under "quote" in a payment.
 type quoteWire struct {
-	QuoteID         string     `json:"quote_id"`
-	ID              string     `json:"id"`
-	Amount          optDecimal `json:"amount"`
-	Fee             optDecimal `json:"fee"`
-	Fees            optDecimal `json:"fees"`
-	ExchangeRate    optDecimal `json:"exchange_rate"`
-	Rate            optDecimal `json:"rate"`
-	TotalAmount     optDecimal `json:"total_amount"`
-	AmountToCollect optDecimal `json:"amount_to_collect"`
-	Currency        string     `json:"currency"`
-	ExpiresAt       time.Time  `json:"expires_at"`
-	CreatedAt       time.Time  `json:"created_at"`
+	QuoteID      string     `json:"quote_id"`
+	Amount       optDecimal `json:"amount"`
+	Fee          optDecimal `json:"fee"`
+	ExchangeRate optDecimal `json:"exchange_rate"`
+	TotalAmount  optDecimal `json:"total_amount"`
+	Currency     string     `json:"currency"`
+	ExpiresAt    time.Time  `json:"expires_at"`
+	CreatedAt    time.Time  `json:"created_at"`
 }
 
 // optDecimal is a decimal that remembers whether the JSON gave it: null and
@@ -242,56 +243,61 @@ func (o *optDecimal) or(alt decimal.Decimal) decimal.Decimal {
 	return alt
 }
 
-var quoteIDKey = []byte(`"quote_id"`)
-
-// paymentWire is what a payment's JSON decodes into: the payment's own
-// fields and, in the same pass, its nested quote.
+// paymentWire is what a payment's JSON decodes into, in one pass: the
+// payment's own fields, its nested quote, and the quote's fields when they
+// stand flat in the payment (the quote's amount, currency and creation time
+// are then the payment's).
 type paymentWire struct {
 	*plainPayment
-	Quote *quoteWire `json:"quote"`
+	Quote        *quoteWire `json:"quote"`
+	QuoteID      string     `json:"quote_id"`
+	Fee          optDecimal `json:"fee"`
+	ExchangeRate optDecimal `json:"exchange_rate"`
+	TotalAmount  optDecimal `json:"total_amount"`
+	ExpiresAt    time.Time  `json:"expires_at"`
 }
 
 // plainPayment is Payment without its methods, so that decoding it does not
 // call Payment.UnmarshalJSON.
 type plainPayment Payment
 
+// decoder returns the value p's JSON decodes into (see wired).
+func (p *Payment) decoder() finisher {
+	p.Quote = nil
+	return &paymentWire{plainPayment: (*plainPayment)(p)}
+}
+
 // UnmarshalJSON decodes a payment and its quote, whether the quote is nested
 // under "quote" (the documented shape) or its fields stand flat in the
 // payment object.
 func (p *Payment) UnmarshalJSON(b []byte) error {
-	wire := &paymentWire{plainPayment: (*plainPayment)(p)}
-	if err := json.Unmarshal(b, wire); err != nil {
+	w := p.decoder()
+	if err := json.Unmarshal(b, w); err != nil {
 		return err
 	}
-	p.Quote = nil
-	w := wire.Quote
-	switch {
-	case w != nil:
-		if w.QuoteID == "" {
-			w.QuoteID = w.ID
-		}
-	case bytes.Contains(b, quoteIDKey):
-		w = new(quoteWire)
-		if err := json.Unmarshal(b, w); err != nil {
-			return err
-		}
-		w.CreatedAt = time.Time{} // the payment's own creation time, applied below
-	default:
-		return nil
-	}
-	if w.QuoteID == "" {
-		return nil
-	}
-	p.Quote = w.quote(p)
+	w.finish()
 	return nil
 }
 
+// finish sets the payment's Quote from what was decoded.
+func (w *paymentWire) finish() {
+	p := (*Payment)(w.plainPayment)
+	q := w.Quote
+	if q == nil && w.QuoteID != "" {
+		// Flat: the quote's creation time is the payment's, applied below.
+		q = &quoteWire{QuoteID: w.QuoteID, Fee: w.Fee, ExchangeRate: w.ExchangeRate, TotalAmount: w.TotalAmount, ExpiresAt: w.ExpiresAt}
+	}
+	if q == nil || q.QuoteID == "" {
+		p.Quote = nil
+		return
+	}
+	p.Quote = q.quote(p)
+}
+
 func (w *quoteWire) quote(p *Payment) *Quote {
-	q := &Quote{ID: w.QuoteID, Currency: w.Currency, ExpiresAt: w.ExpiresAt}
+	q := &Quote{QuoteID: w.QuoteID, Currency: w.Currency, ExpiresAt: w.ExpiresAt,
+		Fee: w.Fee.d, ExchangeRate: w.ExchangeRate.d, TotalAmount: w.TotalAmount.d}
 	q.Amount = w.Amount.or(p.Amount)
-	q.Fee = w.Fee.or(w.Fees.d)
-	q.ExchangeRate = w.ExchangeRate.or(w.Rate.d)
-	q.TotalAmount = w.TotalAmount.or(w.AmountToCollect.d)
 	if q.Currency == "" {
 		q.Currency = p.Currency
 	}

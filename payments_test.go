@@ -92,7 +92,7 @@ func TestQuoteNested(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, p.Quote)
 	q := p.Quote
-	assert.Equal(t, quoteUUID, q.ID)
+	assert.Equal(t, quoteUUID, q.QuoteID)
 	assert.Equal(t, "15000.5", q.Amount.String())
 	assert.True(t, q.Fee.Equal(mustDecimal("25")))
 	assert.True(t, q.ExchangeRate.Equal(mustDecimal("1")))
@@ -127,7 +127,7 @@ func TestQuoteFlatFields(t *testing.T) {
 		"quote_id":"`+quoteUUID+`","fee":"1.50","exchange_rate":"1","total_amount":"101.50"}`)
 	require.NoError(t, err)
 	require.NotNil(t, p.Quote)
-	assert.Equal(t, quoteUUID, p.Quote.ID)
+	assert.Equal(t, quoteUUID, p.Quote.QuoteID)
 	assert.True(t, p.Quote.Amount.Equal(mustDecimal("100")))
 	assert.True(t, p.Quote.Fee.Equal(mustDecimal("1.5")))
 	assert.True(t, p.Quote.TotalAmount.Equal(mustDecimal("101.5")))
@@ -135,28 +135,24 @@ func TestQuoteFlatFields(t *testing.T) {
 	assert.Equal(t, time.Date(2025, 3, 1, 9, 5, 0, 0, time.UTC), p.Quote.ExpiresAt.UTC(), "payment created_at + 5 min")
 }
 
-func TestQuoteAliases(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"`+paymentUUID+`","reference":"order-1","status":"pending","amount":"100","currency":"NGN",
-		"quote":{"id":"q-alias","fees":"2.25","rate":0.00065,"amount_to_collect":"102.25","currency":"USD",
-		"expires_at":"2025-03-01T10:05:00+01:00"}}`)
-	require.NoError(t, err)
-	q := p.Quote
-	require.NotNil(t, q)
-	assert.Equal(t, "q-alias", q.ID)
-	assert.Equal(t, "2.25", q.Fee.String())
-	assert.Equal(t, "0.00065", q.ExchangeRate.String())
-	assert.Equal(t, "102.25", q.TotalAmount.String())
-	assert.Equal(t, "100", q.Amount.String(), "the payment's amount when the quote names none")
-	assert.Equal(t, "USD", q.Currency)
-	assert.True(t, q.ExpiresAt.Equal(time.Date(2025, 3, 1, 9, 5, 0, 0, time.UTC)))
-}
+// TestQuoteAliasesAreNotGuessed: only the Assumptions table's names are
+// read (nested or flat); no document supports id, fees, rate or
+// amount_to_collect, so a quote named only by them is no quote (Initiate
+// fails as an unknown outcome) and RawJSON keeps them for the caller.
+func TestQuoteAliasesAreNotGuessed(t *testing.T) {
+	data := `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN",
+		"quote":{"id":"q-alias","fees":"9","rate":"9","amount_to_collect":"9"}}`
+	p, err := initiateAnswering(t, data)
+	assert.Nil(t, p)
+	var merr *payments.MalformedResponseError
+	require.ErrorAs(t, err, &merr)
+	assert.Contains(t, merr.Reason, "no quote id")
+	assert.Equal(t, data, string(merr.Response.RawData()), "what was received stays readable")
 
-func TestQuoteDocumentedNamesWinOverAliases(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN",
-		"quote":{"quote_id":"q-main","id":"q-alias","fee":"1","fees":"9","exchange_rate":"2","rate":"9",
-		"total_amount":"3","amount_to_collect":"9"}}`)
+	p, err = initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN",
+		"quote":{"quote_id":"q-main","fee":"1","fees":"9","exchange_rate":"2","rate":"9","total_amount":"3","amount_to_collect":"9"}}`)
 	require.NoError(t, err)
-	assert.Equal(t, "q-main", p.Quote.ID)
+	assert.Equal(t, "q-main", p.Quote.QuoteID)
 	assert.Equal(t, "1", p.Quote.Fee.String())
 	assert.Equal(t, "2", p.Quote.ExchangeRate.String())
 	assert.Equal(t, "3", p.Quote.TotalAmount.String())
@@ -392,11 +388,11 @@ func FuzzDecodePayment(f *testing.F) {
 				t.Fatalf("ConfirmParams %+v for a payment without a quote", cp)
 			}
 		} else {
-			if q.ID == "" {
+			if q.QuoteID == "" {
 				t.Fatal("a quote without an id")
 			}
-			if cp == nil || cp.QuoteID != q.ID || cp.Reference != p.Reference {
-				t.Fatalf("ConfirmParams %+v do not name quote %q of %q", cp, q.ID, p.Reference)
+			if cp == nil || cp.QuoteID != q.QuoteID || cp.Reference != p.Reference {
+				t.Fatalf("ConfirmParams %+v do not name quote %q of %q", cp, q.QuoteID, p.Reference)
 			}
 			if q.Currency == "" && p.Currency != "" {
 				t.Fatalf("the quote has no currency though the payment is in %q", p.Currency)
