@@ -1,27 +1,3 @@
-// Package payments is the typed Go client for the merchant Payments API:
-// recipients, two-step payments (a quote, then its confirmation), virtual
-// accounts and webhooks. Share one Client: it is safe for concurrent use. The
-// journey and its errors (the package Example runs it on paymentstest's fake):
-//
-//	client, err := payments.NewClientFromEnv() // PAYMENTS_API_KEY, PAYMENTS_BASE_URL
-//	if err != nil { return err }
-//	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
-//		AccountNumber: "0123456789", AccountName: "Ada Okafor",
-//		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
-//	if err != nil { return err }
-//	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-//		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
-//		RecipientID: recipient.ID, Reference: "order-1042"}) // a quote: payment.Quote
-//	if err != nil { return err }
-//	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams()) // executes it
-//	var apiErr *payments.APIError
-//	switch { // errors are typed: branch on what to do
-//	case errors.Is(err, payments.ErrInvalidParams): // a *ValidationError: nothing was sent
-//	case errors.Is(err, payments.ErrQuoteExpired): // nothing was paid: initiate again
-//	case errors.As(err, &apiErr) && !apiErr.Temporary(): // refused; quote apiErr.Stan to support
-//	case err != nil: // unknown outcome: retry with the key of payments.IdempotencyKeyOf(err)
-//	case payment.Status != payments.PaymentStatusCompleted: // rejected, say above the limit
-//	}
 package payments
 
 import (
@@ -66,11 +42,11 @@ type Client struct {
 	logger          *slog.Logger
 	http            *retryablehttp.Client
 	// idle is the transport NewClient made, for Close; nil with WithHTTPClient.
-	idle           interface{ CloseIdleConnections() }
-	middleware     bool // the client has middleware
-	observer       OperationObserver
+	idle       interface{ CloseIdleConnections() }
+	middleware bool // the client has middleware
+	// hook runs around every operation: the observers, then the logger.
+	hook           hook
 	attemptTimeout time.Duration
-	quotes         quoteBook
 	now            func() time.Time
 }
 
@@ -84,11 +60,9 @@ type credentials struct {
 // jsonMediaType is the value of Accept and Content-Type, shared read-only.
 var jsonMediaType = []string{"application/json"}
 
-// String shows the client's base URL and never its API key.
-func (c *Client) String() string { return "payments.Client(" + c.baseURL + ")" }
-
-// GoString is String, so that %#v shows no key either.
-func (c *Client) GoString() string { return c.String() }
+// Format prints the client, with any verb, as its base URL, never its API
+// key: payments.Client(https://...).
+func (c *Client) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "payments.Client(%s)", c.baseURL) }
 
 // LogValue logs the client's base URL and never its API key.
 func (c *Client) LogValue() slog.Value {
@@ -134,7 +108,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		logger:    cfg.logger,
 		now:       time.Now,
 
-		observer:       chainObservers(cfg.observers),
+		hook:           chainHooks(cfg.hooks()),
 		middleware:     len(cfg.middleware) > 0,
 		attemptTimeout: cfg.attemptTimeout,
 	}
@@ -187,10 +161,11 @@ type operation struct {
 	idempotent bool
 	// dataOptional accepts a success without data (Trigger, Do).
 	dataOptional bool
-	// check, when set, inspects the decoded result and returns why it is
-	// unusable ("" when it is fine): the call then fails with a
-	// *MalformedResponseError, inside the pipeline, so that logs and
-	// observers see the failure.
+	// check, when set, marks an operation that creates or executes
+	// something: its answer must carry the envelope's success flag, and
+	// check returns what the decoded resource lacks to identify it ("" when
+	// nothing). Either failure is a *MalformedResponseError (outcome
+	// unknown), inside the pipeline, so that logs and observers see it.
 	check func(out any) string
 }
 
@@ -225,10 +200,10 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		}
 		payload = b
 	}
-	if c.observer != nil {
-		var end func(OperationResult)
-		ctx, end = c.observer(ctx, op.Operation)
-		defer func() { end(resultOf(st, r, err)) }()
+	if c.hook != nil {
+		var end func(*Response, error)
+		ctx, end = c.hook(ctx, st)
+		defer func() { end(r, err) }()
 	}
 	st.Context = ctx
 	return c.send(st, rc.header, payload, out, op)
@@ -265,28 +240,19 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 			}
 		}
 	}
-	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
 		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: max(st.attempts, 1), Err: scrubErr(err, c.key.raw)}
-		c.log(ctx, slog.LevelWarn, st, nil, start, terr)
 		return nil, terr
 	}
 	defer resp.Body.Close()
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
 	raw, readErr := readBody(resp)
-	err = c.decode(r, raw, readErr, out, op.dataOptional)
-	if err == nil && op.check != nil {
-		if reason := op.check(out); reason != "" {
-			err = newMalformed(reason, r, nil, c.key.raw)
-		}
-	}
-	level := slog.LevelDebug
+	err = c.decode(r, raw, readErr, out, op)
 	if err != nil {
-		level, r = slog.LevelWarn, nil
+		return nil, err
 	}
-	c.log(ctx, level, st, r, start, err)
-	return r, err
+	return r, nil
 }
 
 // Do sends a request the SDK does not type yet through the pipeline of every
@@ -327,11 +293,25 @@ func hasDotSegment(p string) bool {
 	return false
 }
 
-// log writes the call's line: debug on success, warning on failure.
-func (c *Client) log(ctx context.Context, level slog.Level, st *callState, r *Response, start time.Time, err error) {
-	if c.logger == nil || !c.logger.Enabled(ctx, level) {
-		return
+// logHook is WithLogger's observer: one line per operation, at debug level
+// on success and warning level on failure.
+func logHook(l *slog.Logger) hook {
+	return func(ctx context.Context, st *callState) (context.Context, func(*Response, error)) {
+		start := time.Now()
+		return ctx, func(r *Response, err error) {
+			level := slog.LevelDebug
+			if err != nil {
+				level = slog.LevelWarn
+			}
+			if l.Enabled(ctx, level) {
+				l.LogAttrs(ctx, level, "payments: request", logAttrs(st, r, start, err)...)
+			}
+		}
 	}
+}
+
+// logAttrs are the attributes of an operation's log line.
+func logAttrs(st *callState, r *Response, start time.Time, err error) []slog.Attr {
 	attrs := []slog.Attr{
 		slog.String("operation", st.op.Name),
 		slog.String("method", st.op.Method),
@@ -350,7 +330,7 @@ func (c *Client) log(ctx context.Context, level slog.Level, st *callState, r *Re
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
-	c.logger.LogAttrs(ctx, level, "payments: request", attrs...)
+	return attrs
 }
 
 func pathOnly(p string) string {

@@ -36,7 +36,7 @@ func TestOneClientManyGoroutines(t *testing.T) {
 		if first && strings.HasSuffix(ref, "0") {
 			return jsonResponder(503, errorEnvelope("busy"))(req)
 		}
-		return jsonResponder(200, okEnvelope(`{"id":"p-`+ref+`","reference":"`+ref+`","amount":"1","currency":"NGN",
+		return jsonResponder(200, okEnvelope(`{"id":"p-`+ref+`","reference":"`+ref+`","status":"pending","amount":"1","currency":"NGN",
 			"quote":{"quote_id":"q-`+ref+`","fee":"0.5"}}`))(req)
 	})
 
@@ -61,7 +61,7 @@ func TestOneClientManyGoroutines(t *testing.T) {
 		require.NoError(t, errs[i])
 		ref := fmt.Sprintf("order-%d", i)
 		assert.Equal(t, ref, got[i].Reference)
-		assert.Equal(t, "q-"+ref, got[i].Quote.ID)
+		assert.Equal(t, "q-"+ref, got[i].Quote.QuoteID)
 		keys[got[i].LastResponse().IdempotencyKey] = true
 		if strings.HasSuffix(ref, "0") {
 			assert.Equal(t, 2, got[i].LastResponse().Attempts, ref)

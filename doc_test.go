@@ -21,7 +21,7 @@ func TestPackageDocJourneyCompiles(t *testing.T) {
 	if err != nil {
 		t.Skip("needs the go command")
 	}
-	f, err := parser.ParseFile(token.NewFileSet(), "client.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,60 +22,9 @@ const MaxResponseBytes = 4 << 20
 // maxErrorBodyBytes caps APIError.Body.
 const maxErrorBodyBytes = 16 << 10
 
-// Response describes the HTTP exchange that produced a resource: the
-// envelope's stan and message (quote the stan in support tickets), the HTTP
-// status and headers, the idempotency key that was sent, how many attempts
-// the call took, and the raw JSON of the envelope's data member.
-type Response struct {
-	// StatusCode is the HTTP status of the final attempt.
-	StatusCode int
-	// Header holds the response headers of the final attempt.
-	Header http.Header
-	// Stan is the service's identifier of this operation.
-	Stan string
-	// Message is the envelope's human-readable message.
-	Message string
-	// IdempotencyKey is the Idempotency-Key header that was sent, or "" when
-	// the call carried none.
-	IdempotencyKey string
-	// Attempts is the number of HTTP attempts the call made (1 when the first
-	// one succeeded).
-	Attempts int
-	// RawData is the envelope's data member exactly as received.
-	RawData json.RawMessage
-}
-
-// apiResource is embedded in every resource the service returns. It keeps the
-// response metadata and the raw JSON of the resource without exposing them as
-// JSON fields.
-type apiResource struct {
-	resp *Response
-	raw  json.RawMessage
-}
-
-// LastResponse returns the metadata of the HTTP response that carried this
-// resource, or nil when the resource did not come from an API call (for
-// example when it was decoded from a webhook event).
-func (r *apiResource) LastResponse() *Response { return r.resp }
-
-// RawJSON returns the resource's JSON exactly as the service sent it,
-// including any field this version of the SDK does not know about.
-func (r *apiResource) RawJSON() json.RawMessage { return r.raw }
-
-func (r *apiResource) setResponse(resp *Response, raw json.RawMessage) {
-	r.resp = resp
-	r.raw = raw
-}
-
-// resource is implemented by every type the pipeline decodes from data.
-type resource interface {
-	setResponse(resp *Response, raw json.RawMessage)
-}
-
-// dataView holds the envelope's data member as a slice of the body itself,
-// not a copy: json.Unmarshal hands UnmarshalJSON a sub-slice of its input,
-// and the body is this call's own buffer, never reused or changed. It saves
-// copying every resource once.
+// dataView holds a JSON value as a slice of the input itself, not a copy:
+// json.Unmarshal hands UnmarshalJSON a sub-slice of its input, and the body
+// is this call's own buffer, never reused or changed.
 type dataView []byte
 
 // UnmarshalJSON keeps b, a slice of the body.
@@ -84,6 +33,13 @@ func (d *dataView) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// discard decodes nothing: the data of a Do call without out.
+type discard struct{}
+
+func (*discard) UnmarshalJSON([]byte) error { return nil }
+
+var discardData discard
+
 type envelope struct {
 	Success *bool           `json:"success"`
 	Message string          `json:"message"`
@@ -91,18 +47,22 @@ type envelope struct {
 	Code    json.RawMessage `json:"code"`
 	Errors  json.RawMessage `json:"errors"`
 	Error   json.RawMessage `json:"error"`
-	Data    dataView        `json:"data"`
+	// Data holds a pointer to what data decodes into, so that the envelope
+	// and its data are decoded in one pass; null sets it to nil.
+	Data any `json:"data"`
 }
 
 // decode turns an answer into the operation's result: data decoded into out
-// (a resource also gets r and its raw JSON), or a typed error. dataOptional
-// accepts a success without data.
-func (c *Client) decode(r *Response, raw []byte, readErr error, out any, dataOptional bool) error {
+// (a resource also gets r), or a typed error. op says whether a success
+// without data is complete (dataOptional) and what the data must carry
+// (check). The envelope and its data are decoded in one pass of
+// encoding/json; the raw data is sliced out of the body only when asked.
+func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *operation) error {
+	r.Body = raw
 	if r.StatusCode < 200 || r.StatusCode > 299 {
 		return c.apiError(r, raw, readErr)
 	}
 	malformed := func(reason string, err error) error {
-		r.RawData = raw
 		return newMalformed(reason, r, err, c.key.raw)
 	}
 	switch {
@@ -110,41 +70,85 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, dataOpt
 		return malformed(fmt.Sprintf("the body exceeds %d bytes", MaxResponseBytes), nil)
 	case readErr != nil:
 		return malformed("reading the body failed", readErr)
-	case len(bytes.TrimSpace(raw)) == 0 && r.StatusCode == http.StatusNoContent && dataOptional:
+	case len(bytes.TrimSpace(raw)) == 0 && r.StatusCode == http.StatusNoContent && op.dataOptional:
 		// 204 No Content is a complete answer for an operation whose
 		// response carries no resource (Trigger, Do).
 		return nil
 	case len(bytes.TrimSpace(raw)) == 0:
 		return malformed("the body is empty", nil)
 	}
-	var env envelope
+	var fin finisher
+	env := envelope{Data: out}
+	switch o := out.(type) {
+	case nil:
+		env.Data = &discardData
+	case *json.RawMessage:
+		env.Data = (*dataView)(o) // a slice of the body, not a copy
+	case wired:
+		fin = o.decoder()
+		env.Data = fin
+	}
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return malformed(notEnvelopeReason(r.Header), err)
+		return c.undecodable(r, raw, err, op)
 	}
 	r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
 	if env.Success != nil && !*env.Success {
 		return c.apiErrorFrom(r, raw, &env)
 	}
-	if len(env.Data) == 0 || bytes.Equal(env.Data, []byte("null")) {
-		if dataOptional {
-			return nil
-		}
+	if env.Data == nil && !op.dataOptional { // null
 		return malformed("the envelope has no data", nil)
 	}
-	r.RawData = json.RawMessage(env.Data)
-	if raw, ok := out.(*json.RawMessage); ok {
-		*raw = r.RawData // already this call's own bytes
-		return nil
+	if fin != nil {
+		fin.finish()
 	}
-	if out != nil {
-		if err := unmarshalData(env.Data, out); err != nil {
-			return malformed("data does not match the expected resource", err)
+	if res, ok := out.(resource); ok {
+		res.setResponse(r, nil)
+	}
+	if op.check != nil {
+		if env.Success == nil {
+			return malformed("the envelope has no success flag", nil)
 		}
-		if res, ok := out.(resource); ok {
-			res.setResponse(r, r.RawData)
+		if reason := op.check(out); reason != "" {
+			if dataOf(raw) == nil {
+				reason = "the envelope has no data"
+			}
+			return malformed(reason, nil)
 		}
 	}
 	return nil
+}
+
+// undecodable says why a 2xx body did not decode, found by decoding it once
+// more with data left raw (a failure costs what it likes): a success:false
+// envelope is an *APIError whatever its data, an envelope whose data is not
+// the resource is a *MalformedResponseError saying so, and anything else is
+// not the envelope.
+func (c *Client) undecodable(r *Response, raw []byte, err error, op *operation) error {
+	var data dataView
+	env := envelope{Data: &data}
+	if json.Unmarshal(raw, &env) != nil {
+		return newMalformed(notEnvelopeReason(r.Header), r, err, c.key.raw)
+	}
+	r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
+	if env.Success != nil && !*env.Success {
+		return c.apiErrorFrom(r, raw, &env)
+	}
+	return newMalformed("data does not match the expected resource", r, err, c.key.raw)
+}
+
+// lacking names the members whose value is empty, as the reason a resource
+// is unusable ("" when none is): lacking("id", r.ID) is "data has no id".
+func lacking(nameValue ...string) string {
+	var names []string
+	for i := 0; i+1 < len(nameValue); i += 2 {
+		if nameValue[i+1] == "" {
+			names = append(names, nameValue[i])
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "data has no " + strings.Join(names, ", ")
 }
 
 // unmarshalData is json.Unmarshal(data, out), except that a type with its
@@ -196,7 +200,7 @@ func (c *Client) apiError(r *Response, raw []byte, readErr error) error {
 	if readErr == errBodyTooLarge {
 		readErr = nil // documented: the body is cut at the cap
 	}
-	var env envelope
+	env := envelope{Data: &discardData}
 	switch {
 	case len(bytes.TrimSpace(raw)) == 0 && readErr == nil:
 		env = envelope{Message: "the body is empty"}

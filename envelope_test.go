@@ -22,7 +22,7 @@ import (
 func TestUnknownEnumValuesPassThrough(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(
-		`{"id":"p","reference":"r","status":"settled_partially","amount":"1","currency":"NGN"}`)))
+		`{"id":"p","reference":"r","status":"pending","status":"settled_partially","amount":"1","currency":"NGN"}`)))
 	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(
 		`{"id":"`+recipientUUID+`","account_type":"sole_trader","identification":{"identification_type":"voters_card"}}`)))
 
@@ -49,7 +49,7 @@ func TestUnknownFieldsAreKeptInRawJSON(t *testing.T) {
 	assert.Equal(t, vaUUID, va.ID)
 	assert.JSONEq(t, data, string(va.RawJSON()))
 	assert.Equal(t, data, string(va.RawJSON()), "byte for byte as received")
-	assert.JSONEq(t, data, string(va.LastResponse().RawData))
+	assert.JSONEq(t, data, string(va.LastResponse().RawData()))
 
 	var extra struct {
 		Provider struct {
@@ -62,12 +62,12 @@ func TestUnknownFieldsAreKeptInRawJSON(t *testing.T) {
 }
 
 func TestPaymentRawJSONKeepsUnknownFieldsAndQuote(t *testing.T) {
-	data := `{"id":"p","reference":"r","amount":"1","currency":"NGN","risk_score":0.2,
+	data := `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","risk_score":0.2,
 		"quote":{"quote_id":"q","fee":"0","fx_provider":"acme"}}`
 	p, err := initiateAnswering(t, data)
 	require.NoError(t, err)
 	assert.Equal(t, data, string(p.RawJSON()))
-	assert.Equal(t, "q", p.Quote.ID)
+	assert.Equal(t, "q", p.Quote.QuoteID)
 }
 
 func TestLastResponse(t *testing.T) {
@@ -86,7 +86,7 @@ func TestLastResponse(t *testing.T) {
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	assert.Equal(t, 2, resp.Attempts)
 	assert.Equal(t, "rcp-1", resp.IdempotencyKey)
-	assert.JSONEq(t, recipientJSON, string(resp.RawData))
+	assert.JSONEq(t, recipientJSON, string(resp.RawData()))
 }
 
 func TestResourcesNotFromTheAPIHaveNoResponse(t *testing.T) {
@@ -96,13 +96,17 @@ func TestResourcesNotFromTheAPIHaveNoResponse(t *testing.T) {
 	assert.Equal(t, recipientUUID, r.ID)
 }
 
-func TestSuccessWithoutSuccessFlagIsAccepted(t *testing.T) {
-	// An envelope that leaves out "success" but carries data is taken as a success.
+func TestDoAcceptsSuccessWithoutSuccessFlag(t *testing.T) {
+	// Client.Do, which cannot know what an operation answers, takes an
+	// envelope without "success" but with data as a success; the typed
+	// creates and confirms do not (TestGarbledSuccessIsMalformed).
 	h := newHarness(t)
-	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, `{"message":"ok","stan":"s","data":`+recipientJSON+`}`))
-	r, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
+	h.on(http.MethodGet, "/reports/1", jsonResponder(200, `{"message":"ok","stan":"s","data":{"id":"r1"}}`))
+	var out map[string]any
+	r, err := h.client.Do(context.Background(), http.MethodGet, "/reports/1", nil, &out)
 	require.NoError(t, err)
-	assert.Equal(t, recipientUUID, r.ID)
+	assert.Equal(t, "r1", out["id"])
+	assert.Equal(t, "s", r.Stan)
 }
 
 func TestLimitAsNumberOrStringOrNull(t *testing.T) {
@@ -285,7 +289,7 @@ func TestMalformedSuccessResponses(t *testing.T) {
 			key, ok := payments.IdempotencyKeyOf(err)
 			assert.True(t, ok)
 			assert.Equal(t, merr.Response.IdempotencyKey, key)
-			assert.LessOrEqual(t, len(merr.Response.RawData), payments.MaxResponseBytes)
+			assert.LessOrEqual(t, len(merr.Response.Body), payments.MaxResponseBytes)
 		})
 	}
 }
@@ -461,7 +465,7 @@ var fzOperations = []fzOperation{
 		if err != nil {
 			return nil, err
 		}
-		if p.Quote == nil || p.Quote.ID == "" || p.Quote.ExpiresAt.IsZero() {
+		if p.Quote == nil || p.Quote.QuoteID == "" || p.Quote.ExpiresAt.IsZero() {
 			return nil, errors.New("Initiate succeeded without a quote id and an expiry")
 		}
 		return p.LastResponse(), nil
@@ -658,4 +662,75 @@ func fzDecodeLossless[T any](t *testing.T, data []byte) (*T, bool) {
 		fzSameJSON(t, &v, &back)
 	}
 	return &v, true
+}
+
+// TestGarbledSuccessIsMalformed: a 2xx to a create or a confirm whose data
+// does not identify the resource, or whose envelope has no success flag, is
+// an unknown outcome (a *MalformedResponseError with the key to learn it),
+// never a nil error with an empty resource: an empty payment status would
+// read as "rejected", and a merchant who quotes again may pay twice.
+func TestGarbledSuccessIsMalformed(t *testing.T) {
+	type op struct {
+		method, path, good string
+		call               func(c *payments.Client, key string) (any, error)
+		garbled            map[string]string // name: data, in a success envelope
+	}
+	noID := map[string]string{"empty data": `{}`, "no id": `{"account_name":"Ada"}`, "empty id": `{"id":""}`}
+	payment := map[string]string{
+		"empty data":   `{}`,
+		"no id":        `{"reference":"order-1","status":"completed"}`,
+		"no status":    `{"id":"` + paymentUUID + `","reference":"order-1"}`,
+		"no reference": `{"id":"` + paymentUUID + `","status":"completed"}`,
+	}
+	ops := map[string]op{
+		"Payments.Confirm": {http.MethodPost, "/payments/confirm", confirmedPaymentJSON,
+			func(c *payments.Client, key string) (any, error) {
+				return c.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "order-1", QuoteID: quoteUUID}, payments.WithIdempotencyKey(key))
+			}, payment},
+		"Payments.Initiate": {http.MethodPost, "/payments/initiate", paymentJSON,
+			func(c *payments.Client, key string) (any, error) {
+				return c.Payments.Initiate(context.Background(), validInitiateParams(), payments.WithIdempotencyKey(key))
+			}, payment},
+		"Recipients.Create": {http.MethodPost, "/payments/recipients", recipientJSON,
+			func(c *payments.Client, key string) (any, error) {
+				return c.Recipients.Create(context.Background(), validRecipientParams(), payments.WithIdempotencyKey(key))
+			}, noID},
+		"Recipients.Update": {http.MethodPut, "/payments/recipients/" + recipientUUID, recipientJSON,
+			func(c *payments.Client, key string) (any, error) {
+				return c.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{AccountName: "Ada"}, payments.WithIdempotencyKey(key))
+			}, noID},
+		"VirtualAccounts.Create": {http.MethodPost, "/accounts/virtual-accounts", virtualAccountJSON,
+			func(c *payments.Client, key string) (any, error) {
+				return c.VirtualAccounts.Create(context.Background(), validVirtualAccountParams(), payments.WithIdempotencyKey(key))
+			}, noID},
+	}
+	for name, o := range ops {
+		bodies := map[string]string{
+			"no success flag": `{"message":"ok","stan":"` + stanUUID + `","data":` + o.good + `}`,
+		}
+		for g, data := range o.garbled {
+			bodies[g] = okEnvelope(data)
+		}
+		for g, body := range bodies {
+			t.Run(name+"/"+g, func(t *testing.T) {
+				h := newHarness(t)
+				h.on(o.method, o.path, jsonResponder(200, body))
+				res, err := o.call(h.client, "order-1-key")
+				assert.Nil(t, res)
+				var merr *payments.MalformedResponseError
+				require.ErrorAs(t, err, &merr)
+				assert.ErrorIs(t, err, payments.ErrMalformedResponse)
+				key, ok := payments.IdempotencyKeyOf(err)
+				assert.True(t, ok)
+				assert.Equal(t, "order-1-key", key)
+				assert.Equal(t, "order-1-key", h.onlyRequest(t).Header.Get("Idempotency-Key"))
+				assert.Equal(t, 1, h.calls(), "an unknown outcome is not retried")
+				require.NotNil(t, merr.Response, "what was received is kept")
+				assert.Equal(t, 1, merr.Response.Attempts)
+				assert.Equal(t, stanUUID, merr.Response.Stan)
+				assert.Equal(t, body, string(merr.Response.Body))
+				assert.Contains(t, err.Error(), "the outcome is unknown")
+			})
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/retry"
@@ -23,11 +22,6 @@ var (
 	ErrConflict      = errors.New("payments: conflict (409)")
 	ErrUnprocessable = errors.New("payments: unprocessable (422)")
 	ErrRateLimited   = errors.New("payments: rate limited (429)")
-
-	// ErrQuoteExpired matches a *QuoteExpiredError (the SDK knew the quote
-	// had expired and sent nothing) and an *APIError whose code is
-	// "quote_expired" (the service refused it).
-	ErrQuoteExpired = errors.New("payments: quote expired")
 
 	// ErrMalformedResponse matches a *MalformedResponseError.
 	ErrMalformedResponse = errors.New("payments: malformed response")
@@ -170,12 +164,9 @@ func (e *APIError) Error() string {
 }
 
 // Is lets errors.Is match an APIError against the status sentinels
-// (ErrNotFound, ErrRateLimited, ...), ErrQuoteExpired, and its ErrorCode
-// (errors.Is(err, payments.CodeDuplicateReference)).
+// (ErrNotFound, ErrRateLimited, ...) and its ErrorCode
+// (errors.Is(err, payments.CodeQuoteExpired)).
 func (e *APIError) Is(target error) bool {
-	if target == ErrQuoteExpired {
-		return e.Code == CodeQuoteExpired
-	}
 	if code, ok := target.(ErrorCode); ok {
 		return e.Code == code
 	}
@@ -265,7 +256,7 @@ func (e *TransportError) Unwrap() error { return e.Err }
 type MalformedResponseError struct {
 	// Reason says what was wrong, with any text the service sent masked.
 	Reason string
-	// Response is what was received, with RawData holding the body (capped,
+	// Response is what was received, with Body holding the body (capped,
 	// not masked).
 	Response *Response
 	// Err is the decoding error, if any. When its text quoted a secret the
@@ -337,26 +328,6 @@ func (e *MalformedResponseError) Is(target error) bool { return target == ErrMal
 
 // Unwrap returns the decoding error.
 func (e *MalformedResponseError) Unwrap() error { return e.Err }
-
-// QuoteExpiredError is returned by Confirm, without sending anything, for a
-// quote this client issued whose life ended more than QuoteExpiryGrace ago by
-// the service's clock (see Confirm). It matches ErrQuoteExpired.
-type QuoteExpiredError struct {
-	QuoteID string
-	// ExpiredAt is when the quote expired, on this client's clock.
-	ExpiredAt time.Time
-}
-
-// Error names the quote and when it expired. It does not tell to initiate
-// again: an earlier Confirm of the quote whose answer was lost may have paid.
-func (e *QuoteExpiredError) Error() string {
-	return fmt.Sprintf("payments: quote %s expired at %s (local clock) and nothing was sent; "+
-		"if an earlier Confirm of it ended without an answer, retry that call with its idempotency key to learn whether it paid",
-		e.QuoteID, e.ExpiredAt.UTC().Format(time.RFC3339))
-}
-
-// Is makes errors.Is(err, ErrQuoteExpired) true.
-func (e *QuoteExpiredError) Is(target error) bool { return target == ErrQuoteExpired }
 
 // IdempotencyKeyOf returns the idempotency key carried by an error of this
 // package, so that the failed call can be retried later with

@@ -56,7 +56,7 @@ func TestAPIErrorMatchesStatusSentinels(t *testing.T) {
 			assert.ErrorAs(t, wrapped, &again)
 			assert.NotErrorIs(t, err, payments.ErrMalformedResponse)
 			assert.NotErrorIs(t, err, payments.ErrInvalidParams)
-			assert.NotErrorIs(t, err, payments.ErrQuoteExpired)
+			assert.NotErrorIs(t, err, payments.CodeQuoteExpired)
 		})
 	}
 }
@@ -306,7 +306,7 @@ func TestErrorCodesMatchWithErrorsIs(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Payments.Confirm(ctx, p.ConfirmParams())
 	assert.ErrorIs(t, err, payments.CodeQuoteAlreadyConfirmed)
-	assert.False(t, errors.Is(err, payments.ErrQuoteExpired))
+	assert.False(t, errors.Is(err, payments.CodeQuoteExpired))
 }
 
 // TestErrorCodesAgreeWithTheFake: the fake keeps its own copy of the codes

@@ -135,7 +135,7 @@ func TestEventPaymentAccessorDecodesAmountsAndQuote(t *testing.T) {
 			assert.Equal(t, payments.PaymentStatusCompleted, p.Status)
 			assert.True(t, p.Amount.Equal(whDec(t, "1500.5")), "amount = %s", p.Amount)
 			require.NotNil(t, p.Quote)
-			assert.Equal(t, "q-1", p.Quote.ID)
+			assert.Equal(t, "q-1", p.Quote.QuoteID)
 			assert.True(t, p.Quote.Fee.Equal(whDec(t, "10.25")), "fee = %s", p.Quote.Fee)
 			assert.True(t, p.Quote.TotalAmount.Equal(whDec(t, "1510.75")), "total = %s", p.Quote.TotalAmount)
 			assert.True(t, p.Quote.ExchangeRate.Equal(decimal.NewFromInt(1)))

@@ -32,6 +32,19 @@ type clientConfig struct {
 	observers      []OperationObserver
 }
 
+// hooks are the observers, then the logger's: one path for everything that
+// watches operations, the logger innermost.
+func (c *clientConfig) hooks() []hook {
+	hooks := make([]hook, 0, len(c.observers)+1)
+	for _, o := range c.observers {
+		hooks = append(hooks, observerHook(o))
+	}
+	if c.logger != nil {
+		hooks = append(hooks, logHook(c.logger))
+	}
+	return hooks
+}
+
 // Option configures a Client. Options are applied in order by NewClient, which
 // reports the first invalid one.
 type Option interface{ applyClient(*clientConfig) error }
@@ -193,6 +206,7 @@ func userAgent(prefix string) string {
 
 type requestConfig struct {
 	idempotencyKey string
+	keyGiven       bool // WithIdempotencyKey was passed, even with ""
 	header         http.Header
 	middleware     []Middleware
 	attemptTimeout time.Duration
@@ -203,8 +217,12 @@ type requestConfig struct {
 // that a call repeated after a crash or a timeout cannot act twice; the same
 // key with a different body is refused by the service. On any call it also
 // makes a POST safe to retry.
+//
+// An empty or blank key is a *ValidationError and nothing is sent: a call
+// repeated to learn an unknown outcome must carry the key of the first one,
+// never a fresh random one. To let the SDK make a key, leave the option out.
 func WithIdempotencyKey(key string) RequestOption {
-	return requestOptionFunc(func(r *requestConfig) { r.idempotencyKey = key })
+	return requestOptionFunc(func(r *requestConfig) { r.idempotencyKey, r.keyGiven = key, true })
 }
 
 // WithHeader adds a header to the call. It cannot replace the headers the SDK
@@ -237,7 +255,10 @@ func requestOptions(opts []RequestOption) (requestConfig, error) {
 		o.applyRequest(&rc)
 	}
 	var v validator
-	if k := rc.idempotencyKey; k != "" && (len(k) > 255 || !printableASCII(k)) {
+	switch k := rc.idempotencyKey; {
+	case rc.keyGiven && strings.TrimSpace(k) == "":
+		v.add("Idempotency-Key", "is empty: pass the stored key of the call to repeat, or leave WithIdempotencyKey out for a new one")
+	case len(k) > 255 || !printableASCII(k):
 		v.add("Idempotency-Key", "must be at most 255 printable ASCII characters")
 	}
 	if rc.attemptTimeout < 0 {

@@ -3,6 +3,7 @@ package payments_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -157,6 +158,10 @@ func TestBadRequestOptionsAreRefusedOnEveryOperation(t *testing.T) {
 		{"key with tab", "Idempotency-Key", payments.WithIdempotencyKey("order\t1")},
 		{"header value with NUL", "header X-Trace", payments.WithHeader("X-Trace", "a\x00b")},
 		{"header name with colon", "header X-Trace:", payments.WithHeader("X-Trace:", "a")},
+		// A merchant who lost the stored key of an unknown-outcome call must
+		// not get a fresh one by passing "": that could act twice.
+		{"empty key", "Idempotency-Key", payments.WithIdempotencyKey("")},
+		{"blank key", "Idempotency-Key", payments.WithIdempotencyKey("   ")},
 	}
 	for name, op := range ops {
 		for _, o := range options {
@@ -181,7 +186,7 @@ func TestInsecurePlainHTTPIsAnExplicitOptIn(t *testing.T) {
 
 	c, err := payments.NewClient("sk_test_x", payments.WithBaseURL("http://sandbox:8765"), payments.WithInsecurePlainHTTP())
 	require.NoError(t, err)
-	assert.Equal(t, "payments.Client(http://sandbox:8765)", c.String())
+	assert.Equal(t, "payments.Client(http://sandbox:8765)", fmt.Sprint(c))
 
 	t.Setenv("PAYMENTS_API_KEY", "sk_test_x")
 	t.Setenv("PAYMENTS_BASE_URL", "http://sandbox:8765")

@@ -1,11 +1,10 @@
 package payments
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -13,10 +12,6 @@ import (
 
 // QuoteLifetime is how long a quote can be confirmed after it was created.
 const QuoteLifetime = 5 * time.Minute
-
-// QuoteExpiryGrace is how long past a quote's expiry Confirm still sends it
-// to the service, to absorb the lag of the Date header and the network.
-const QuoteExpiryGrace = time.Minute
 
 // Payment is a payment (transaction). A payment returned by
 // PaymentsService.Initiate carries the Quote to confirm.
@@ -64,7 +59,8 @@ const (
 // Quote is the price of a payment, valid until ExpiresAt. Confirm it with
 // PaymentsService.Confirm before then.
 type Quote struct {
-	ID           string          `json:"quote_id"`
+	// QuoteID identifies the quote; PaymentConfirmParams.QuoteID takes it.
+	QuoteID      string          `json:"quote_id"`
 	Amount       decimal.Decimal `json:"amount"`
 	Fee          decimal.Decimal `json:"fee"`
 	ExchangeRate decimal.Decimal `json:"exchange_rate"`
@@ -73,9 +69,14 @@ type Quote struct {
 	Currency    string          `json:"currency"`
 	// ExpiresAt comes from the response, or is the quote's (else the
 	// payment's, else the moment it was received) creation time plus
-	// QuoteLifetime.
+	// QuoteLifetime. It is for display (Expired): only the service judges
+	// expiry, and Confirm always asks it.
 	ExpiresAt time.Time `json:"expires_at"`
 }
+
+// Format prints the payment's fields, with any verb (the SDK's internals,
+// such as the body it keeps for RawJSON, are left out).
+func (p Payment) Format(f fmt.State, _ rune) { formatFields(f, p) }
 
 // Expired reports whether the quote can no longer be confirmed at time now.
 func (q *Quote) Expired(now time.Time) bool {
@@ -88,7 +89,7 @@ func (p *Payment) ConfirmParams() *PaymentConfirmParams {
 	if p.Quote == nil {
 		return nil
 	}
-	return &PaymentConfirmParams{Reference: p.Reference, QuoteID: p.Quote.ID}
+	return &PaymentConfirmParams{Reference: p.Reference, QuoteID: p.Quote.QuoteID}
 }
 
 // PaymentInitiateParams describe a payment to quote. Amount (positive),
@@ -135,13 +136,24 @@ type PaymentConfirmParams struct {
 var (
 	opPaymentsInitiate = &operation{Operation: Operation{Name: "payments.initiate", Method: http.MethodPost, PathTemplate: "/payments/initiate"}, idempotent: true,
 		check: func(out any) string {
-			if q := out.(*Payment).Quote; q == nil || q.ID == "" {
+			if reason := checkPayment(out); reason != "" {
+				return reason
+			}
+			if q := out.(*Payment).Quote; q == nil || q.QuoteID == "" {
 				return "the initiate response carries no quote id"
 			}
 			return ""
 		}}
-	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true}
+	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true,
+		check: checkPayment}
 )
+
+// checkPayment: a payment answer must say which payment (id, reference) and
+// in what state (status): an empty status must never read as a refusal.
+func checkPayment(out any) string {
+	p := out.(*Payment)
+	return lacking("id", p.ID, "status", string(p.Status), "reference", p.Reference)
+}
 
 // PaymentsService initiates and confirms payments. Reach it as
 // Client.Payments.
@@ -159,39 +171,20 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 	if _, err := s.client.do(ctx, opPaymentsInitiate, "", params.wire(), p, opts); err != nil {
 		return nil, err
 	}
-	// The quote's life is measured on the service's clock (its Date header)
-	// and carried over to ours, so that a skewed local clock moves nothing.
-	serviceNow, dated := serviceTime(p.resp, s.client.now)
 	if p.Quote.ExpiresAt.IsZero() {
-		p.Quote.ExpiresAt = serviceNow.Add(QuoteLifetime)
-	}
-	if dated {
-		s.client.quotes.remember(p.Quote.ID, s.client.now().Add(p.Quote.ExpiresAt.Sub(serviceNow)))
+		p.Quote.ExpiresAt = s.client.now().Add(QuoteLifetime) // an estimate: see Quote.ExpiresAt
 	}
 	return p, nil
-}
-
-// serviceTime is the service's clock at the moment it answered, from the Date
-// header, or the local time when there is none.
-func serviceTime(r *Response, now func() time.Time) (time.Time, bool) {
-	if r != nil {
-		if t, err := http.ParseTime(r.Header.Get("Date")); err == nil {
-			return t, true
-		}
-	}
-	return now(), false
 }
 
 // Confirm executes a quoted payment (POST /payments/confirm) and returns the
 // payment after execution. It carries an Idempotency-Key like Initiate.
 //
-// The service judges whether a quote has expired. Confirm refuses one
-// locally, with a *QuoteExpiredError and without sending anything, only when
-// this client issued the quote, the call carries no WithIdempotencyKey, and
-// the quote's life (measured on the service's clock at Initiate, so a skewed
-// local clock does not matter) ended more than QuoteExpiryGrace ago. A
-// Confirm retried with the key of an earlier attempt is always sent: the
-// earlier attempt may have paid, and only the service can replay its outcome.
+// Only the service judges whether a quote has expired: Confirm always sends
+// the call, and the service's refusal is an *APIError matching
+// CodeQuoteExpired (errors.Is(err, payments.CodeQuoteExpired)). A Confirm
+// retried with the key of an earlier attempt whose answer was lost returns
+// what that attempt did, even past the quote's expiry.
 //
 // A nil error means the service took the confirmation, not that the money
 // moved: check the returned payment's Status (and IsCompleted). A payment the
@@ -205,10 +198,6 @@ func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmPar
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	if deadline, ok := s.client.quotes.expiry(params.QuoteID); ok && !callerKeyIn(opts) &&
-		s.client.now().After(deadline.Add(QuoteExpiryGrace)) {
-		return nil, &QuoteExpiredError{QuoteID: params.QuoteID, ExpiredAt: deadline}
-	}
 	p := new(Payment)
 	if _, err := s.client.do(ctx, opPaymentsConfirm, "", params, p, opts); err != nil {
 		return nil, err
@@ -216,21 +205,17 @@ func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmPar
 	return p, nil
 }
 
-// quoteWire is every shape of quote the SDK accepts: the documented nested
-// object and the common aliases seen in payment APIs.
+// quoteWire is a quote as the service sends it (see the README's
+// Assumptions): nested under "quote" in a payment.
 type quoteWire struct {
-	QuoteID         string     `json:"quote_id"`
-	ID              string     `json:"id"`
-	Amount          optDecimal `json:"amount"`
-	Fee             optDecimal `json:"fee"`
-	Fees            optDecimal `json:"fees"`
-	ExchangeRate    optDecimal `json:"exchange_rate"`
-	Rate            optDecimal `json:"rate"`
-	TotalAmount     optDecimal `json:"total_amount"`
-	AmountToCollect optDecimal `json:"amount_to_collect"`
-	Currency        string     `json:"currency"`
-	ExpiresAt       time.Time  `json:"expires_at"`
-	CreatedAt       time.Time  `json:"created_at"`
+	QuoteID      string     `json:"quote_id"`
+	Amount       optDecimal `json:"amount"`
+	Fee          optDecimal `json:"fee"`
+	ExchangeRate optDecimal `json:"exchange_rate"`
+	TotalAmount  optDecimal `json:"total_amount"`
+	Currency     string     `json:"currency"`
+	ExpiresAt    time.Time  `json:"expires_at"`
+	CreatedAt    time.Time  `json:"created_at"`
 }
 
 // optDecimal is a decimal that remembers whether the JSON gave it: null and
@@ -258,56 +243,61 @@ func (o *optDecimal) or(alt decimal.Decimal) decimal.Decimal {
 	return alt
 }
 
-var quoteIDKey = []byte(`"quote_id"`)
-
-// paymentWire is what a payment's JSON decodes into: the payment's own
-// fields and, in the same pass, its nested quote.
+// paymentWire is what a payment's JSON decodes into, in one pass: the
+// payment's own fields, its nested quote, and the quote's fields when they
+// stand flat in the payment (the quote's amount, currency and creation time
+// are then the payment's).
 type paymentWire struct {
 	*plainPayment
-	Quote *quoteWire `json:"quote"`
+	Quote        *quoteWire `json:"quote"`
+	QuoteID      string     `json:"quote_id"`
+	Fee          optDecimal `json:"fee"`
+	ExchangeRate optDecimal `json:"exchange_rate"`
+	TotalAmount  optDecimal `json:"total_amount"`
+	ExpiresAt    time.Time  `json:"expires_at"`
 }
 
 // plainPayment is Payment without its methods, so that decoding it does not
 // call Payment.UnmarshalJSON.
 type plainPayment Payment
 
+// decoder returns the value p's JSON decodes into (see wired).
+func (p *Payment) decoder() finisher {
+	p.Quote = nil
+	return &paymentWire{plainPayment: (*plainPayment)(p)}
+}
+
 // UnmarshalJSON decodes a payment and its quote, whether the quote is nested
 // under "quote" (the documented shape) or its fields stand flat in the
 // payment object.
 func (p *Payment) UnmarshalJSON(b []byte) error {
-	wire := &paymentWire{plainPayment: (*plainPayment)(p)}
-	if err := json.Unmarshal(b, wire); err != nil {
+	w := p.decoder()
+	if err := json.Unmarshal(b, w); err != nil {
 		return err
 	}
-	p.Quote = nil
-	w := wire.Quote
-	switch {
-	case w != nil:
-		if w.QuoteID == "" {
-			w.QuoteID = w.ID
-		}
-	case bytes.Contains(b, quoteIDKey):
-		w = new(quoteWire)
-		if err := json.Unmarshal(b, w); err != nil {
-			return err
-		}
-		w.CreatedAt = time.Time{} // the payment's own creation time, applied below
-	default:
-		return nil
-	}
-	if w.QuoteID == "" {
-		return nil
-	}
-	p.Quote = w.quote(p)
+	w.finish()
 	return nil
 }
 
+// finish sets the payment's Quote from what was decoded.
+func (w *paymentWire) finish() {
+	p := (*Payment)(w.plainPayment)
+	q := w.Quote
+	if q == nil && w.QuoteID != "" {
+		// Flat: the quote's creation time is the payment's, applied below.
+		q = &quoteWire{QuoteID: w.QuoteID, Fee: w.Fee, ExchangeRate: w.ExchangeRate, TotalAmount: w.TotalAmount, ExpiresAt: w.ExpiresAt}
+	}
+	if q == nil || q.QuoteID == "" {
+		p.Quote = nil
+		return
+	}
+	p.Quote = q.quote(p)
+}
+
 func (w *quoteWire) quote(p *Payment) *Quote {
-	q := &Quote{ID: w.QuoteID, Currency: w.Currency, ExpiresAt: w.ExpiresAt}
+	q := &Quote{QuoteID: w.QuoteID, Currency: w.Currency, ExpiresAt: w.ExpiresAt,
+		Fee: w.Fee.d, ExchangeRate: w.ExchangeRate.d, TotalAmount: w.TotalAmount.d}
 	q.Amount = w.Amount.or(p.Amount)
-	q.Fee = w.Fee.or(w.Fees.d)
-	q.ExchangeRate = w.ExchangeRate.or(w.Rate.d)
-	q.TotalAmount = w.TotalAmount.or(w.AmountToCollect.d)
 	if q.Currency == "" {
 		q.Currency = p.Currency
 	}
@@ -320,53 +310,4 @@ func (w *quoteWire) quote(p *Payment) *Quote {
 		}
 	}
 	return q
-}
-
-// maxRememberedQuotes bounds the quotes a Client remembers for the expiry
-// check in Confirm.
-const maxRememberedQuotes = 4096
-
-// quoteBook remembers the expiry of the quotes a Client issued, so that
-// Confirm can refuse an expired one without a round trip.
-type quoteBook struct {
-	mu sync.Mutex
-	m  map[string]time.Time
-}
-
-func (b *quoteBook) remember(id string, expires time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = make(map[string]time.Time)
-	}
-	if len(b.m) >= maxRememberedQuotes {
-		// Forget the quotes that expired longest ago: anything past its
-		// expiry by more than a lifetime is of no further use.
-		cutoff := expires.Add(-2 * QuoteLifetime)
-		for k, exp := range b.m {
-			if exp.Before(cutoff) {
-				delete(b.m, k)
-			}
-		}
-		for k := range b.m {
-			if len(b.m) < maxRememberedQuotes {
-				break
-			}
-			delete(b.m, k)
-		}
-	}
-	b.m[id] = expires
-}
-
-func (b *quoteBook) expiry(id string) (time.Time, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	exp, ok := b.m[id]
-	return exp, ok
-}
-
-// callerKeyIn reports whether opts carry WithIdempotencyKey.
-func callerKeyIn(opts []RequestOption) bool {
-	rc, _ := requestOptions(opts) // do reports invalid options
-	return rc.idempotencyKey != ""
 }

@@ -42,7 +42,7 @@ type Recipient struct {
 }
 
 // Identification is an identity document attached to a recipient. Number and
-// Image are personal data: String, GoString and LogValue never print them.
+// Image are personal data: Format and LogValue never print them.
 type Identification struct {
 	Type   IdentificationType `json:"identification_type,omitempty"`
 	Number string             `json:"identification_number,omitempty"`
@@ -154,9 +154,13 @@ func (p *RecipientUpdateParams) wire() any {
 }
 
 var (
-	opRecipientsCreate = &operation{Operation: Operation{Name: "recipients.create", Method: http.MethodPost, PathTemplate: "/payments/recipients"}, idempotent: true}
-	opRecipientsUpdate = &operation{Operation: Operation{Name: "recipients.update", Method: http.MethodPut, PathTemplate: "/payments/recipients/{id}"}}
+	opRecipientsCreate = &operation{Operation: Operation{Name: "recipients.create", Method: http.MethodPost, PathTemplate: "/payments/recipients"}, idempotent: true,
+		check: checkRecipient}
+	opRecipientsUpdate = &operation{Operation: Operation{Name: "recipients.update", Method: http.MethodPut, PathTemplate: "/payments/recipients/{id}"},
+		check: checkRecipient}
 )
+
+func checkRecipient(out any) string { return lacking("id", out.(*Recipient).ID) }
 
 // RecipientsService creates and edits recipients. Reach it as
 // Client.Recipients.
@@ -190,80 +194,42 @@ func (s *RecipientsService) Update(ctx context.Context, id string, params *Recip
 	return r, nil
 }
 
-// printed formats v, a masked copy converted to a type without methods, with
-// its field names; nested values are printed in full (masked too).
-func printed(v any) string { return fmt.Sprintf("%+v", v) }
-
-func maskedPtr[T any](p *T, mask func(T) T) *T {
-	if p == nil {
-		return nil
-	}
-	m := mask(*p)
-	return &m
-}
-
 func (i Identification) masked() Identification {
 	i.Number, i.Image = redact.Mask(i.Number), redact.Mask(i.Image)
 	return i
 }
 
-// String prints the identification with its number and image hidden.
-func (i Identification) String() string {
-	type plain Identification
-	return printed(plain(i.masked()))
-}
-
-// GoString prints the identification with its number and image hidden.
-func (i Identification) GoString() string { return i.String() }
+// Format prints the identification, with any verb, with its number and
+// image hidden.
+func (i Identification) Format(f fmt.State, _ rune) { formatFields(f, i.masked()) }
 
 // LogValue logs the identification with its number and image hidden.
-func (i Identification) LogValue() slog.Value {
-	type plain Identification
-	return slog.AnyValue(plain(i.masked()))
-}
+func (i Identification) LogValue() slog.Value { return logFields(i.masked()) }
 
 func (d PaymentDetails) masked() PaymentDetails {
 	d.AccountNumber = redact.LastFour(d.AccountNumber)
 	return d
 }
 
-// String prints the details with the account number masked.
-func (d PaymentDetails) String() string {
-	type plain PaymentDetails
-	return printed(plain(d.masked()))
-}
-
-// GoString prints the details with the account number masked.
-func (d PaymentDetails) GoString() string { return d.String() }
+// Format prints the details, with any verb, with the account number masked.
+func (d PaymentDetails) Format(f fmt.State, _ rune) { formatFields(f, d.masked()) }
 
 // LogValue logs the details with the account number masked.
-func (d PaymentDetails) LogValue() slog.Value {
-	type plain PaymentDetails
-	return slog.AnyValue(plain(d.masked()))
-}
+func (d PaymentDetails) LogValue() slog.Value { return logFields(d.masked()) }
 
 func (r Recipient) masked() Recipient {
-	r.apiResource = apiResource{} // its raw JSON holds the data in clear
 	r.AccountNumber = redact.LastFour(r.AccountNumber)
 	r.Identification = maskedPtr(r.Identification, Identification.masked)
 	r.PaymentDetails = maskedPtr(r.PaymentDetails, PaymentDetails.masked)
 	return r
 }
 
-// String prints the recipient with its personal data masked.
-func (r Recipient) String() string {
-	type plain Recipient
-	return printed(plain(r.masked()))
-}
-
-// GoString prints the recipient with its personal data masked.
-func (r Recipient) GoString() string { return r.String() }
+// Format prints the recipient's fields, with any verb, with its personal
+// data masked (the account number keeps its last four digits).
+func (r Recipient) Format(f fmt.State, _ rune) { formatFields(f, r.masked()) }
 
 // LogValue logs the recipient with its personal data masked.
-func (r Recipient) LogValue() slog.Value {
-	type plain Recipient
-	return slog.AnyValue(plain(r.masked()))
-}
+func (r Recipient) LogValue() slog.Value { return logFields(r.masked()) }
 
 func (p RecipientCreateParams) masked() RecipientCreateParams {
 	p.AccountNumber = redact.LastFour(p.AccountNumber)
@@ -272,20 +238,11 @@ func (p RecipientCreateParams) masked() RecipientCreateParams {
 	return p
 }
 
-// String prints the params with their personal data masked.
-func (p RecipientCreateParams) String() string {
-	type plain RecipientCreateParams
-	return printed(plain(p.masked()))
-}
-
-// GoString prints the params with their personal data masked.
-func (p RecipientCreateParams) GoString() string { return p.String() }
+// Format prints the params, with any verb, with their personal data masked.
+func (p RecipientCreateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
 
 // LogValue logs the params with their personal data masked.
-func (p RecipientCreateParams) LogValue() slog.Value {
-	type plain RecipientCreateParams
-	return slog.AnyValue(plain(p.masked()))
-}
+func (p RecipientCreateParams) LogValue() slog.Value { return logFields(p.masked()) }
 
 func (p RecipientUpdateParams) masked() RecipientUpdateParams {
 	p.AccountNumber = redact.LastFour(p.AccountNumber)
@@ -294,17 +251,8 @@ func (p RecipientUpdateParams) masked() RecipientUpdateParams {
 	return p
 }
 
-// String prints the params with their personal data masked.
-func (p RecipientUpdateParams) String() string {
-	type plain RecipientUpdateParams
-	return printed(plain(p.masked()))
-}
-
-// GoString prints the params with their personal data masked.
-func (p RecipientUpdateParams) GoString() string { return p.String() }
+// Format prints the params, with any verb, with their personal data masked.
+func (p RecipientUpdateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
 
 // LogValue logs the params with their personal data masked.
-func (p RecipientUpdateParams) LogValue() slog.Value {
-	type plain RecipientUpdateParams
-	return slog.AnyValue(plain(p.masked()))
-}
+func (p RecipientUpdateParams) LogValue() slog.Value { return logFields(p.masked()) }

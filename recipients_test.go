@@ -221,14 +221,13 @@ func TestPersonalDataHiddenWhenPrinted(t *testing.T) {
 	va := payments.VirtualAccountCreateParams{AccountType: payments.AccountTypeIndividual, AccountName: "Ada", BVN: "12345678901"}
 	up := payments.RecipientUpdateParams{IdentificationNumber: "NIN-12345678"}
 	for _, s := range []string{
-		id.String(), id.GoString(), va.String(), va.GoString(), up.String(), up.GoString(),
 		sprintAll(id), sprintAll(&id), sprintAll(va), sprintAll(&va), sprintAll(up),
 		id.LogValue().String(), va.LogValue().String(),
 	} {
 		assert.NotContains(t, s, "12345678")
 		assert.NotContains(t, s, "aGVsbG8=")
 	}
-	assert.Contains(t, id.String(), "national_id")
+	assert.Contains(t, fmt.Sprint(id), "national_id")
 }
 
 func sprintAll(v any) string {
@@ -257,9 +256,8 @@ func FuzzDecodeRecipient(f *testing.F) {
 			if other.Image != "" {
 				other.Image = "b3RoZXI="
 			}
-			if id.String() != other.String() || id.GoString() != other.GoString() ||
-				id.LogValue().String() != other.LogValue().String() {
-				t.Fatalf("the printed identification shows its number or image: %s", id.String())
+			if sprintAll(id) != sprintAll(other) || id.LogValue().String() != other.LogValue().String() {
+				t.Fatalf("the printed identification shows its number or image: %v", id)
 			}
 		}
 	})

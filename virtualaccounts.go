@@ -59,7 +59,8 @@ type VirtualAccountMetadata struct {
 // Client.VirtualAccounts.
 type VirtualAccountsService struct{ client *Client }
 
-var opVirtualAccountsCreate = &operation{Operation: Operation{Name: "virtual_accounts.create", Method: http.MethodPost, PathTemplate: "/accounts/virtual-accounts"}}
+var opVirtualAccountsCreate = &operation{Operation: Operation{Name: "virtual_accounts.create", Method: http.MethodPost, PathTemplate: "/accounts/virtual-accounts"},
+	check: func(out any) string { return lacking("id", out.(*VirtualAccount).ID) }}
 
 // Create opens a virtual account (POST /accounts/virtual-accounts). The
 // specification gives this operation no Idempotency-Key, so the call is
@@ -83,41 +84,24 @@ func (p VirtualAccountCreateParams) masked() VirtualAccountCreateParams {
 	return p
 }
 
-// String prints the params with the BVN, email and mobile number masked.
-func (p VirtualAccountCreateParams) String() string {
-	type plain VirtualAccountCreateParams
-	return printed(plain(p.masked()))
-}
-
-// GoString prints the params with the BVN, email and mobile number masked.
-func (p VirtualAccountCreateParams) GoString() string { return p.String() }
+// Format prints the params, with any verb, with the BVN, email and mobile
+// number masked.
+func (p VirtualAccountCreateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
 
 // LogValue logs the params with the BVN, email and mobile number masked.
-func (p VirtualAccountCreateParams) LogValue() slog.Value {
-	type plain VirtualAccountCreateParams
-	return slog.AnyValue(plain(p.masked()))
-}
+func (p VirtualAccountCreateParams) LogValue() slog.Value { return logFields(p.masked()) }
 
 func (v VirtualAccount) masked() VirtualAccount {
-	v.apiResource = apiResource{}
 	v.AccountNumber = redact.LastFour(v.AccountNumber)
 	return v
 }
 
-// String prints the virtual account with its number masked.
-func (v VirtualAccount) String() string {
-	type plain VirtualAccount
-	return printed(plain(v.masked()))
-}
-
-// GoString prints the virtual account with its number masked.
-func (v VirtualAccount) GoString() string { return v.String() }
+// Format prints the virtual account's fields, with any verb, with its
+// number masked.
+func (v VirtualAccount) Format(f fmt.State, _ rune) { formatFields(f, v.masked()) }
 
 // LogValue logs the virtual account with its number masked.
-func (v VirtualAccount) LogValue() slog.Value {
-	type plain VirtualAccount
-	return slog.AnyValue(plain(v.masked()))
-}
+func (v VirtualAccount) LogValue() slog.Value { return logFields(v.masked()) }
 
 // VirtualAccountPayment is money paid into one of your virtual accounts, the
 // data of a virtual_account.payment_received event. The specification does
@@ -126,8 +110,8 @@ func (v VirtualAccount) LogValue() slog.Value {
 // present; RawJSON returns the data exactly as received, with any field not
 // listed here.
 //
-// Payer.AccountNumber and AccountNumber are personal data: LogValue and
-// String print only their last four digits.
+// Payer.AccountNumber and AccountNumber are personal data: Format and
+// LogValue print only their last four digits.
 type VirtualAccountPayment struct {
 	apiResource
 
@@ -168,8 +152,8 @@ type VirtualAccountPayment struct {
 }
 
 // Payer is the sender of a payment received on a virtual account.
-// AccountNumber is personal data: String and LogValue print only its last four
-// digits.
+// AccountNumber is personal data: Format and LogValue print only its last
+// four digits.
 type Payer struct {
 	Name          string
 	AccountNumber string
@@ -177,41 +161,33 @@ type Payer struct {
 	BankCode      string
 }
 
-// String prints the payer with the account number masked.
-func (p Payer) String() string {
-	return fmt.Sprintf("{Name:%s AccountNumber:%s BankName:%s BankCode:%s}", p.Name, redact.LastFour(p.AccountNumber), p.BankName, p.BankCode)
+func (p Payer) masked() Payer {
+	p.AccountNumber = redact.LastFour(p.AccountNumber)
+	return p
 }
 
-// GoString prints the payer with the account number masked.
-func (p Payer) GoString() string { return p.String() }
+// Format prints the payer, with any verb, with the account number masked.
+func (p Payer) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
 
 // LogValue logs the payer with the account number masked.
-func (p Payer) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("name", p.Name),
-		slog.String("account_number", redact.LastFour(p.AccountNumber)),
-		slog.String("bank_name", p.BankName),
-	)
+func (p Payer) LogValue() slog.Value { return logFields(p.masked()) }
+
+func (v VirtualAccountPayment) masked() VirtualAccountPayment {
+	v.AccountNumber = redact.LastFour(v.AccountNumber)
+	v.Description = redact.String(v.Description, nil) // a narration may quote an account number
+	v.Payer = v.Payer.masked()
+	return v
 }
 
-// String prints the payment with account numbers masked.
-func (v *VirtualAccountPayment) String() string {
-	return fmt.Sprintf("{ID:%s Reference:%s Amount:%s Currency:%s VirtualAccountID:%s AccountNumber:%s Payer:%s ReceivedAt:%s}",
-		v.ID, v.Reference, v.Amount.String(), v.Currency, v.VirtualAccountID, redact.LastFour(v.AccountNumber), v.Payer.String(), v.ReceivedAt.Format(time.RFC3339))
-}
+// Format prints the payment's fields, with any verb, with account numbers
+// masked.
+func (v VirtualAccountPayment) Format(f fmt.State, _ rune) { formatFields(f, v.masked()) }
+
+// String is the payment as %v prints it.
+func (v *VirtualAccountPayment) String() string { return fmt.Sprint(*v) }
 
 // LogValue logs the payment with account numbers masked.
-func (v *VirtualAccountPayment) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", v.ID),
-		slog.String("reference", v.Reference),
-		slog.String("amount", v.Amount.String()),
-		slog.String("currency", v.Currency),
-		slog.String("virtual_account_id", v.VirtualAccountID),
-		slog.String("account_number", redact.LastFour(v.AccountNumber)),
-		slog.Any("payer", v.Payer),
-	)
-}
+func (v VirtualAccountPayment) LogValue() slog.Value { return logFields(v.masked()) }
 
 type payerWire struct {
 	Name          looseString `json:"name"`

@@ -262,7 +262,7 @@ func (s *WebhooksService) ListEventsPage(ctx context.Context, params *EventListP
 	}
 	page := &EventPage{Events: w.parsed, HasMore: w.HasMore, params: *params}
 	page.params.Types = slices.Clone(params.Types)
-	page.setResponse(r, r.RawData)
+	page.setResponse(r, nil)
 	return page, nil
 }
 

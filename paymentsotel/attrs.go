@@ -131,7 +131,6 @@ func classify(err error) (errType string, cancelled bool) {
 	var (
 		apiErr    *payments.APIError
 		invalid   *payments.ValidationError
-		expired   *payments.QuoteExpiredError
 		malformed *payments.MalformedResponseError
 		netErr    net.Error
 		dnsErr    *net.DNSError
@@ -146,8 +145,6 @@ func classify(err error) (errType string, cancelled bool) {
 		return "timeout", false
 	case errors.As(err, &invalid):
 		return "validation_error", false
-	case errors.As(err, &expired):
-		return "quote_expired", false
 	case errors.As(err, &malformed):
 		return "malformed_response", false
 	case errors.As(err, &apiErr):

@@ -26,7 +26,7 @@
 // "connection_closed", "connect_error", "dns_error", "tls_error", or the Go
 // type of any other error. A cancelled context is not an error: the span's
 // status stays unset. Calls the SDK refuses before sending anything (a
-// *payments.ValidationError, a *payments.QuoteExpiredError) make no span: the
+// *payments.ValidationError) make no span: the
 // Client reports an operation from the moment it is sent.
 //
 // Each HTTP attempt is a CLIENT span, a child of the operation's, that follows

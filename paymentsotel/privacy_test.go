@@ -96,7 +96,7 @@ func TestNoSecretsInTelemetry(t *testing.T) {
 		// carries the template instead.
 		"recipient id":       rcp.ID,
 		"payment id":         p.ID,
-		"quote id":           p.Quote.ID,
+		"quote id":           p.Quote.QuoteID,
 		"virtual account id": va.ID,
 	}
 	for what, secret := range forbidden {

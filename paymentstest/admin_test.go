@@ -181,7 +181,7 @@ func TestAdminAdvanceExpiresQuote(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
 
 	_, err := c.Payments.Confirm(ctx(t), p.ConfirmParams())
-	require.ErrorIs(t, err, payments.ErrQuoteExpired)
+	require.ErrorIs(t, err, payments.CodeQuoteExpired)
 	stored, _ := srv.Payment(p.ID)
 	assert.Equal(t, payments.PaymentStatusPending, stored.Status)
 

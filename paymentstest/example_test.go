@@ -153,7 +153,7 @@ func ExampleServer_Advance() {
 	}
 	srv.Advance(payments.QuoteLifetime)
 	_, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
-	fmt.Println(errors.Is(err, payments.ErrQuoteExpired))
+	fmt.Println(errors.Is(err, payments.CodeQuoteExpired))
 	// Output: true
 }
 

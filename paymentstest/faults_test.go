@@ -97,7 +97,7 @@ func TestDropNextAfterWorkReplays(t *testing.T) {
 	stored := srv.PaymentsByReference("order-w")
 	require.Len(t, stored, 1, "the retry got the stored answer, not a second payment")
 	assert.Equal(t, stored[0].ID, p.ID)
-	assert.Equal(t, stored[0].Quote.ID, p.Quote.ID)
+	assert.Equal(t, stored[0].Quote.QuoteID, p.Quote.QuoteID)
 
 	reqs := srv.Requests()
 	last := reqs[len(reqs)-1]

@@ -34,7 +34,7 @@ func TestInitiateQuotes(t *testing.T) {
 
 	q := p.Quote
 	require.NotNil(t, q)
-	require.NoError(t, uuid.Validate(q.ID))
+	require.NoError(t, uuid.Validate(q.QuoteID))
 	assert.True(t, q.Fee.Equal(dec("15.00")), "1.5%% fee: %s", q.Fee)
 	assert.True(t, q.TotalAmount.Equal(dec("1015")), "total: %s", q.TotalAmount)
 	assert.True(t, q.ExchangeRate.Equal(dec("1")))
@@ -45,7 +45,7 @@ func TestInitiateQuotes(t *testing.T) {
 	stored := srv.PaymentsByReference("order-1")
 	require.Len(t, stored, 1)
 	assert.Equal(t, p.ID, stored[0].ID)
-	assert.Equal(t, q.ID, stored[0].Quote.ID)
+	assert.Equal(t, q.QuoteID, stored[0].Quote.QuoteID)
 	got, ok := srv.Payment(p.ID)
 	require.True(t, ok)
 	assert.Equal(t, "Invoice 1", got.Description)
@@ -208,7 +208,7 @@ func TestQuoteExpiry(t *testing.T) {
 	srv.Advance(payments.QuoteLifetime)
 	// The client's own clock has not moved, so the refusal is the server's.
 	_, err := c.Payments.Confirm(ctx(t), p.ConfirmParams())
-	require.ErrorIs(t, err, payments.ErrQuoteExpired)
+	require.ErrorIs(t, err, payments.CodeQuoteExpired)
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
@@ -225,7 +225,7 @@ func TestConfirmErrors(t *testing.T) {
 	_, err := c.Payments.Confirm(ctx(t), &payments.PaymentConfirmParams{Reference: "order-7", QuoteID: uuid.NewString()})
 	require.ErrorIs(t, err, payments.ErrNotFound)
 
-	_, err = c.Payments.Confirm(ctx(t), &payments.PaymentConfirmParams{Reference: "order-8", QuoteID: p.Quote.ID})
+	_, err = c.Payments.Confirm(ctx(t), &payments.PaymentConfirmParams{Reference: "order-8", QuoteID: p.Quote.QuoteID})
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.Len(t, apiErr.Errors, 1)

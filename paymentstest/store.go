@@ -156,7 +156,7 @@ func (p *payment) sdk() payments.Payment {
 		TransactionDate: p.TransactionDate, Tags: p.Tags, IsReversed: p.IsReversed, IsCompleted: p.IsCompleted,
 		Channel: p.Channel, Notes: p.Notes, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		Quote: &payments.Quote{
-			ID: q.ID, Amount: q.Amount, Fee: q.Fee, ExchangeRate: q.ExchangeRate,
+			QuoteID: q.ID, Amount: q.Amount, Fee: q.Fee, ExchangeRate: q.ExchangeRate,
 			TotalAmount: q.TotalAmount, Currency: q.Currency, ExpiresAt: q.ExpiresAt,
 		},
 	}

@@ -181,7 +181,7 @@ func TestRunAdminAPI(t *testing.T) {
 	assert.WithinDuration(t, time.Now().Add(301*time.Second), env.Data.Now, time.Minute)
 
 	_, err = client.Payments.Confirm(ctx, p.ConfirmParams())
-	require.ErrorIs(t, err, payments.ErrQuoteExpired, "the quote expired on the sandbox's clock")
+	require.ErrorIs(t, err, payments.CodeQuoteExpired, "the quote expired on the sandbox's clock")
 	assert.Contains(t, stderr.String(), "paymentstest: admin request")
 	assert.NotContains(t, stderr.String(), apiKey)
 }

@@ -18,7 +18,7 @@ func explain(step string, err error) error {
 		return fmt.Errorf("%s: fix the input, nothing was sent: %w", step, err)
 	case errors.Is(err, payments.ErrUnauthorized):
 		return fmt.Errorf("%s: the service refused the API key; check PAYMENTS_API_KEY: %w", step, err)
-	case errors.Is(err, payments.ErrQuoteExpired):
+	case errors.Is(err, payments.CodeQuoteExpired):
 		return fmt.Errorf("%s: the quote expired; initiate the payment again: %w", step, err)
 	case errors.As(err, &apiErr) && !apiErr.Temporary():
 		return fmt.Errorf("%s: the service refused (quote stan %s to support): %w", step, apiErr.Stan, err)

@@ -145,7 +145,7 @@ func (j *journey) steps(ctx context.Context) error {
 		return explain("initiate payment", err)
 	}
 	q := payment.Quote
-	j.say("payment %s is %s; quote %s:", payment.ID, payment.Status, q.ID)
+	j.say("payment %s is %s; quote %s:", payment.ID, payment.Status, q.QuoteID)
 	j.say("  amount %s %s + fee %s = total to collect %s (exchange rate %s)",
 		q.Amount.StringFixed(2), q.Currency, q.Fee.StringFixed(2), q.TotalAmount.StringFixed(2), q.ExchangeRate)
 	j.say("  confirm before %s", q.ExpiresAt.Format(time.RFC3339))

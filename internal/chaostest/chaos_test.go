@@ -428,7 +428,7 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 			p, err := c.Payments.Initiate(ctx, params, payments.WithIdempotencyKey(key))
 			require.NoError(t, err)
 			assert.Equal(t, stored[0].ID, p.ID, "the retry returns the payment made the first time")
-			assert.Equal(t, stored[0].Quote.ID, p.Quote.ID)
+			assert.Equal(t, stored[0].Quote.QuoteID, p.Quote.QuoteID)
 			assert.Len(t, srv.PaymentsByReference(params.Reference), 1)
 
 			srv.DropNextAfterWork(1)

@@ -155,9 +155,9 @@ func TestConfirmLostAnswerAfterExpiryPaysOnce(t *testing.T) {
 }
 
 // TestConfirmWithClientClockAhead: a client whose clock runs 6 minutes ahead
-// of the service's confirms a fresh quote, at once and 4 minutes later; the
-// SDK measures the quote's life on the service's Date header. (Before, it
-// compared expires_at with its own clock and refused every Confirm.)
+// of the service's confirms a fresh quote, at once and 4 minutes later: the
+// SDK never judges a quote's life itself. (Long ago, it compared expires_at
+// with its own clock and refused every Confirm.)
 func TestConfirmWithClientClockAhead(t *testing.T) {
 	srv := paymentstest.NewServer(paymentstest.WithClock(func() time.Time { return time.Now().Add(-6 * time.Minute) }))
 	defer srv.Close()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -49,7 +50,7 @@ func (s *mwServer) seen() []http.Header {
 
 func answerOK(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"stan-1","data":{"id":"p","reference":"order-1","amount":"1","currency":"NGN","quote":{"quote_id":"q-1","fee":"0"}}}`)
+	_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"stan-1","data":{"id":"p","reference":"order-1","status":"pending","amount":"1","currency":"NGN","quote":{"quote_id":"q-1","fee":"0"}}}`)
 }
 
 func mwClient(t *testing.T, url string, opts ...payments.Option) *payments.Client {
@@ -247,7 +248,7 @@ func TestObserverWrapsTheOperation(t *testing.T) {
 func TestObserversNestAndSeeInitiateChecks(t *testing.T) {
 	srv := newMWServer(t, func(_ int64, w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"success":true,"stan":"s","data":{"id":"p","reference":"order-1"}}`)
+		_, _ = io.WriteString(w, `{"success":true,"stan":"s","data":{"id":"p","reference":"order-1","status":"pending"}}`)
 	})
 	var events []string
 	named := func(name string) payments.OperationObserver {
@@ -263,4 +264,33 @@ func TestObserversNestAndSeeInitiateChecks(t *testing.T) {
 	require.ErrorIs(t, err, payments.ErrMalformedResponse)
 	assert.Contains(t, err.Error(), "no quote id")
 	assert.Equal(t, []string{"a start", "b start", "b end: true", "a end: true"}, events)
+}
+
+// markHandler records, for each log record, its message and the ctxMark of
+// its context.
+type markHandler struct {
+	slog.Handler
+	events *[]string
+}
+
+func (h markHandler) Handle(ctx context.Context, r slog.Record) error {
+	*h.events = append(*h.events, fmt.Sprint(r.Message, " ", ctx.Value(ctxMark{})))
+	return nil
+}
+
+// TestLoggerRunsAsTheInnermostObserver: WithLogger takes the observers'
+// path: its line is written inside every observer, under the context they
+// returned (a tracing span's, say), before they end.
+func TestLoggerRunsAsTheInnermostObserver(t *testing.T) {
+	srv := newMWServer(t, func(_ int64, w http.ResponseWriter) { answerOK(w) })
+	var events []string
+	obs := func(ctx context.Context, op payments.Operation) (context.Context, func(payments.OperationResult)) {
+		events = append(events, "start")
+		return context.WithValue(ctx, ctxMark{}, "span"), func(payments.OperationResult) { events = append(events, "end") }
+	}
+	logger := slog.New(markHandler{slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}), &events})
+	c := mwClient(t, srv.URL, payments.WithLogger(logger), payments.WithObserver(obs))
+	_, err := c.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{AccountName: "Ada"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"start", "payments: request span", "end"}, events)
 }

@@ -114,8 +114,8 @@ func WithAttemptTimeout(d time.Duration) ClientOrRequestOption {
 // WithObserver makes the Client call obs at the start of every operation:
 // tracing and metrics (see the paymentsotel package). Several observers
 // nest in the order given: the first sees the operation first and its end
-// last. A failure found before sending (invalid params, a quote refused
-// locally) is not an operation and reaches no observer.
+// last. A failure found before sending (invalid params or options) is not an
+// operation and reaches no observer.
 func WithObserver(obs OperationObserver) Option {
 	return optionFunc(func(c *clientConfig) error {
 		if obs != nil {
@@ -247,22 +247,36 @@ func outcomeOf(r *Response, err error) (status int, stan string) {
 	return 0, ""
 }
 
-// chainObservers nests observers into one (nil when there are none).
-func chainObservers(obs []OperationObserver) OperationObserver {
-	switch len(obs) {
+// hook runs around one operation: it returns the context the attempts run
+// under and the function called once when the operation ends. Every
+// OperationObserver and the logger of WithLogger are hooks.
+type hook func(ctx context.Context, st *callState) (context.Context, func(*Response, error))
+
+// observerHook runs an OperationObserver as a hook.
+func observerHook(obs OperationObserver) hook {
+	return func(ctx context.Context, st *callState) (context.Context, func(*Response, error)) {
+		ctx, end := obs(ctx, *st.op)
+		return ctx, func(r *Response, err error) { end(resultOf(st, r, err)) }
+	}
+}
+
+// chainHooks nests hooks into one, the first outermost (nil when there are
+// none).
+func chainHooks(hooks []hook) hook {
+	switch len(hooks) {
 	case 0:
 		return nil
 	case 1:
-		return obs[0]
+		return hooks[0]
 	}
-	return func(ctx context.Context, op Operation) (context.Context, func(OperationResult)) {
-		ends := make([]func(OperationResult), len(obs))
-		for i, o := range obs {
-			ctx, ends[i] = o(ctx, op)
+	return func(ctx context.Context, st *callState) (context.Context, func(*Response, error)) {
+		ends := make([]func(*Response, error), len(hooks))
+		for i, h := range hooks {
+			ctx, ends[i] = h(ctx, st)
 		}
-		return ctx, func(r OperationResult) {
+		return ctx, func(r *Response, err error) {
 			for _, end := range slices.Backward(ends) {
-				end(r)
+				end(r, err)
 			}
 		}
 	}

@@ -1,0 +1,25 @@
+// Package payments is the typed Go client for the merchant Payments API:
+// recipients, two-step payments (a quote, then its confirmation), virtual
+// accounts and webhooks. Share one Client: it is safe for concurrent use. The
+// journey and its errors (the package Example runs it on paymentstest's fake):
+//
+//	client, err := payments.NewClientFromEnv() // PAYMENTS_API_KEY, PAYMENTS_BASE_URL
+//	if err != nil { return err }
+//	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+//		AccountNumber: "0123456789", AccountName: "Ada Okafor",
+//		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
+//	if err != nil { return err }
+//	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+//		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+//		RecipientID: recipient.ID, Reference: "order-1042"}) // a quote: payment.Quote
+//	if err != nil { return err }
+//	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams()) // executes it
+//	var apiErr *payments.APIError
+//	switch { // errors are typed: branch on what to do
+//	case errors.Is(err, payments.ErrInvalidParams): // a *ValidationError: nothing was sent
+//	case errors.Is(err, payments.CodeQuoteExpired): // nothing was paid: initiate again
+//	case errors.As(err, &apiErr) && !apiErr.Temporary(): // refused; quote apiErr.Stan to support
+//	case err != nil: // unknown outcome: retry with the key of payments.IdempotencyKeyOf(err)
+//	case payment.Status != payments.PaymentStatusCompleted: // rejected, say above the limit
+//	}
+package payments

@@ -1,0 +1,71 @@
+package payments
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"strings"
+)
+
+// The printed (fmt) and logged (slog) forms of the SDK's values. A type that
+// holds personal data or the SDK's internals has one Format and one LogValue
+// method, each handing a masked copy of itself to the helper below, so that
+// every verb (%v, %+v, %#v, %s) and every handler (text, JSON) shows the same
+// masked fields, and never the raw body a resource keeps.
+
+// formatFields writes v, a struct (a masked copy), the way fmt's %+v writes
+// a struct, {A:a B:b}, whatever the verb. Unexported fields (the SDK's
+// internals) are left out, and a pointer field is printed as what it points
+// to.
+func formatFields(f fmt.State, v any) {
+	rv := reflect.ValueOf(v)
+	rt := rv.Type()
+	_, _ = io.WriteString(f, "{")
+	sep := ""
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		_, _ = io.WriteString(f, sep+sf.Name+":")
+		sep = " "
+		if fv := rv.Field(i); fv.Kind() == reflect.Pointer && fv.IsNil() {
+			_, _ = io.WriteString(f, "<nil>")
+		} else {
+			fmt.Fprintf(f, "%+v", reflect.Indirect(fv).Interface())
+		}
+	}
+	_, _ = io.WriteString(f, "}")
+}
+
+// logFields is v, a struct (a masked copy), as a slog group of its exported
+// fields, each named by its JSON name (its Go name when it has none), nil
+// pointers left out. A field that is itself a slog.LogValuer logs masked.
+func logFields(v any) slog.Value {
+	rv := reflect.ValueOf(v)
+	rt := rv.Type()
+	attrs := make([]slog.Attr, 0, rt.NumField())
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		fv := rv.Field(i)
+		if !sf.IsExported() || fv.Kind() == reflect.Pointer && fv.IsNil() {
+			continue
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			name = sf.Name
+		}
+		attrs = append(attrs, slog.Any(name, reflect.Indirect(fv).Interface()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// maskedPtr returns a masked copy of *p, or nil.
+func maskedPtr[T any](p *T, mask func(T) T) *T {
+	if p == nil {
+		return nil
+	}
+	m := mask(*p)
+	return &m
+}

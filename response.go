@@ -1,0 +1,97 @@
+package payments
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+)
+
+// Response describes the HTTP exchange that produced a resource: the
+// envelope's stan and message (quote the stan in support tickets), the HTTP
+// status and headers, the idempotency key that was sent, how many attempts
+// the call took, and the body as received.
+type Response struct {
+	// StatusCode is the HTTP status of the final attempt.
+	StatusCode int
+	// Header holds the response headers of the final attempt.
+	Header http.Header
+	// Stan is the service's identifier of this operation.
+	Stan string
+	// Message is the envelope's human-readable message.
+	Message string
+	// IdempotencyKey is the Idempotency-Key header that was sent, or "" when
+	// the call carried none.
+	IdempotencyKey string
+	// Attempts is the number of HTTP attempts the call made (1 when the first
+	// one succeeded).
+	Attempts int
+	// Body is the response body exactly as received (capped at
+	// MaxResponseBytes), the envelope around the data. Do not modify it:
+	// RawData and the resource's RawJSON are slices of it.
+	Body []byte
+}
+
+// RawData returns the envelope's data member exactly as received, sliced out
+// of Body when asked (nil when the body has no data, or is not an envelope).
+func (r *Response) RawData() json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	return dataOf(r.Body)
+}
+
+// dataOf is the data member of an envelope, a slice of body: encoding/json
+// finds it by the rules the decoder used (the last "data" member, its name
+// in any case). nil when there is none, or it is null.
+func dataOf(body []byte) json.RawMessage {
+	var env struct {
+		Data dataView `json:"data"`
+	}
+	if json.Unmarshal(body, &env) != nil || bytes.Equal(env.Data, []byte("null")) {
+		return nil
+	}
+	return json.RawMessage(env.Data)
+}
+
+// apiResource is embedded in every resource the service returns. It keeps the
+// response metadata, or, for a resource decoded from something else (a
+// webhook event), its raw JSON.
+type apiResource struct {
+	resp *Response
+	raw  json.RawMessage
+}
+
+// LastResponse returns the metadata of the HTTP response that carried this
+// resource, or nil when the resource did not come from an API call (for
+// example when it was decoded from a webhook event).
+func (r *apiResource) LastResponse() *Response { return r.resp }
+
+// RawJSON returns the resource's JSON exactly as the service sent it,
+// including any field this version of the SDK does not know about.
+func (r *apiResource) RawJSON() json.RawMessage {
+	if r.raw == nil && r.resp != nil {
+		return r.resp.RawData()
+	}
+	return r.raw
+}
+
+// setResponse records where the resource came from: resp, whose body holds
+// its JSON, or raw, its JSON (a webhook event's data).
+func (r *apiResource) setResponse(resp *Response, raw json.RawMessage) {
+	r.resp = resp
+	r.raw = raw
+}
+
+// resource is implemented by every type the pipeline decodes from data.
+type resource interface {
+	setResponse(resp *Response, raw json.RawMessage)
+}
+
+// wired is a resource whose JSON differs from its fields (Payment and its
+// quote): decoder returns the value its JSON decodes into, in the envelope's
+// own pass, and that value's finish completes the resource.
+type wired interface {
+	decoder() finisher
+}
+
+type finisher interface{ finish() }
