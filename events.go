@@ -126,6 +126,13 @@ func (e *Event) LogValue() slog.Value {
 	)
 }
 
+// Format prints the event's id, kind and creation time, like LogValue, for
+// every verb: never its data, which may hold personal data (read it with
+// DecodeData or a typed accessor).
+func (e *Event) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "{ID:%s Type:%s CreatedAt:%s}", e.ID, e.Type, e.CreatedAt.Format(time.RFC3339Nano))
+}
+
 // eventWire is the body of a delivery. Every member is kept raw so that
 // parsing errors can be described without repeating any value.
 type eventWire struct {

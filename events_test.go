@@ -219,7 +219,7 @@ func TestEventVirtualAccountPaymentAccessor(t *testing.T) {
 			assert.True(t, vp.CreatedAt.Equal(time.Date(2024, 5, 1, 10, 0, 1, 0, time.UTC)))
 			assert.JSONEq(t, data, string(vp.RawJSON()))
 
-			printed := vp.String() + fmt.Sprintf("%v %+v %#v", vp.Payer, vp.Payer, vp.Payer)
+			printed := fmt.Sprint(*vp) + fmt.Sprintf("%v %+v %#v", vp.Payer, vp.Payer, vp.Payer)
 			assert.NotContains(t, printed, "9912345678")
 			assert.NotContains(t, printed, "0987654321")
 			assert.Contains(t, printed, "****5678")

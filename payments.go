@@ -16,7 +16,7 @@ const QuoteLifetime = 5 * time.Minute
 // Payment is a payment (transaction). A payment returned by
 // PaymentsService.Initiate carries the Quote to confirm.
 type Payment struct {
-	apiResource
+	APIResource
 
 	ID              string          `json:"id"`
 	Reference       string          `json:"reference"`

@@ -25,7 +25,7 @@ func formatFields(f fmt.State, v any) {
 	sep := ""
 	for i := range rt.NumField() {
 		sf := rt.Field(i)
-		if !sf.IsExported() {
+		if !sf.IsExported() || sf.Anonymous {
 			continue
 		}
 		_, _ = io.WriteString(f, sep+sf.Name+":")
@@ -49,7 +49,7 @@ func logFields(v any) slog.Value {
 	for i := range rt.NumField() {
 		sf := rt.Field(i)
 		fv := rv.Field(i)
-		if !sf.IsExported() || fv.Kind() == reflect.Pointer && fv.IsNil() {
+		if !sf.IsExported() || sf.Anonymous || fv.Kind() == reflect.Pointer && fv.IsNil() {
 			continue
 		}
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")

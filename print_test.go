@@ -2,10 +2,12 @@ package payments_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
 
+	payments "github.com/paymentsapi/payments-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +30,7 @@ func TestResourcesPrintTheirFieldsNotInternals(t *testing.T) {
 
 	for name, v := range map[string]any{"recipient": r, "*recipient": *r, "virtual account": va, "payment": p} {
 		for how, s := range printedForms(t, v) {
-			for _, internal := range []string{"apiResource", "resp:", "raw:", "Body", "StatusCode", stanUUID} {
+			for _, internal := range []string{"APIResource", "resp:", "raw:", "Body", "StatusCode", stanUUID} {
 				assert.NotContains(t, s, internal, "%s printed with %s", name, how)
 			}
 			assert.NotContains(t, s, "0123456789", "%s printed with %s", name, how)
@@ -43,4 +45,19 @@ func TestResourcesPrintTheirFieldsNotInternals(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%+v", p), "Quote:{QuoteID:"+quoteUUID)
 	assert.Contains(t, fmt.Sprintf("%#v", va), "AccountNumber:****2233")
 	assert.Equal(t, "payments.Client("+harnessBase+")", fmt.Sprintf("%#v", h.client))
+}
+
+// An event, a page of events and a trigger's result print their fields as
+// text for every verb: never byte numbers, never the SDK's internals, and an
+// event never its data.
+func TestEventsAndTriggerResultsPrintTheirFields(t *testing.T) {
+	ev, err := payments.ParseEvent([]byte(`{"id":"evt-1","event":"payment.completed","created_at":"2024-05-01T10:00:00Z","data":{"account_number":"0123456789"}}`))
+	require.NoError(t, err)
+	page := &payments.EventPage{Events: []*payments.Event{ev}, HasMore: true}
+	tr := &payments.TriggerResult{EventType: payments.EventPaymentCompleted, Data: json.RawMessage(`{"ok":true}`)}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		assert.Equal(t, "{ID:evt-1 Type:payment.completed CreatedAt:2024-05-01T10:00:00Z}", fmt.Sprintf(verb, ev), verb)
+		assert.Equal(t, "{Events:[{ID:evt-1 Type:payment.completed CreatedAt:2024-05-01T10:00:00Z}] HasMore:true}", fmt.Sprintf(verb, page), verb)
+		assert.Equal(t, `{EventType:payment.completed Data:{"ok":true}}`, fmt.Sprintf(verb, tr), verb)
+	}
 }

@@ -16,7 +16,7 @@ import (
 // Recipient is a saved payment destination. Its ID is what
 // PaymentInitiateParams.RecipientID takes.
 type Recipient struct {
-	apiResource
+	APIResource
 
 	ID                 string      `json:"id"`
 	MerchantID         string      `json:"merchant_id"`

@@ -53,10 +53,13 @@ func dataOf(body []byte) json.RawMessage {
 	return json.RawMessage(env.Data)
 }
 
-// apiResource is embedded in every resource the service returns. It keeps the
-// response metadata, or, for a resource decoded from something else (a
-// webhook event), its raw JSON.
-type apiResource struct {
+// APIResource is embedded in every resource the service returns (Recipient,
+// Payment, VirtualAccount, VirtualAccountPayment, TriggerResult, EventPage):
+// its LastResponse gives the HTTP response that carried the resource (stan,
+// status, headers, attempts, idempotency key), and its RawJSON the resource
+// exactly as sent, for a field this SDK does not know yet. It has no exported
+// fields and is never printed or logged with the resource.
+type APIResource struct {
 	resp *Response
 	raw  json.RawMessage
 }
@@ -64,11 +67,11 @@ type apiResource struct {
 // LastResponse returns the metadata of the HTTP response that carried this
 // resource, or nil when the resource did not come from an API call (for
 // example when it was decoded from a webhook event).
-func (r *apiResource) LastResponse() *Response { return r.resp }
+func (r *APIResource) LastResponse() *Response { return r.resp }
 
 // RawJSON returns the resource's JSON exactly as the service sent it,
 // including any field this version of the SDK does not know about.
-func (r *apiResource) RawJSON() json.RawMessage {
+func (r *APIResource) RawJSON() json.RawMessage {
 	if r.raw == nil && r.resp != nil {
 		return r.resp.RawData()
 	}
@@ -77,7 +80,7 @@ func (r *apiResource) RawJSON() json.RawMessage {
 
 // setResponse records where the resource came from: resp, whose body holds
 // its JSON, or raw, its JSON (a webhook event's data).
-func (r *apiResource) setResponse(resp *Response, raw json.RawMessage) {
+func (r *APIResource) setResponse(resp *Response, raw json.RawMessage) {
 	r.resp = resp
 	r.raw = raw
 }

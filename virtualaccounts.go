@@ -16,7 +16,7 @@ import (
 // VirtualAccount is a bank account opened on demand to receive money. Money
 // paid into it is credited to the merchant's main account.
 type VirtualAccount struct {
-	apiResource
+	APIResource
 
 	ID       string `json:"id"`
 	Currency string `json:"currency"`
@@ -113,7 +113,7 @@ func (v VirtualAccount) LogValue() slog.Value { return logFields(v.masked()) }
 // Payer.AccountNumber and AccountNumber are personal data: Format and
 // LogValue print only their last four digits.
 type VirtualAccountPayment struct {
-	apiResource
+	APIResource
 
 	// ID is the transaction's id: "id" or "transaction_id".
 	ID string
@@ -182,9 +182,6 @@ func (v VirtualAccountPayment) masked() VirtualAccountPayment {
 // Format prints the payment's fields, with any verb, with account numbers
 // masked.
 func (v VirtualAccountPayment) Format(f fmt.State, _ rune) { formatFields(f, v.masked()) }
-
-// String is the payment as %v prints it.
-func (v *VirtualAccountPayment) String() string { return fmt.Sprint(*v) }
 
 // LogValue logs the payment with account numbers masked.
 func (v VirtualAccountPayment) LogValue() slog.Value { return logFields(v.masked()) }

@@ -23,12 +23,17 @@ type WebhooksService struct{ client *Client }
 // specification does not describe it: Data is whatever the service returned
 // (possibly nothing), and LastResponse gives the stan and message.
 type TriggerResult struct {
-	apiResource
+	APIResource
 
 	// EventType is the event that was asked for.
 	EventType EventType
 	// Data is the envelope's data member as received, or nil.
 	Data json.RawMessage
+}
+
+// Format prints the result's fields for every verb, its data as JSON text.
+func (r TriggerResult) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "{EventType:%s Data:%s}", r.EventType, r.Data)
 }
 
 // Trigger asks the service to send a test webhook of the given kind (for
@@ -171,7 +176,7 @@ func (p *EventListParams) query() string {
 // listed and delivered events can go through the same function.
 // LastResponse gives the stan; RawJSON the page's data as received.
 type EventPage struct {
-	apiResource
+	APIResource
 
 	// Events are the page's events, oldest first.
 	Events []*Event
@@ -180,6 +185,12 @@ type EventPage struct {
 	HasMore bool
 
 	params EventListParams
+}
+
+// Format prints the page's events (each as Event prints it) and HasMore, for
+// every verb.
+func (p EventPage) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "{Events:%v HasMore:%t}", p.Events, p.HasMore)
 }
 
 // NextParams returns the params of the page after this one (those of this

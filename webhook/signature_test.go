@@ -468,7 +468,7 @@ func whTouchAccessors(ev *payments.Event) {
 	_, _ = ev.Recipient()
 	_, _ = ev.VirtualAccount()
 	if vp, err := ev.VirtualAccountPayment(); err == nil {
-		_ = vp.String()
+		_ = fmt.Sprint(*vp)
 		_ = vp.LogValue()
 	}
 	var anyValue any
