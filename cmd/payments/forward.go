@@ -30,8 +30,9 @@ type signer func(ev *payments.Event, body []byte, now time.Time) (http.Header, e
 
 // newSigner signs as the service does with the scheme: the
 // Payments-Signature header, or Standard Webhooks with webhook-id = the
-// event's id. It checks the secrets first; the error never repeats them.
-func newSigner(scheme string, secrets []string) (signer, error) {
+// event's id. It checks the secrets (from says where they came from)
+// first; the error never repeats them.
+func newSigner(scheme string, secrets []string, from string) (signer, error) {
 	switch scheme {
 	case schemePayments:
 		return func(_ *payments.Event, body []byte, now time.Time) (http.Header, error) {
@@ -41,7 +42,8 @@ func newSigner(scheme string, secrets []string) (signer, error) {
 		}, nil
 	case schemeStandard:
 		if _, err := webhook.NewStandardVerifier(secrets); err != nil {
-			return nil, err
+			_, reason, _ := strings.Cut(err.Error(), "NewStandardVerifier: ")
+			return nil, usagef("--scheme standard needs Standard Webhooks secrets (whsec_ and base64; without a secret, listen makes one), but in %s, %s", from, reason)
 		}
 		return func(ev *payments.Event, body []byte, now time.Time) (http.Header, error) {
 			return webhook.SignStandard(ev.ID, now, body, secrets...)

@@ -71,7 +71,7 @@ func (c *cli) listen(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sign, err := newSigner(cfg.scheme, cfg.secrets)
+	sign, err := newSigner(cfg.scheme, cfg.secrets, cfg.from)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (c *cli) listen(ctx context.Context, args []string) error {
 	if cfg.since.set {
 		start = cfg.since.resolve(now)
 	}
-	c.listenBanner(cfg, client, start)
+	c.listenBanner(cfg, start)
 
 	out := &lines{w: c.stdout, now: time.Now}
 	fwd := newForwarder(cfg.target, sign, cfg.waits, out)
@@ -228,9 +228,9 @@ func newSecret(scheme string) (string, error) {
 
 // listenBanner prints where events come from and go, and the secret when
 // it was made here: the one secret this command ever prints.
-func (c *cli) listenBanner(cfg *listenConfig, client *payments.Client, start time.Time) {
+func (c *cli) listenBanner(cfg *listenConfig, start time.Time) {
 	w := c.stdout
-	fmt.Fprintf(w, "Forwarding the events of %s to %s\n", client, cfg.target)
+	fmt.Fprintf(w, "Forwarding the events of %s to %s\n", c.getenv(envBaseURL), cfg.target)
 	scheme := "the Payments-Signature header"
 	if cfg.scheme == schemeStandard {
 		scheme = "Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature)"
@@ -275,21 +275,23 @@ func (p *poller) poll(ctx context.Context) {
 		params.Since = p.since
 	}
 	for ev, err := range p.client.Webhooks.ListEvents(ctx, params) {
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			return
-		case errors.Is(err, payments.CodeUnknownEventCursor):
+		}
+		if err != nil && !errors.Is(err, payments.CodeUnknownEventCursor) {
+			if !p.failing {
+				p.out.printf("listing events failed, trying again every poll: %v", err)
+			}
+			p.failing = true
+			return
+		}
+		p.answered()
+		if err != nil {
 			// The service forgot the last event (a sandbox restarted, or
 			// a log that rolled over): list again from its time, and skip
 			// what was forwarded already.
 			p.out.printf("the service no longer knows event %s; listing again from %s", show(p.cursor), p.lastAt.UTC().Format(time.RFC3339))
 			p.cursor, p.since = "", p.lastAt
-			return
-		case err != nil:
-			if !p.failing {
-				p.out.printf("listing events failed, trying again: %v", err)
-			}
-			p.failing = true
 			return
 		}
 		if p.seen.add(ev.ID) {
@@ -297,7 +299,15 @@ func (p *poller) poll(ctx context.Context) {
 		}
 		p.cursor, p.lastAt = ev.ID, ev.CreatedAt
 	}
-	if p.failing && ctx.Err() == nil {
+	if ctx.Err() == nil {
+		p.answered()
+	}
+}
+
+// answered notes that the service answered a list request, and says so
+// once after failures.
+func (p *poller) answered() {
+	if p.failing {
 		p.out.printf("listing events works again")
 		p.failing = false
 	}
