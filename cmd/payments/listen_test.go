@@ -152,7 +152,13 @@ func (l *listening) waitFor(t *testing.T, re *regexp.Regexp) []string {
 
 // deliveryLine matches the line of a delivery attempt of ev.
 func deliveryLine(ev paymentstest.Event, url, status, suffix string) *regexp.Regexp {
-	return regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  ` + regexp.QuoteMeta(string(ev.Type)+"  "+ev.ID+"  --> POST "+url+" "+status) +
+	return attemptLine(ev.Type, ev.ID, url, status, suffix)
+}
+
+// attemptLine matches the line of a delivery attempt: time, type, id, the
+// request and the answer, then suffix.
+func attemptLine(typ payments.EventType, id, url, status, suffix string) *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  ` + regexp.QuoteMeta(string(typ)+"  "+id+"  --> POST "+url+" "+status) +
 		` \d+ms` + regexp.QuoteMeta(suffix) + `$`)
 }
 
