@@ -202,6 +202,7 @@ func parseWaits(v string) ([]time.Duration, error) {
 	return waits, nil
 }
 
+// splitSecrets splits comma-separated secrets, dropping blanks.
 func splitSecrets(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
