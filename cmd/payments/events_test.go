@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -124,4 +125,16 @@ func TestEventsListSince(t *testing.T) {
 		require.Equal(t, exitOK, code, stderr)
 		assert.Equal(t, want, stdout, since)
 	}
+}
+
+// TestEventsListUnavailable: a service without the list operation (404)
+// gets the SDK's explanation and the stan, exit 1.
+func TestEventsListUnavailable(t *testing.T) {
+	f := startFake(t)
+	require.NoError(t, f.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusNotFound, Times: 1, Path: "/webhooks/events"}))
+	code, stdout, stderr := runCLI(t, f.env, "events", "list")
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, payments.ErrListEventsUnavailable.Error()+": payments: HTTP 404 Not Found: "+
+		"Not Found (fault injected by paymentstest) (code=not_found, stan="+f.lastStan(t)+") after 1 attempt(s)\n", stderr)
 }

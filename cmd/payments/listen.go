@@ -126,7 +126,7 @@ func (c *cli) listenConfig(args []string) (*listenConfig, error) {
 	fs.Var(&cfg.since, "since", "forward the events created from this `time` on: RFC 3339, or a duration before the service's now (1h) (default: now)")
 	fs.DurationVar(&cfg.interval, "interval", defaultInterval, "how often to ask the service for new events")
 	scheme := fs.String("scheme", "", "how to sign: payments (the Payments-Signature header) or standard (Standard Webhooks, webhook-id = the event id) (default: $"+envWebhookScheme+", else payments)")
-	secret := fs.String("secret", "", "sign with this `secret` (default: $"+envWebhookSecret+", else a new one, printed)")
+	secret := fs.String("secret", "", "sign with this `secret`; it stays in your shell history, which "+envWebhookSecret+" does not (default: $"+envWebhookSecret+", else a new one, printed)")
 	fs.Var(&types, "events", "forward only events of these `types`, comma-separated (default: all)")
 	retries := fs.String("retries", defaultRetries, "the `waits` before each retry of a failed delivery, comma-separated, or none")
 	pos, err := fs.parse(args)
