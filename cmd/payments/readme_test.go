@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsapi/payments-go/internal/readmecheck"
 )
 
 // readmeSection returns the README's section under heading, up to the
@@ -16,29 +18,16 @@ func readmeSection(t *testing.T, heading string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "\n"+heading+"\n")
-	require.NotEqual(t, -1, start, "README has no section %q", heading)
-	sec := text[start+1:]
-	if end := strings.Index(sec, "\n## "); end != -1 {
-		sec = sec[:end]
-	}
+	sec, ok := readmecheck.Section(string(b), heading)
+	require.True(t, ok, "README has no section %q", heading)
 	return sec
 }
 
 // shellLines returns the lines of the section's sh blocks.
 func shellLines(sec string) []string {
 	var lines []string
-	in := false
-	for _, line := range strings.Split(sec, "\n") {
-		switch {
-		case line == "```sh":
-			in = true
-		case line == "```":
-			in = false
-		case in:
-			lines = append(lines, line)
-		}
+	for _, code := range readmecheck.Code(sec, "sh") {
+		lines = append(lines, strings.Split(strings.TrimSuffix(code, "\n"), "\n")...)
 	}
 	return lines
 }
