@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+const eventsUsage = `Usage: payments events list [flags]
+
+Commands:
+  list   list the service's events, oldest first
+
+Run "payments events list --help" for its flags.
+`
+
+var eventsListUsage = `Usage: payments events list [--since TIME|DURATION] [--after ID] [--type TYPE]... [--limit N] [--json]
+
+Lists the service's events, oldest first (Webhooks.ListEvents), one a line:
+its creation time (RFC 3339, UTC, which --since takes back), type and id.
+With --json, each event's body exactly as the service gave it, one a line.
+When more events follow the last one printed, a note on stderr says how to
+go on (--after the last id).
+
+Event types of the specification (for --type):
+` + eventTypeList()
+
+// defaultEventsLimit is how many events "events list" prints unless --limit
+// says otherwise.
+const defaultEventsLimit = 100
+
+// events is "payments events SUBCOMMAND".
+func (c *cli) events(ctx context.Context, args []string) error {
+	switch sub := firstArg(args); sub {
+	case "list":
+		return c.eventsList(ctx, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stdout, eventsUsage)
+		return nil
+	case "":
+		return usagef("events needs a subcommand: payments events list (see payments events --help)")
+	default:
+		return usagef("unknown events subcommand %q: payments events list (see payments events --help)", sub)
+	}
+}
+
+// eventsList is "payments events list".
+func (c *cli) eventsList(ctx context.Context, args []string) error {
+	fs := c.newFlagSet("events list", eventsListUsage)
+	var since sinceValue
+	var types typesValue
+	fs.Var(&since, "since", "list events created at or after this `time`: RFC 3339, or a duration before now on this machine's clock (1h)")
+	after := fs.String("after", "", "list the events created after the event with this `id`")
+	fs.Var(&types, "type", "list only events of this `type`; repeat it, or separate types with commas")
+	limit := fs.Int("limit", defaultEventsLimit, "print at most `N` events; 0 prints them all")
+	asJSON := fs.Bool("json", false, "print each event's JSON body, one a line")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usagef("events list takes no arguments (got %q; see payments events list --help)", pos[0])
+	case *limit < 0:
+		return usagef("--limit %d: give 0 (all) or more", *limit)
+	}
+	client, err := c.client()
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	params := &payments.EventListParams{After: *after, Types: types, Limit: min(*limit, payments.EventListMaxLimit)}
+	if since.set {
+		params.Since = since.resolve(time.Now())
+	}
+	printed, last := 0, ""
+	for ev, err := range client.Webhooks.ListEvents(ctx, params) {
+		if err != nil {
+			return err
+		}
+		if *limit > 0 && printed == *limit {
+			fmt.Fprintf(c.stderr, "More events follow: payments events list --after %s\n", show(last))
+			break
+		}
+		if *asJSON {
+			var line bytes.Buffer
+			if json.Compact(&line, ev.RawJSON()) != nil { // cannot happen: ParseEvent took it
+				return fmt.Errorf("event %s: the service's JSON does not compact", show(ev.ID))
+			}
+			fmt.Fprintf(c.stdout, "%s\n", line.Bytes())
+		} else {
+			fmt.Fprintf(c.stdout, "%s  %-32s  %s\n", eventTime(ev), show(string(ev.Type)), show(ev.ID))
+		}
+		printed, last = printed+1, ev.ID
+	}
+	return nil
+}
+
+// eventTime is the event's creation time in RFC 3339 (UTC), or "-" when
+// the service gave none.
+func eventTime(ev *payments.Event) string {
+	if ev.CreatedAt.IsZero() {
+		return "-"
+	}
+	return ev.CreatedAt.UTC().Format(time.RFC3339)
+}
