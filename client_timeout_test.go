@@ -233,6 +233,9 @@ func TestTimeoutServerNeverAnswers(t *testing.T) {
 }
 
 func TestTimeoutServerTrickles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a timing test of a trickling server; skipped with -short")
+	}
 	const (
 		transport = "transport" // no usable response: *TransportError
 		malformed = "malformed" // a 2xx whose body did not arrive: *MalformedResponseError

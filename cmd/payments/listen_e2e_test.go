@@ -100,6 +100,9 @@ func baseEnv() []string {
 // tested in cmd/payments-sandbox.
 func TestListenEndToEnd(t *testing.T) {
 	if testing.Short() {
+		t.Skip("builds and runs the sandbox and the CLI; skipped with -short")
+	}
+	if testing.Short() {
 		t.Skip("builds and runs the sandbox and the command")
 	}
 	if _, err := exec.LookPath("go"); err != nil {

@@ -341,6 +341,9 @@ func flagValue(args []string, name string) string {
 // webhooks the sandbox signs.
 func TestComposeProgramsMeet(t *testing.T) {
 	if testing.Short() {
+		t.Skip("builds and runs the Compose programs; skipped with -short")
+	}
+	if testing.Short() {
 		t.Skip("builds and runs the sandbox, the receiver and the quickstart")
 	}
 	goTool, err := exec.LookPath("go")

@@ -60,6 +60,9 @@ func mustRun(t *testing.T, dir string, name string, args ...string) string {
 // snapshot is updated, and then fails until the commit that changed the
 // snapshot also changes CHANGELOG.md.
 func TestGuardFailsOnAnUnrecordedAPIChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("clones the repository and runs .ci/api; skipped with -short")
+	}
 	repo := scratchClone(t)
 	git := func(args ...string) string { return mustRun(t, repo, "git", args...) }
 

@@ -161,6 +161,9 @@ func faultName(rec paymentstest.RequestRecord) string {
 // the service did the work, or are slowed down. Afterwards the service holds
 // exactly one completed payment per logical payment.
 func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("thousands of payments under faults; skipped with -short")
+	}
 	ignoreBefore := goleak.IgnoreCurrent()
 	seed := envUint(t, "PAYMENTS_CHAOS_SEED", rand.Uint64())
 	n := int(envUint(t, "PAYMENTS_CHAOS_PAYMENTS", chaosDefaultPayments))

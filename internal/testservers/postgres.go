@@ -41,6 +41,7 @@ func (p *Postgres) Password() string { return password(p.url) }
 // first use and stopped by Main. Give each test its own table.
 func SharedPostgres(tb testing.TB) *Postgres {
 	tb.Helper()
+	skipShort(tb)
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if u := os.Getenv(EnvPostgresURL); u != "" {
@@ -59,6 +60,7 @@ func SharedPostgres(tb testing.TB) *Postgres {
 // stop and start again (Stop, Start), and removes it when the test ends.
 func StartPostgres(tb testing.TB) *Postgres {
 	tb.Helper()
+	skipShort(tb)
 	p, err := startPostgres()
 	if err != nil {
 		unavailable(tb, "PostgreSQL", EnvPostgresURL, err)

@@ -45,6 +45,7 @@ func (r *Redis) Password() string { return password(r.url) }
 // own key prefix.
 func SharedRedis(tb testing.TB) *Redis {
 	tb.Helper()
+	skipShort(tb)
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if u := os.Getenv(EnvRedisURL); u != "" {
@@ -66,6 +67,7 @@ func SharedRedis(tb testing.TB) *Redis {
 // that holds processed event ids must be configured.
 func StartRedis(tb testing.TB, persistent bool) *Redis {
 	tb.Helper()
+	skipShort(tb)
 	r, err := startRedis(persistent)
 	if err != nil {
 		unavailable(tb, "Redis", EnvRedisURL, err)

@@ -7,7 +7,8 @@
 //
 // When a server can be neither found nor started, the test is skipped with
 // a message saying what to install; with PAYMENTS_TEST_REQUIRE_SERVERS=1 (CI)
-// it fails instead.
+// it fails instead. Under go test -short every test that needs a server is
+// skipped.
 //
 // Each server started here has a watchdog process that stops it and removes
 // its directory if the test binary dies without cleaning up.
@@ -54,6 +55,15 @@ func unavailable(tb testing.TB, what, env string, err error) {
 		tb.Skip(msg)
 	default:
 		tb.Fatal(msg)
+	}
+}
+
+// skipShort skips a test that needs a database server under go test -short,
+// the quick edit-test loop; CI runs without -short, where such tests run.
+func skipShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("starts a database server; skipped with -short")
 	}
 }
 
