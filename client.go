@@ -262,14 +262,23 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: st.attempts}
 	raw, readErr := readBody(resp)
 	err = c.decode(r, raw, readErr, out, op)
-	var apiErr *APIError
-	if st.budgetExhausted && errors.As(err, &apiErr) {
-		apiErr.BudgetExhausted = true
-	}
 	if err != nil {
+		if st.budgetExhausted {
+			markBudgetExhausted(err)
+		}
 		return nil, err
 	}
 	return r, nil
+}
+
+// markBudgetExhausted marks the *APIError in err as stopped by the retry
+// budget. (Its own function: the pointer errors.As needs escapes, and would
+// cost every call an allocation.)
+func markBudgetExhausted(err error) {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		apiErr.BudgetExhausted = true
+	}
 }
 
 // Do sends a request the SDK does not type yet through the pipeline of every

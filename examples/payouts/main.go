@@ -81,6 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// region client
 	// The retry budget is on by default; it is spelled out here because a
 	// bulk job is what it is for: when the service fails, the goroutines
 	// stop retrying together instead of multiplying the load.
@@ -90,6 +91,7 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 		payments.WithRetryBudget(&budget),
 		payments.WithRateLimit(cfg.rate, cfg.concurrency),
 	}
+	// endregion
 	var client *payments.Client
 	if os.Getenv("PAYMENTS_API_KEY") == "" {
 		l, err := startLocal(ctx, &cfg, opts)

@@ -21,6 +21,7 @@ type row struct {
 	PayoutID string
 }
 
+// region keys
 // keyNamespace scopes the idempotency keys this program derives.
 const keyNamespace = "3d1c2a8e-6f0b-4c55-9a43-0f6c8b1e7d20"
 
@@ -32,6 +33,8 @@ const keyNamespace = "3d1c2a8e-6f0b-4c55-9a43-0f6c8b1e7d20"
 func keyFor(step, payoutID string) string {
 	return uuid.NewSHA1(uuid.MustParse(keyNamespace), []byte(step+":"+payoutID)).String()
 }
+
+// endregion
 
 // payer pays rows through one client and writes each outcome to the journal.
 type payer struct {
