@@ -2,7 +2,7 @@ package payments
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,8 +14,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
+	"golang.org/x/time/rate"
+
 	"github.com/paymentsapi/payments-go/internal/redact"
-	"github.com/paymentsapi/payments-go/internal/retry"
 )
 
 // Version is this SDK's version, sent in the User-Agent header of every request.
@@ -48,6 +49,13 @@ type Client struct {
 	hook           hook
 	attemptTimeout time.Duration
 	now            func() time.Time
+
+	// The retry settings of every call, unless it has its own.
+	maxRetries                 int
+	retryWaitMin, retryWaitMax time.Duration
+	budget                     *retryBudget  // nil: WithRetryBudget(nil)
+	limiter                    *rate.Limiter // nil: no WithRateLimit
+	pause                      pause         // after a 429 with Retry-After
 }
 
 // credentials hold the API key; never logged, never in an error.
@@ -84,10 +92,12 @@ func (c *Client) Close() error {
 // missing or unparsable base URL, and plain http to a host that is not
 // loopback (see WithInsecurePlainHTTP). Its errors match ErrInvalidConfig.
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
+	budget := DefaultRetryBudget()
 	cfg := clientConfig{
 		maxRetries:   DefaultMaxRetries,
 		retryWaitMin: DefaultRetryWaitMin,
 		retryWaitMax: DefaultRetryWaitMax,
+		budget:       &budget,
 	}
 	for _, o := range opts {
 		if err := o.applyClient(&cfg); err != nil {
@@ -111,29 +121,20 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		hook:           chainHooks(cfg.hooks()),
 		middleware:     len(cfg.middleware) > 0,
 		attemptTimeout: cfg.attemptTimeout,
+		maxRetries:     cfg.maxRetries,
+		retryWaitMin:   cfg.retryWaitMin,
+		retryWaitMax:   cfg.retryWaitMax,
+		budget:         newRetryBudget(cfg.budget),
+		limiter:        cfg.limiter,
 	}
+	c.pause.max = cfg.retryWaitMax
 	c.userAgentHeader = []string{c.userAgent}
 	hc := cfg.httpClient
 	if hc == nil {
 		t := defaultTransport()
 		hc, c.idle = &http.Client{Transport: t, Timeout: 60 * time.Second}, t
 	}
-	c.http = &retryablehttp.Client{
-		HTTPClient:   sharedClient(hc, cfg.middleware),
-		Logger:       nil, // go-retryablehttp's own logger writes URLs to stderr
-		RetryWaitMin: cfg.retryWaitMin,
-		RetryWaitMax: cfg.retryWaitMax,
-		RetryMax:     cfg.maxRetries,
-		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-			st := stateOf(ctx)
-			return retry.Check(ctx, st.retryable, resp, err)
-		},
-		Backoff: func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-			return retry.Backoff(min, max, attempt, resp, c.now())
-		},
-		ErrorHandler:   keepLastResponse,
-		RequestLogHook: c.onAttempt,
-	}
+	c.http = c.newRetryClient(sharedClient(hc, cfg.middleware))
 	c.Recipients = &RecipientsService{c}
 	c.Payments = &PaymentsService{c}
 	c.VirtualAccounts = &VirtualAccountsService{c}
@@ -180,9 +181,16 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	if path == "" {
 		path = op.PathTemplate
 	}
-	st := &callState{op: &op.Operation, path: path, key: rc.idempotencyKey, attemptTimeout: c.attemptTimeout, middleware: rc.middleware}
+	st := &callState{op: &op.Operation, path: path, key: rc.idempotencyKey, attemptTimeout: c.attemptTimeout, middleware: rc.middleware,
+		maxRetries: c.maxRetries, waitMin: c.retryWaitMin, waitMax: c.retryWaitMax}
 	if rc.attemptTimeout > 0 {
 		st.attemptTimeout = rc.attemptTimeout
+	}
+	if rc.maxRetries != nil {
+		st.maxRetries = *rc.maxRetries
+	}
+	if rc.retryWait != nil {
+		st.waitMin, st.waitMax = rc.retryWait[0], rc.retryWait[1]
 	}
 	if st.key == "" && op.idempotent {
 		u, err := uuid.NewRandom()
@@ -193,10 +201,10 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	}
 	st.retryable = st.key != "" || (op.Method != http.MethodPost && op.Method != http.MethodPatch)
 	var payload any
-	if body != nil {
-		b, err := json.Marshal(body)
+	if body != nil || rc.bodyFields != nil {
+		b, err := c.encodeBody(op, body, rc.bodyFields)
 		if err != nil {
-			return nil, fmt.Errorf("payments: encoding the request: %w", err)
+			return nil, err
 		}
 		payload = b
 	}
@@ -240,19 +248,37 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 			}
 		}
 	}
-	resp, err := c.http.Do(req)
+	err = c.beforeAttempt(st, 0)
+	var resp *http.Response
+	if err == nil {
+		resp, err = c.http.Do(req)
+	}
 	if err != nil {
-		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: max(st.attempts, 1), Err: scrubErr(err, c.key.raw)}
+		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: st.attempts,
+			Err: scrubErr(err, c.key.raw), BudgetExhausted: st.budgetExhausted}
 		return nil, terr
 	}
 	defer resp.Body.Close()
-	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
+	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: st.attempts}
 	raw, readErr := readBody(resp)
 	err = c.decode(r, raw, readErr, out, op)
 	if err != nil {
+		if st.budgetExhausted {
+			markBudgetExhausted(err)
+		}
 		return nil, err
 	}
 	return r, nil
+}
+
+// markBudgetExhausted marks the *APIError in err as stopped by the retry
+// budget. (Its own function: the pointer errors.As needs escapes, and would
+// cost every call an allocation.)
+func markBudgetExhausted(err error) {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		apiErr.BudgetExhausted = true
+	}
 }
 
 // Do sends a request the SDK does not type yet through the pipeline of every
@@ -316,8 +342,11 @@ func logAttrs(st *callState, r *Response, start time.Time, err error) []slog.Att
 		slog.String("operation", st.op.Name),
 		slog.String("method", st.op.Method),
 		slog.String("path", pathOnly(st.path)),
-		slog.Int("attempts", max(st.attempts, 1)),
+		slog.Int("attempts", st.attempts),
 		slog.String("duration", time.Since(start).Round(time.Microsecond).String()),
+	}
+	if st.waited > 0 {
+		attrs = append(attrs, slog.String("waited", st.waited.Round(time.Microsecond).String()))
 	}
 	status, stan := outcomeOf(r, err)
 	attrs = append(attrs, slog.Int("status", status))

@@ -142,6 +142,10 @@ type APIError struct {
 	// errors.Is(err, context.DeadlineExceeded) holds for an answer cut short
 	// by the deadline.
 	Err error
+	// BudgetExhausted is true when the call stopped although it would have
+	// been retried, because its Client's retry budget was empty (see
+	// RetryBudget); errors.Is(err, ErrRetryBudgetExhausted) reports it.
+	BudgetExhausted bool
 }
 
 // Error describes the failure: status, the service's (masked) message and
@@ -160,13 +164,24 @@ func (e *APIError) Error() string {
 	}
 	writeDetails(&b, "code", string(e.Code), "stan", e.Stan, "idempotency_key", e.IdempotencyKey)
 	fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	if e.BudgetExhausted {
+		b.WriteString(budgetExhaustedText)
+	}
 	return b.String()
 }
 
+// budgetExhaustedText ends the text of an error whose call the retry budget
+// stopped.
+const budgetExhaustedText = "; not retried: the client's retry budget is exhausted"
+
 // Is lets errors.Is match an APIError against the status sentinels
 // (ErrNotFound, ErrRateLimited, ...) and its ErrorCode
-// (errors.Is(err, payments.CodeQuoteExpired)).
+// (errors.Is(err, payments.CodeQuoteExpired)), and ErrRetryBudgetExhausted
+// when BudgetExhausted is set.
 func (e *APIError) Is(target error) bool {
+	if target == ErrRetryBudgetExhausted {
+		return e.BudgetExhausted
+	}
 	if code, ok := target.(ErrorCode); ok {
 		return e.Code == code
 	}
@@ -226,8 +241,14 @@ type TransportError struct {
 	// Path is the request path, without host or query.
 	Path           string
 	IdempotencyKey string
-	Attempts       int
-	Err            error
+	// Attempts is the number of HTTP attempts made: 0 when the context
+	// ended while the first one waited (WithRateLimit).
+	Attempts int
+	Err      error
+	// BudgetExhausted is true when the call stopped although it would have
+	// been retried, because its Client's retry budget was empty;
+	// errors.Is(err, ErrRetryBudgetExhausted) reports it.
+	BudgetExhausted bool
 }
 
 // Error names the request, the cause, the idempotency key and the attempts,
@@ -238,6 +259,9 @@ func (e *TransportError) Error() string {
 	fmt.Fprintf(&b, "payments: %s %s: %v", e.Method, redact.Secrets(e.Path), e.Err)
 	writeDetails(&b, "idempotency_key", e.IdempotencyKey)
 	fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	if e.BudgetExhausted {
+		b.WriteString(budgetExhaustedText)
+	}
 	if e.IdempotencyKey != "" {
 		b.WriteString("; the outcome is unknown: retry with the same idempotency key to learn it")
 	}
@@ -246,6 +270,12 @@ func (e *TransportError) Error() string {
 
 // Unwrap returns the cause.
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrRetryBudgetExhausted) true when
+// BudgetExhausted is set.
+func (e *TransportError) Is(target error) bool {
+	return target == ErrRetryBudgetExhausted && e.BudgetExhausted
+}
 
 // MalformedResponseError is a response the SDK cannot use: a 2xx with no
 // data, a body that is not the JSON envelope (an HTML page from a proxy, an

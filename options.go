@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Default retry settings.
@@ -30,6 +32,8 @@ type clientConfig struct {
 	userAgent      string
 	middleware     []Middleware
 	observers      []OperationObserver
+	budget         *RetryBudget // nil: no retry budget
+	limiter        *rate.Limiter
 }
 
 // hooks are the observers, then the logger's: one path for everything that
@@ -62,7 +66,7 @@ func (f requestOptionFunc) applyRequest(r *requestConfig) { f(r) }
 
 // ClientOrRequestOption is an option that works in both places: given to
 // NewClient it applies to every call, given to one call it applies to that
-// call (WithMiddleware, WithAttemptTimeout).
+// call (WithMiddleware, WithAttemptTimeout, WithMaxRetries, WithRetryWait).
 type ClientOrRequestOption interface {
 	Option
 	RequestOption
@@ -101,28 +105,40 @@ func WithHTTPClient(hc *http.Client) Option {
 
 // WithMaxRetries sets how many times a failed attempt is retried (default 2;
 // 0 disables retries). Only retry-safe calls are retried: see the README.
-func WithMaxRetries(n int) Option {
-	return optionFunc(func(c *clientConfig) error {
-		if n < 0 {
-			return fmt.Errorf("%w: WithMaxRetries(%d) is negative", ErrInvalidConfig, n)
-		}
-		c.maxRetries = n
-		return nil
-	})
+// Given to NewClient it applies to every call, given to one call to that
+// call; a negative n is an error (ErrInvalidConfig from NewClient, a
+// *ValidationError from a call, which then sends nothing).
+func WithMaxRetries(n int) ClientOrRequestOption {
+	return bothOption{
+		client: func(c *clientConfig) error {
+			if n < 0 {
+				return fmt.Errorf("%w: WithMaxRetries(%d) is negative", ErrInvalidConfig, n)
+			}
+			c.maxRetries = n
+			return nil
+		},
+		request: func(r *requestConfig) { r.maxRetries = &n },
+	}
 }
 
 // WithRetryWait sets the shortest and the longest wait between attempts
 // (defaults 500ms and 10s). The first retry waits between min and 1.5*min,
 // each later one twice as long (with the same jitter), never more than max; a
 // Retry-After header from the service is honoured but never beyond max.
-func WithRetryWait(min, max time.Duration) Option {
-	return optionFunc(func(c *clientConfig) error {
-		if min < 0 || max < min {
-			return fmt.Errorf("%w: WithRetryWait(%s, %s) needs 0 <= min <= max", ErrInvalidConfig, min, max)
-		}
-		c.retryWaitMin, c.retryWaitMax = min, max
-		return nil
-	})
+// Given to NewClient it applies to every call (and the client's max also
+// bounds the pause a 429 imposes on all calls), given to one call to that
+// call. It needs 0 <= min <= max.
+func WithRetryWait(min, max time.Duration) ClientOrRequestOption {
+	return bothOption{
+		client: func(c *clientConfig) error {
+			if min < 0 || max < min {
+				return fmt.Errorf("%w: WithRetryWait(%s, %s) needs 0 <= min <= max", ErrInvalidConfig, min, max)
+			}
+			c.retryWaitMin, c.retryWaitMax = min, max
+			return nil
+		},
+		request: func(r *requestConfig) { r.retryWait = &[2]time.Duration{min, max} },
+	}
 }
 
 // WithLogger makes the Client log one line per call ("payments: request"): at
@@ -210,6 +226,9 @@ type requestConfig struct {
 	header         http.Header
 	middleware     []Middleware
 	attemptTimeout time.Duration
+	maxRetries     *int              // WithMaxRetries on this call
+	retryWait      *[2]time.Duration // WithRetryWait on this call: min, max
+	bodyFields     []bodyField       // WithBodyField, in the order given
 }
 
 // WithIdempotencyKey sends key as the call's Idempotency-Key instead of a
@@ -264,6 +283,13 @@ func requestOptions(opts []RequestOption) (requestConfig, error) {
 	if rc.attemptTimeout < 0 {
 		v.add("WithAttemptTimeout", "must be positive")
 	}
+	if rc.maxRetries != nil && *rc.maxRetries < 0 {
+		v.add("WithMaxRetries", "must not be negative")
+	}
+	if w := rc.retryWait; w != nil && (w[0] < 0 || w[1] < w[0]) {
+		v.add("WithRetryWait", "needs 0 <= min <= max")
+	}
+	checkBodyFields(&v, rc.bodyFields)
 	for name, values := range rc.header {
 		if ownedHeaders[name] || !validHeaderName(name) {
 			v.add("header "+name, "cannot be set with WithHeader")

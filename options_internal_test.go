@@ -40,18 +40,26 @@ func TestNewClientAcceptsHTTPSAndLoopback(t *testing.T) {
 func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	assert.Equal(t, DefaultMaxRetries, c.http.RetryMax)
-	assert.Equal(t, 2, c.http.RetryMax, "the issue asks for 2 retries by default")
-	assert.Equal(t, DefaultRetryWaitMin, c.http.RetryWaitMin)
-	assert.Equal(t, DefaultRetryWaitMax, c.http.RetryWaitMax)
+	assert.Equal(t, DefaultMaxRetries, c.maxRetries)
+	assert.Equal(t, 2, c.maxRetries, "the issue asks for 2 retries by default")
+	assert.Equal(t, DefaultRetryWaitMin, c.retryWaitMin)
+	assert.Equal(t, DefaultRetryWaitMax, c.retryWaitMax)
+	assert.Equal(t, DefaultRetryWaitMax, c.pause.max, "a 429's pause is bounded by the client's longest wait")
 	assert.NotNil(t, c.http.ErrorHandler, "without an ErrorHandler go-retryablehttp drops the final status and body")
+	// go-retryablehttp's own limit and back-off are one setting for every
+	// call: they are disabled, and checkRetry applies each call's own.
+	assert.Zero(t, c.http.Backoff(time.Second, time.Second, 3, nil))
+	require.NotNil(t, c.budget, "the retry budget is on by default")
+	assert.Equal(t, DefaultRetryBudget(), c.budget.RetryBudget)
+	assert.Nil(t, c.limiter, "no rate limit by default")
 
 	c, err = NewClient(optKey, WithBaseURL("https://api.example.com"),
 		WithMaxRetries(0), WithRetryWait(10*time.Millisecond, 20*time.Millisecond))
 	require.NoError(t, err)
-	assert.Equal(t, 0, c.http.RetryMax)
-	assert.Equal(t, 10*time.Millisecond, c.http.RetryWaitMin)
-	assert.Equal(t, 20*time.Millisecond, c.http.RetryWaitMax)
+	assert.Equal(t, 0, c.maxRetries)
+	assert.Equal(t, 10*time.Millisecond, c.retryWaitMin)
+	assert.Equal(t, 20*time.Millisecond, c.retryWaitMax)
+	assert.Equal(t, 20*time.Millisecond, c.pause.max)
 }
 
 func TestUserAgent(t *testing.T) {
@@ -82,9 +90,9 @@ func TestDefaultTransportPoolsConnections(t *testing.T) {
 	assert.Equal(t, 90*time.Second, tr.IdleConnTimeout)
 	assert.NotNil(t, tr.Proxy, "HTTPS_PROXY and NO_PROXY are honoured")
 	assert.NotNil(t, tr.DialContext)
-	assert.Equal(t, DefaultMaxRetries, c.http.RetryMax)
-	assert.Equal(t, 500*time.Millisecond, c.http.RetryWaitMin)
-	assert.Equal(t, 10*time.Second, c.http.RetryWaitMax)
+	assert.Equal(t, DefaultMaxRetries, c.maxRetries)
+	assert.Equal(t, 500*time.Millisecond, c.retryWaitMin)
+	assert.Equal(t, 10*time.Second, c.retryWaitMax)
 
 	// Each client gets its own pool.
 	c2, err := NewClient(optKey, WithBaseURL("https://api.example.com"))

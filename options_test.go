@@ -199,3 +199,62 @@ func TestInsecurePlainHTTPIsAnExplicitOptIn(t *testing.T) {
 	_, err = payments.NewClient("sk_test_x", payments.WithBaseURL("ftp://sandbox"), payments.WithInsecurePlainHTTP())
 	require.ErrorIs(t, err, payments.ErrInvalidConfig, "only http and https")
 }
+
+// WithMaxRetries and WithRetryWait given to one call override the client's
+// for that call only.
+func TestRetrySettingsPerCall(t *testing.T) {
+	busy := jsonResponder(503, errorEnvelope("busy"))
+	for _, tc := range []struct {
+		name         string
+		client, call []payments.Option
+		want         int
+	}{
+		{"client 1, call 3", []payments.Option{payments.WithMaxRetries(1)}, []payments.Option{payments.WithMaxRetries(3)}, 4},
+		{"client 3, call 0", []payments.Option{payments.WithMaxRetries(3)}, []payments.Option{payments.WithMaxRetries(0)}, 1},
+		{"client 3, no call option", []payments.Option{payments.WithMaxRetries(3)}, nil, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.client...)
+			h.on(http.MethodPost, "/payments/recipients", busy)
+			var opts []payments.RequestOption
+			for _, o := range tc.call {
+				opts = append(opts, o.(payments.RequestOption))
+			}
+			_, err := h.client.Recipients.Create(context.Background(), validRecipientParams(), opts...)
+			var apiErr *payments.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, tc.want, apiErr.Attempts)
+			assert.Equal(t, tc.want, h.calls())
+		})
+	}
+
+	t.Run("the call's waits replace the client's", func(t *testing.T) {
+		h := newHarness(t, payments.WithRetryWait(time.Minute, time.Minute))
+		h.on(http.MethodPost, "/payments/recipients", busy)
+		start := time.Now()
+		_, err := h.client.Recipients.Create(context.Background(), validRecipientParams(),
+			payments.WithRetryWait(time.Millisecond, 2*time.Millisecond))
+		require.Error(t, err)
+		assert.Less(t, time.Since(start), 10*time.Second, "the client's minute-long waits were not used")
+		assert.Equal(t, 3, h.calls())
+
+		h2 := newHarness(t) // 1 to 5 ms
+		h2.on(http.MethodPost, "/payments/recipients", busy)
+		start = time.Now()
+		_, err = h2.client.Recipients.Create(context.Background(), validRecipientParams(), payments.WithMaxRetries(1),
+			payments.WithRetryWait(150*time.Millisecond, 150*time.Millisecond))
+		require.Error(t, err)
+		assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond, "the call's own, longer wait")
+		assert.Equal(t, 2, h2.calls())
+	})
+
+	t.Run("bad values are refused, nothing sent", func(t *testing.T) {
+		h := newHarness(t)
+		for _, o := range []payments.RequestOption{payments.WithMaxRetries(-1), payments.WithRetryWait(time.Second, time.Millisecond), payments.WithRetryWait(-1, 0)} {
+			_, err := h.client.Recipients.Create(context.Background(), validRecipientParams(), o)
+			var verr *payments.ValidationError
+			require.ErrorAs(t, err, &verr)
+		}
+		assert.Zero(t, h.calls())
+	})
+}

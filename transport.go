@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net"
 	"net/http"
 	"slices"
 	"time"
-
-	"github.com/hashicorp/go-retryablehttp"
 )
 
 // This file holds what runs around each HTTP attempt: the attempt transport
@@ -78,6 +75,11 @@ type OperationResult struct {
 	IdempotencyKey string
 	// Attempts is the number of HTTP attempts made.
 	Attempts int
+	// Waited is how long the operation waited for its turn under the
+	// Client's rate limit (WithRateLimit) and for the pause a 429 imposed
+	// on the Client, over all its attempts. The back-off between retries
+	// is not included.
+	Waited time.Duration
 }
 
 // WithMiddleware adds middleware that sees every HTTP attempt; see
@@ -224,7 +226,7 @@ func (b cancelOnClose) Close() error {
 
 // resultOf is what an OperationObserver learns of a finished call.
 func resultOf(st *callState, r *Response, err error) OperationResult {
-	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: max(st.attempts, 1)}
+	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: st.attempts, Waited: st.waited}
 	res.StatusCode, res.Stan = outcomeOf(r, err)
 	return res
 }
@@ -294,9 +296,16 @@ type callState struct {
 	key            string      // the Idempotency-Key sent, or ""
 	owned          http.Header // the headers the SDK owns, restored after middleware
 	retryable      bool        // a request that may be sent twice
-	attempts       int
+	attempts       int         // attempts made; waiting for one is not one
 	attemptTimeout time.Duration
 	middleware     []Middleware // the call's own, run after the client's
+
+	maxRetries       int
+	waitMin, waitMax time.Duration
+	backoff          time.Duration // the wait before the next retry
+	retryCost        int           // what the last retry spent of the budget
+	budgetExhausted  bool          // a retry was due, and the budget was empty
+	waited           time.Duration // see OperationResult.Waited
 }
 
 // Value returns the callState itself for stateKey, and the call context's
@@ -315,32 +324,4 @@ func stateOf(ctx context.Context) *callState {
 		return st
 	}
 	return &callState{op: &Operation{}}
-}
-
-func (c *Client) onAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
-	st := stateOf(req.Context())
-	st.attempts = attempt + 1
-	if attempt > 0 && c.logger != nil {
-		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "payments: retrying request",
-			slog.String("operation", st.op.Name), slog.String("method", st.op.Method),
-			slog.String("path", pathOnly(st.path)), slog.Int("attempt", attempt+1))
-	}
-}
-
-// keepLastResponse runs when go-retryablehttp gives up. It hands back the
-// final response with its status and body intact, so the caller gets a full
-// *APIError, and passes connection and context errors through.
-func keepLastResponse(resp *http.Response, err error, _ int) (*http.Response, error) {
-	if resp != nil && err != nil && (isContextErr(err)) {
-		resp.Body.Close()
-		return nil, err
-	}
-	if resp != nil {
-		return resp, nil
-	}
-	return nil, err
-}
-
-func isContextErr(err error) bool {
-	return err == context.Canceled || err == context.DeadlineExceeded
 }

@@ -75,8 +75,11 @@ func (in *Instrumentation) observe(ctx context.Context, op payments.Operation) (
 			outcome = outcomeError
 		}
 		if span.IsRecording() {
-			attrs := make([]attribute.KeyValue, 0, 5)
+			attrs := make([]attribute.KeyValue, 0, 6)
 			attrs = append(attrs, AttemptsKey.Int(res.Attempts))
+			if res.Waited > 0 {
+				attrs = append(attrs, WaitKey.Float64(res.Waited.Seconds()))
+			}
 			if res.StatusCode > 0 {
 				attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(res.StatusCode))
 			}

@@ -357,3 +357,28 @@ func TestNoopTracerSendsNothing(t *testing.T) {
 	assert.Same(t, req, sent)
 	assert.Empty(t, sent.Header.Get("traceparent"))
 }
+
+// A wait for the client's rate limit is on the operation's span, and in no
+// attempt span: the one attempt starts after it.
+func TestRateLimitWaitIsOnTheOperationSpan(t *testing.T) {
+	r := newRig(t)
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	client := r.fakeClient(srv, payments.WithRateLimit(5, 1))
+	ctx := testContext(t)
+	for range 2 {
+		_, err := client.Recipients.Create(ctx, recipientParams())
+		require.NoError(t, err)
+	}
+	ops := r.named("recipients.create")
+	require.Len(t, ops, 2)
+	assert.NotContains(t, attrs(ops[0]), "payments.wait", "the first call did not wait")
+	wait, err := strconv.ParseFloat(attrs(ops[1])["payments.wait"], 64)
+	require.NoError(t, err)
+	assert.Greater(t, wait, 0.12, "about 200ms at 5/s")
+	assert.Equal(t, "1", attrs(ops[1])["payments.attempts"])
+	attempts := r.named("POST /payments/recipients")
+	require.Len(t, attempts, 2)
+	assert.GreaterOrEqual(t, attempts[1].StartTime().Sub(ops[1].StartTime()).Seconds(), wait*0.9,
+		"the attempt span starts after the wait")
+}

@@ -20,7 +20,9 @@
 // An operation (client.Payments.Initiate, say) is an INTERNAL span named after
 // payments.Operation.Name ("payments.initiate"; "do" for Client.Do) with
 // payments.operation, payments.attempts, http.response.status_code (the
-// final one), payments.stan and payments.idempotency_key when there is one.
+// final one), payments.stan and payments.idempotency_key when there is one,
+// and payments.wait (seconds) when the operation waited for the Client's rate
+// limit or a 429's pause: a wait, not an attempt, so no attempt span covers it.
 // A failed operation has status Error and error.type: the status code
 // ("422") for an answer of the service, "timeout", "malformed_response",
 // "connection_closed", "connect_error", "dns_error", "tls_error", or the Go

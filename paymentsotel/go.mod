@@ -25,4 +25,5 @@ require (
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.35.0 // indirect
+	golang.org/x/time v0.12.0 // indirect
 )

@@ -31,6 +31,11 @@ const (
 	// IdempotencyKeyKey is the Idempotency-Key the operation sent (span
 	// only).
 	IdempotencyKeyKey = attribute.Key("payments.idempotency_key")
+	// WaitKey is how long, in seconds, an operation waited for its turn
+	// under the Client's rate limit and for the pause a 429 imposed on the
+	// Client (payments.OperationResult.Waited; span only, set when
+	// positive). The waits are not attempts: no attempt span covers them.
+	WaitKey = attribute.Key("payments.wait")
 	// RetryReasonKey is why an attempt was retried: the previous attempt's
 	// status code or error type.
 	RetryReasonKey = attribute.Key("payments.retry.reason")

@@ -16,4 +16,5 @@ require (
 	github.com/shopspring/decimal v1.6.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/sys v0.35.0 // indirect
+	golang.org/x/time v0.12.0 // indirect
 )

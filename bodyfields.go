@@ -1,0 +1,145 @@
+package payments
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// WithBodyField adds the top-level field name, with value encoded as JSON,
+// to the call's request body, or replaces the field of that name the SDK
+// sends: for a field the service requires that this SDK does not know yet.
+// value may be a json.RawMessage, sent as it is once checked. Fields are
+// added after the SDK's own, in the order given; the last one given for a
+// name wins.
+//
+// It changes the body only, never a header: the Idempotency-Key stays the
+// call's own (a field named like it, "idempotency_key" say, is refused: use
+// WithIdempotencyKey). A value that does not encode as JSON, an empty name,
+// a GET, or a body that is not a JSON object (Client.Do with an array) is a
+// *ValidationError, and nothing is sent. A call repeated with the same
+// idempotency key must send the same fields: the service refuses the same
+// key with another body.
+func WithBodyField(name string, value any) RequestOption {
+	return requestOptionFunc(func(r *requestConfig) {
+		r.bodyFields = append(r.bodyFields, bodyField{name: name, value: value})
+	})
+}
+
+// bodyField is one WithBodyField: its value, then its JSON once checked.
+type bodyField struct {
+	name  string
+	value any
+	raw   []byte
+}
+
+// checkBodyFields encodes each field's value, and reports every bad name or
+// value (never the value itself, which may be personal data).
+func checkBodyFields(v *validator, fields []bodyField) {
+	for i := range fields {
+		f := &fields[i]
+		label := "WithBodyField(" + f.name + ")"
+		if strings.TrimSpace(f.name) == "" || !utf8.ValidString(f.name) {
+			v.add("WithBodyField", "needs a field name")
+			continue
+		}
+		if norm := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(f.name)); norm == "idempotencykey" {
+			v.add(label, "cannot set the idempotency key: use WithIdempotencyKey")
+			continue
+		}
+		raw, err := json.Marshal(f.value)
+		if err != nil {
+			v.add(label, "the value is not valid JSON")
+			continue
+		}
+		f.raw = raw
+	}
+}
+
+// errBodyNotObject is why fields cannot be added to a body.
+var errBodyNotObject = errors.New("the request body is not a JSON object")
+
+// withBodyFields returns body (compact JSON, or nil for none) with fields
+// set: a field the body has keeps its place with the new value, the others
+// follow in order. The SDK's own bodies are objects; nil becomes one.
+func withBodyFields(body []byte, fields []bodyField) ([]byte, error) {
+	var members []member
+	if body != nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil, errBodyNotObject
+		}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return nil, errBodyNotObject
+			}
+			var m member
+			m.name, _ = t.(string)
+			if err := dec.Decode(&m.value); err != nil {
+				return nil, errBodyNotObject
+			}
+			members = append(members, m)
+		}
+	}
+	for _, f := range fields {
+		i := 0
+		for i < len(members) && members[i].name != f.name {
+			i++
+		}
+		if i == len(members) {
+			members = append(members, member{name: f.name})
+		}
+		members[i].value = f.raw
+	}
+	out := make([]byte, 0, len(body)+64)
+	out = append(out, '{')
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		name, _ := json.Marshal(m.name)
+		out = append(append(append(out, name...), ':'), m.value...)
+	}
+	return append(out, '}'), nil
+}
+
+// member is one name and value of a JSON object.
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// encodeBody is the request body: body as JSON (nil for none), with the
+// call's WithBodyField fields set. A body the fields cannot go into is a
+// *ValidationError.
+func (c *Client) encodeBody(op *operation, body any, fields []bodyField) ([]byte, error) {
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return nil, fmt.Errorf("payments: encoding the request: %w", err)
+		}
+	}
+	if len(fields) == 0 {
+		return b, nil
+	}
+	var v validator
+	if op.Method == http.MethodGet {
+		v.add("WithBodyField", "a GET request has no body")
+		return nil, v.err()
+	}
+	if bytes.Equal(b, []byte("null")) {
+		b = nil
+	}
+	b, err := withBodyFields(b, fields)
+	if err != nil {
+		v.add("WithBodyField", err.Error())
+		return nil, v.err()
+	}
+	return b, nil
+}

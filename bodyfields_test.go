@@ -1,0 +1,92 @@
+package payments_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+func TestWithBodyFieldAddsAndReplacesTopLevelFields(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
+		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+	},
+		payments.WithBodyField("purpose_code", "SALA"),
+		payments.WithBodyField("currency", "USD"), // replaced in place
+		payments.WithBodyField("beneficiary", json.RawMessage(` {"tax_id": "X1", "n": 1.50} `)),
+		payments.WithBodyField("purpose_code", "SUPP"), // the last one wins
+		payments.WithIdempotencyKey("payout-7-initiate"),
+	)
+	require.NoError(t, err)
+	req := h.onlyRequest(t)
+	assert.Equal(t, `{"amount":15000.5,"currency":"USD","recipient_id":"`+recipientUUID+`","reference":"order-1042",`+
+		`"purpose_code":"SUPP","beneficiary":{"tax_id":"X1","n":1.50}}`, string(req.Body))
+	assert.Equal(t, "payout-7-initiate", req.Header.Get("Idempotency-Key"))
+}
+
+// A body field changes the body only: named like a header the SDK owns, it
+// goes in the body and the header stays the SDK's.
+func TestWithBodyFieldCannotTouchTheSDKsHeaders(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(200, okEnvelope(confirmedPaymentJSON)))
+	_, err := h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "order-1042", QuoteID: quoteUUID},
+		payments.WithIdempotencyKey("k-1"),
+		payments.WithBodyField("Authorization", "Bearer stolen"),
+		payments.WithBodyField("Content-Type", "text/plain"),
+	)
+	require.NoError(t, err)
+	req := h.onlyRequest(t)
+	assert.Equal(t, "k-1", req.Header.Get("Idempotency-Key"))
+	assert.Equal(t, "Bearer "+harnessKey, req.Header.Get("Authorization"))
+	assert.Equal(t, "application/json", req.Header.Get("Content-Type"))
+	assert.Equal(t, `{"reference":"order-1042","quote_id":"`+quoteUUID+`","Authorization":"Bearer stolen","Content-Type":"text/plain"}`, string(req.Body))
+
+	for _, name := range []string{"Idempotency-Key", "idempotency_key", "IdempotencyKey"} {
+		_, err := h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "order-1042", QuoteID: quoteUUID},
+			payments.WithBodyField(name, "another-key"))
+		var verr *payments.ValidationError
+		require.ErrorAs(t, err, &verr, name)
+		assert.True(t, verr.Has("WithBodyField("+name+")"), "%v", verr.Fields)
+	}
+	assert.Len(t, h.requests(), 1, "nothing more was sent")
+}
+
+func TestWithBodyFieldRefusesWhatIsNotJSON(t *testing.T) {
+	h := newHarness(t)
+	for name, opts := range map[string][]payments.RequestOption{
+		"invalid raw JSON": {payments.WithBodyField("extra", json.RawMessage(`{"a":`))},
+		"NaN":              {payments.WithBodyField("extra", math.NaN())},
+		"a func":           {payments.WithBodyField("extra", func() {})},
+		"no name":          {payments.WithBodyField(" ", 1)},
+	} {
+		_, err := h.client.Recipients.Create(context.Background(), validRecipientParams(), opts...)
+		var verr *payments.ValidationError
+		require.ErrorAs(t, err, &verr, name)
+		assert.NotContains(t, err.Error(), `{"a":`, "the value is never repeated")
+	}
+	// Client.Do: a GET has no body, and an array body has no fields.
+	_, err := h.client.Do(context.Background(), http.MethodGet, "/webhooks/events", nil, nil, payments.WithBodyField("a", 1))
+	assert.ErrorIs(t, err, payments.ErrInvalidParams)
+	_, err = h.client.Do(context.Background(), http.MethodPost, "/things", []int{1}, nil, payments.WithBodyField("a", 1))
+	assert.ErrorIs(t, err, payments.ErrInvalidParams)
+	assert.Zero(t, h.calls(), "nothing was sent")
+}
+
+// A call without a body (Trigger) gets one holding the fields.
+func TestWithBodyFieldMakesABody(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/webhooks/events/trigger/payment.completed", jsonResponder(200, okEnvelope(`{"event":"payment.completed"}`)))
+	_, err := h.client.Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted, payments.WithBodyField("note", "a<b"))
+	require.NoError(t, err)
+	req := h.onlyRequest(t)
+	assert.Equal(t, `{"note":"a\u003cb"}`, string(req.Body))
+	assert.Equal(t, "application/json", req.Header.Get("Content-Type"))
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/paymentstest"
+)
+
+// TestMain lets the test binary run the program itself, as a child process
+// the test can kill: with PAYOUTS_CHILD=1 it is the program.
+func TestMain(m *testing.M) {
+	if os.Getenv("PAYOUTS_CHILD") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestPayoutsOnTheFake runs the README's command: a generated file paid on
+// the in-process fake.
+func TestPayoutsOnTheFake(t *testing.T) {
+	t.Setenv("PAYMENTS_API_KEY", "")
+	var out bytes.Buffer
+	unknown, err := run(context.Background(), []string{"-rows", "50", "-rate", "1000"}, &out)
+	require.NoError(t, err)
+	assert.Zero(t, unknown)
+	assert.Contains(t, out.String(), "payouts: 50 rows: 50 done, 0 failed, 0 unknown (")
+}
+
+var summaryLine = regexp.MustCompile(`payouts: (\d+) rows: (\d+) done, (\d+) failed, (\d+) unknown`)
+
+// TestPayoutsSurviveKills pays 1,000 rows on a fake service that faults 10%
+// of requests, killing the program (SIGKILL) three times at random points
+// and starting it again until no outcome is unknown. Every row must be paid
+// exactly once, as the fake's ledger says, the last summary must match the
+// ledger, and a run started again must send requests only for the rows the
+// journal did not hold as finished.
+func TestPayoutsSurviveKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the program several times; skipped with -short")
+	}
+	const n = 1000
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+
+	srv := paymentstest.NewServer(paymentstest.WithLogLimit(100_000))
+	defer srv.Close()
+	dir := t.TempDir()
+	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")
+	rows := makeRows(t, srv, n, csvPath)
+	require.NoError(t, srv.SetRandomFaults(paymentstest.RandomFaults{
+		Rate: 0.10,
+		Faults: []paymentstest.Fault{
+			{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable},
+			{Kind: paymentstest.FaultStatus, Status: http.StatusInternalServerError},
+			{Kind: paymentstest.FaultStatus, Status: http.StatusTooManyRequests},
+			{Kind: paymentstest.FaultDrop},
+			{Kind: paymentstest.FaultDropAfterWork},
+			{Kind: paymentstest.FaultLatency, Latency: 20 * time.Millisecond},
+		},
+		Seed: seed,
+	}))
+	keyOwner := make(map[string]string, 2*n)
+	for _, r := range rows {
+		keyOwner[keyFor("initiate", r.PayoutID)] = r.PayoutID
+		keyOwner[keyFor("confirm", r.PayoutID)] = r.PayoutID
+	}
+
+	child := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-csv", csvPath, "-journal", journalPath, "-concurrency", "16", "-rate", "2000")
+		cmd.Env = append(os.Environ(), "PAYOUTS_CHILD=1", "PAYMENTS_API_KEY="+srv.APIKey(), "PAYMENTS_BASE_URL="+srv.URL())
+		return cmd
+	}
+	// checkOnlyUnfinished asserts that the requests since from carried only
+	// keys of rows the journal held unfinished before the run.
+	checkOnlyUnfinished := func(before map[string]record, from int) {
+		t.Helper()
+		for _, req := range srv.Requests()[from:] {
+			if id, ok := keyOwner[req.IdempotencyKey]; ok && before[id].final() {
+				t.Errorf("payout %s was finished in the journal, and was sent again", id)
+			}
+		}
+	}
+
+	for kill := range 3 {
+		before, from := readState(t, journalPath), len(srv.Requests())
+		target := countLines(journalPath) + 50 + rng.IntN(500) // journal lines to wait for
+		cmd := child()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		require.NoError(t, cmd.Start())
+		deadline := time.Now().Add(60 * time.Second)
+		for countLines(journalPath) < target && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+		t.Logf("kill %d at %d journal lines", kill+1, countLines(journalPath))
+		checkOnlyUnfinished(before, from)
+	}
+
+	var last []string
+	for attempt := 0; ; attempt++ {
+		require.Less(t, attempt, 10, "outcomes still unknown after 10 runs")
+		before, from := readState(t, journalPath), len(srv.Requests())
+		out, err := child().CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
+			t.Fatalf("run failed: %v\n%s", err, out)
+		}
+		checkOnlyUnfinished(before, from)
+		last = summaryLine.FindStringSubmatch(string(out))
+		require.NotNil(t, last, "no summary in %s", out)
+		if last[4] == "0" {
+			break
+		}
+	}
+
+	// The ledger: every row paid exactly once, with its amount, and nothing else.
+	srv.ClearFaults()
+	assert.Len(t, srv.Payments(), n, "one payment per row, no more")
+	completed := 0
+	for _, r := range rows {
+		ps := srv.PaymentsByReference(r.PayoutID)
+		if assert.Len(t, ps, 1, r.PayoutID) {
+			assert.True(t, r.Amount.Equal(ps[0].Amount), r.PayoutID)
+			if ps[0].Status == payments.PaymentStatusCompleted {
+				completed++
+			}
+		}
+	}
+	assert.Equal(t, []string{strconv.Itoa(n), strconv.Itoa(completed), "0", "0"}, last[1:], "the summary matches the ledger")
+	assert.Equal(t, n, completed)
+	state := readState(t, journalPath)
+	for _, r := range rows {
+		assert.Equal(t, eventDone, state[r.PayoutID].Event, r.PayoutID)
+	}
+	t.Logf("faults injected: %d of %d requests", srv.FaultsInjected(), len(srv.Requests()))
+}
+
+// makeRows saves recipients on srv and writes n payouts to them to path.
+func makeRows(t *testing.T, srv *paymentstest.Server, n int, path string) []row {
+	c := srv.Client()
+	var ids []string
+	for i := range 20 {
+		r, err := c.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
+			AccountNumber: fmt.Sprintf("00000000%02d", i), AccountName: "Payee", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+		})
+		require.NoError(t, err)
+		ids = append(ids, r.ID)
+	}
+	rows := make([]row, n)
+	for i := range rows {
+		rows[i] = row{RecipientID: ids[i%len(ids)], Amount: decimal.New(int64(100+i), -2), Currency: "NGN", PayoutID: fmt.Sprintf("march-%04d", i)}
+	}
+	require.NoError(t, writeRows(path, rows))
+	return rows
+}
+
+func readState(t *testing.T, path string) map[string]record {
+	t.Helper()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]record{}
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	state, _, err := readJournal(f)
+	require.NoError(t, err)
+	return state
+}
+
+func countLines(path string) int {
+	b, _ := os.ReadFile(path)
+	return bytes.Count(b, []byte("\n"))
+}
