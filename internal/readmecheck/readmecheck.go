@@ -173,7 +173,7 @@ func (c Checker) extractSource(file string, names []string) (string, error) {
 		case strings.HasPrefix(name, "region:"):
 			part, err = region(string(src), strings.TrimPrefix(name, "region:"))
 		case f == nil:
-			err = fmt.Errorf("%s is not a Go file: name a region:", file)
+			err = fmt.Errorf("%s is not a Go file: name a region:NAME part", file)
 		case strings.HasPrefix(name, "func:"):
 			part, err = funcDecl(f, fset, src, strings.TrimPrefix(name, "func:"))
 		default:
