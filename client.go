@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"slices"
@@ -213,6 +214,12 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		ctx, end = c.hook(ctx, st)
 		defer func() { end(r, err) }()
 	}
+	if st.retryable {
+		// net/http may write such a request twice in one attempt: count
+		// the writes, so that Attempts never hides a request the service
+		// may have processed.
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: st.wroteRequest})
+	}
 	st.Context = ctx
 	return c.send(st, rc.header, payload, out, op)
 }
@@ -254,12 +261,12 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 		resp, err = c.http.Do(req)
 	}
 	if err != nil {
-		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: st.attempts,
+		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: st.attemptsMade(),
 			Err: scrubErr(err, c.key.raw), BudgetExhausted: st.budgetExhausted}
 		return nil, terr
 	}
 	defer resp.Body.Close()
-	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: st.attempts}
+	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: st.attemptsMade()}
 	raw, readErr := readBody(resp)
 	err = c.decode(r, raw, readErr, out, op)
 	if err != nil {
@@ -342,7 +349,7 @@ func logAttrs(st *callState, r *Response, start time.Time, err error) []slog.Att
 		slog.String("operation", st.op.Name),
 		slog.String("method", st.op.Method),
 		slog.String("path", pathOnly(st.path)),
-		slog.Int("attempts", st.attempts),
+		slog.Int("attempts", st.attemptsMade()),
 		slog.String("duration", time.Since(start).Round(time.Microsecond).String()),
 	}
 	if st.waited > 0 {

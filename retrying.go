@@ -45,6 +45,7 @@ func (c *Client) newRetryClient(hc *http.Client) *retryablehttp.Client {
 // A retry's wait is computed here, while the response is at hand.
 func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	st := stateOf(ctx)
+	st.attemptEnded()
 	c.pause.note(resp, c.now())
 	if resp != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && c.budget != nil {
 		if st.retryCost > 0 {
@@ -81,6 +82,7 @@ func (c *Client) prepareRetry(req *http.Request) error {
 func (c *Client) onAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
 	st := stateOf(req.Context())
 	st.attempts = attempt + 1
+	st.attemptStarted()
 	if attempt > 0 && c.logger != nil {
 		c.logger.LogAttrs(req.Context(), slog.LevelInfo, "payments: retrying request",
 			slog.String("operation", st.op.Name), slog.String("method", st.op.Method),

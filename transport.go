@@ -8,7 +8,9 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -226,7 +228,7 @@ func (b cancelOnClose) Close() error {
 
 // resultOf is what an OperationObserver learns of a finished call.
 func resultOf(st *callState, r *Response, err error) OperationResult {
-	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: st.attempts, Waited: st.waited}
+	res := OperationResult{Err: err, IdempotencyKey: st.key, Attempts: st.attemptsMade(), Waited: st.waited}
 	res.StatusCode, res.Stan = outcomeOf(r, err)
 	return res
 }
@@ -293,10 +295,13 @@ type callState struct {
 	context.Context
 	op             *Operation
 	path           string
-	key            string      // the Idempotency-Key sent, or ""
-	owned          http.Header // the headers the SDK owns, restored after middleware
-	retryable      bool        // a request that may be sent twice
-	attempts       int         // attempts made; waiting for one is not one
+	key            string       // the Idempotency-Key sent, or ""
+	owned          http.Header  // the headers the SDK owns, restored after middleware
+	retryable      bool         // a request that may be sent twice
+	attempts       int          // attempts the retry loop made; waiting for one is not one
+	written        atomic.Int32 // requests written on the wire, net/http's own re-sends included
+	writtenBefore  int32        // written when the current attempt started
+	resent         int          // writes beyond one in an attempt: net/http's re-sends
 	attemptTimeout time.Duration
 	middleware     []Middleware // the call's own, run after the client's
 
@@ -307,6 +312,31 @@ type callState struct {
 	budgetExhausted  bool          // a retry was due, and the budget was empty
 	waited           time.Duration // see OperationResult.Waited
 }
+
+// wroteRequest counts a request written whole on the wire (an
+// httptrace.ClientTrace hook): net/http writes a replayable request a second
+// time, within one attempt, when a reused connection turns out dead.
+func (st *callState) wroteRequest(info httptrace.WroteRequestInfo) {
+	if info.Err == nil {
+		st.written.Add(1)
+	}
+}
+
+// attemptStarted and attemptEnded bracket one attempt of the retry loop, to
+// count the transport's re-sends within it.
+func (st *callState) attemptStarted() { st.writtenBefore = st.written.Load() }
+
+func (st *callState) attemptEnded() {
+	if w := st.written.Load() - st.writtenBefore; w > 1 {
+		st.resent += int(w - 1)
+	}
+	st.writtenBefore = st.written.Load()
+}
+
+// attemptsMade is the number of attempts the call made, as reported: the
+// retry loop's, plus every request net/http re-sent on its own, which the
+// service may have processed as well.
+func (st *callState) attemptsMade() int { return st.attempts + st.resent }
 
 // Value returns the callState itself for stateKey, and the call context's
 // values for any other key.

@@ -1,6 +1,7 @@
 package payments_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
 // mwServer answers every request with status from answer(n), n counting
@@ -293,4 +296,53 @@ func TestLoggerRunsAsTheInnermostObserver(t *testing.T) {
 	_, err := c.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{AccountName: "Ada"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"start", "payments: request span", "end"}, events)
+}
+
+// net/http writes a request carrying an Idempotency-Key a second time, on
+// its own, when the reused connection it went out on closes before any byte
+// of the answer. Such a re-send may have been processed by the service too:
+// Attempts, the observer and the log line count it, even with no retries
+// allowed.
+func TestAttemptsCountTheTransportsResends(t *testing.T) {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	var logs bytes.Buffer
+	var observed payments.OperationResult
+	c := srv.Client(payments.WithMaxRetries(0),
+		payments.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		payments.WithObserver(func(ctx context.Context, op payments.Operation) (context.Context, func(payments.OperationResult)) {
+			return ctx, func(r payments.OperationResult) {
+				if op.Name == "payments.confirm" {
+					observed = r
+				}
+			}
+		}))
+	ctx := context.Background()
+	r, err := c.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada Okafor", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+	})
+	require.NoError(t, err)
+	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: decimal.RequireFromString("100"), Currency: "NGN", RecipientID: r.ID, Reference: "order-resent",
+	})
+	require.NoError(t, err)
+	require.Equal(t, 1, p.LastResponse().Attempts, "a call written once counts one attempt")
+
+	srv.DropNextAfterWork(1) // the confirm is processed, its answer lost, on a reused connection
+	paid, err := c.Payments.Confirm(ctx, p.ConfirmParams())
+	require.NoError(t, err, "net/http re-sent the keyed request and the service replayed its answer")
+
+	var confirms []paymentstest.RequestRecord
+	for _, rec := range srv.Requests() {
+		if rec.Path == "/payments/confirm" {
+			confirms = append(confirms, rec)
+		}
+	}
+	require.Len(t, confirms, 2, "the service saw the confirm twice")
+	assert.Equal(t, confirms[0].IdempotencyKey, confirms[1].IdempotencyKey)
+	assert.Equal(t, 2, paid.LastResponse().Attempts)
+	assert.Equal(t, 2, observed.Attempts)
+	assert.Contains(t, logs.String(), `"operation":"payments.confirm"`)
+	assert.Regexp(t, `"operation":"payments.confirm"[^\n]*"attempts":2`, logs.String())
+	assert.Len(t, srv.PaymentsByReference("order-resent"), 1, "paid once")
 }
