@@ -85,6 +85,19 @@ const (
 	// the SDK retries, and a later retry with the same key is safe.
 	CodeInternal     ErrorCode = "internal_error"
 	CodeShuttingDown ErrorCode = "shutting_down"
+	// CodeInsufficientBalance: Confirm was refused because the merchant's
+	// balance in the payment's currency cannot cover the quote's total.
+	// Nothing was paid: fund the account and confirm again before the
+	// quote expires (the sandbox: paymentstest.WithBalance).
+	CodeInsufficientBalance ErrorCode = "insufficient_balance"
+	// CodeRecipientVerificationFailed: Initiate was refused because the
+	// recipient failed verification (recipient.verification_failed). Update
+	// its account number, which verifies it again, or pay someone else.
+	CodeRecipientVerificationFailed ErrorCode = "recipient_verification_failed"
+	// CodeRecipientNotVerified: Initiate was refused because the
+	// recipient's verification is not finished. Initiate again once
+	// recipient.verified has arrived.
+	CodeRecipientNotVerified ErrorCode = "recipient_not_verified"
 )
 
 // Error returns the code itself, so that an ErrorCode prints as the code and

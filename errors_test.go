@@ -329,6 +329,10 @@ func TestErrorCodesAgreeWithTheFake(t *testing.T) {
 		payments.CodePayloadTooLarge:       paymentstest.CodePayloadTooLarge,
 		payments.CodeInternal:              paymentstest.CodeInternal,
 		payments.CodeShuttingDown:          paymentstest.CodeShuttingDown,
+
+		payments.CodeInsufficientBalance:         paymentstest.CodeInsufficientBalance,
+		payments.CodeRecipientVerificationFailed: paymentstest.CodeRecipientVerificationFailed,
+		payments.CodeRecipientNotVerified:        paymentstest.CodeRecipientNotVerified,
 	}
 	for sdk, fake := range pairs {
 		assert.Equal(t, string(sdk), fake)

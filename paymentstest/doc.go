@@ -21,7 +21,10 @@
 //     400 "invalid_json", bad fields 422 "validation_failed", unknown ids 404
 //     "not_found", unknown paths 404, wrong methods 405.
 //   - Recipients are stored and updated (201 on create, 200 on update).
-//     Creating one emits recipient.created then recipient.verified.
+//     Creating one emits recipient.created then recipient.verified; an
+//     update that changes account_number verifies it again. An
+//     account_number is 8 to 17 digits (the specification is silent; see
+//     the README's Assumptions); "1" or "abc" is 422 naming it.
 //   - Initiate creates a pending payment with a quote: fee 1.5% of the
 //     amount rounded half up to 2 places (at least 0.01), the exchange rate
 //     from the payment's currency to the recipient's (1 when they match; a
@@ -34,9 +37,12 @@
 //     or status "rejected" and payment.rejected when the amount converted to
 //     the recipient's currency exceeds the recipient's limit. An expired quote
 //     gives 422 "quote_expired", an executed one 422
-//     "quote_already_confirmed", an unknown one 404.
+//     "quote_already_confirmed", an unknown one 404. A payment paid out
+//     draws its total_amount from the merchant's balance in its currency
+//     (see Test values).
 //   - Virtual accounts get unique random 10-digit account numbers (200);
-//     SimulateIncomingPayment plays a customer paying into one.
+//     SimulateIncomingPayment plays a customer paying into one, which adds
+//     to the merchant's balance.
 //   - Idempotency-Key, on any request: the same key and body replay the
 //     first answer byte for byte (same status and stan, plus the header
 //     Idempotent-Replayed: true); the same key with another body gives 422
@@ -91,6 +97,39 @@
 //     the work, or a delay with FaultLatency); SetLatency slows every request
 //     down. SetRandomFaults breaks a random share of requests, from a seed,
 //     for chaos tests.
+//
+// # Test values
+//
+// Like a card processor's test card numbers, these values make the fake
+// fail, or succeed late, the way the real service can, so that a
+// merchant's failure handling runs end to end. Any other value behaves as
+// described above.
+//
+//	Value                     Constant                        What happens
+//	account 4000000002        AccountNumberFailsVerification  recipient.created, then recipient.verification_failed;
+//	                                                          initiate to it: 422 "recipient_verification_failed"
+//	account 4000000005        AccountNumberVerifiesLate       recipient.created; recipient.verified after the processing
+//	                                                          delay; initiate before that: 422 "recipient_not_verified"
+//	amount 4000.02            AmountFails                     confirm: 200, status "failed", payment.failed
+//	amount 4000.03            AmountRejected                  confirm: 200, status "rejected", payment.rejected (as for an
+//	                                                          amount above the recipient's limit)
+//	amount 4000.05            AmountCompletesLate             confirm: 200, status "pending"; payment.completed after the
+//	                                                          processing delay
+//	balance 1000000000000.00  DefaultBalance                  each currency's balance at start (WithBalance); confirm draws
+//	                                                          total_amount from it, or is 422 "insufficient_balance"
+//	threshold 10000.00        DefaultBalanceLowThreshold      account.balance_low when a payment leaves a currency's
+//	                                                          balance below it (WithBalanceLowThreshold)
+//	any amount                SimulateIncomingPayment         virtual_account.payment_received; adds to the balance
+//
+// Amounts match in any currency and however written ("4000.020" is
+// AmountFails). Nothing is drawn for a payment that fails or is rejected. The
+// processing delay is DefaultProcessingDelay (2 seconds) on the wall clock,
+// or WithProcessingDelay; WaitForDeliveries waits for it. account.balance_low
+// goes once per currency, and again only after an incoming payment has
+// brought the balance back to the threshold; its data is {"merchant_id",
+// "currency", "balance", "threshold", "created_at"}. Balance reads a
+// balance. payments-sandbox takes -balance, -balance-low-threshold and
+// -processing-delay.
 //
 // Reads such as Payments, Recipients and Requests let a test check the
 // server's side, for example that a retried payment exists exactly once.

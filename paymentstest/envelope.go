@@ -31,6 +31,11 @@ const (
 	CodeInternal              = "internal_error"
 	CodeShuttingDown          = "shutting_down"
 	CodeUnknownCursor         = "unknown_cursor" // 400: the after of GET /webhooks/events names no event in the log
+
+	// The refusals of the test values (testvalues.go, balance.go), all 422.
+	CodeInsufficientBalance         = "insufficient_balance"          // confirm: the balance cannot cover total_amount
+	CodeRecipientVerificationFailed = "recipient_verification_failed" // initiate: the recipient failed verification
+	CodeRecipientNotVerified        = "recipient_not_verified"        // initiate: the recipient's verification is not finished
 )
 
 // fieldProblem is one entry of the envelope's "errors" member.

@@ -39,7 +39,10 @@ type config struct {
 	admin          bool
 	logLimit       int
 	timeouts       HTTPTimeouts
-	err            error
+	// The test values' settings: testvalues.go and balance.go.
+	processingDelay     time.Duration
+	balance, balanceLow decimal.Decimal
+	err                 error
 }
 
 func (c *config) fail(format string, args ...any) {

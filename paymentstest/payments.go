@@ -155,6 +155,9 @@ func (s *Server) initiatePayment(rq *apiRequest) *response {
 	if !ok {
 		return s.notFound("recipient " + pay.RecipientID)
 	}
+	if bad := s.unverified(rcpt); bad != nil {
+		return bad
+	}
 	rate, ok := s.exchangeRate(pay.Currency, rcpt.AccountCurrency)
 	if !ok {
 		p.add("currency", "the sandbox has no exchange rate from %s to the recipient's %s (see paymentstest.WithExchangeRate)",
@@ -163,7 +166,7 @@ func (s *Server) initiatePayment(rq *apiRequest) *response {
 	}
 	now := s.clock.now()
 	for _, other := range s.st.payments {
-		lapsed := other.Status == payments.PaymentStatusPending && !now.Before(other.Quote.ExpiresAt)
+		lapsed := !other.executed() && !now.Before(other.Quote.ExpiresAt)
 		if other.Reference == pay.Reference && !lapsed {
 			return s.fail(http.StatusUnprocessableEntity, CodeDuplicateReference,
 				fmt.Sprintf("reference %q is already used by payment %s", pay.Reference, other.ID),
@@ -190,7 +193,9 @@ func (s *Server) initiatePayment(rq *apiRequest) *response {
 
 // confirmPayment is POST /payments/confirm: it executes a quoted payment.
 // The payment completes, or is rejected when its amount (in the recipient's
-// currency) exceeds the recipient's limit.
+// currency) exceeds the recipient's limit; the test amounts choose other
+// outcomes (testvalues.go). A payment that will be paid out draws its total
+// from the balance, and is refused when the balance is short.
 func (s *Server) confirmPayment(rq *apiRequest) *response {
 	var p problems
 	o, err := parseObject(rq.body, &p, &rq.notes)
@@ -222,20 +227,64 @@ func (s *Server) confirmPayment(rq *apiRequest) *response {
 			fmt.Sprintf("quote %s expired at %s; initiate the payment again", quoteID, stamp(pay.Quote.ExpiresAt)))
 	}
 	next := *pay
-	next.UpdatedAt, next.TransactionDate = now, now
-	event, message := payments.EventPaymentCompleted, "Payment completed"
+	next.UpdatedAt, next.TransactionDate, next.Confirmed = now, now, true
+	var event payments.EventType
+	var message string
+	outcome := outcomeOf(pay.Amount)
 	rcpt := s.st.recipientByID[pay.RecipientID]
 	if rcpt != nil && rcpt.Limit != nil && pay.Amount.Mul(pay.Quote.ExchangeRate).GreaterThan(*rcpt.Limit) {
-		next.Status = payments.PaymentStatusRejected
-		event, message = payments.EventPaymentRejected, "Payment rejected: the amount exceeds the recipient's limit"
-	} else {
+		outcome = rejected
+	}
+	switch outcome {
+	case rejected:
+		next.Status, event = payments.PaymentStatusRejected, payments.EventPaymentRejected
+		message = "Payment rejected: the amount exceeds the recipient's limit"
+		if outcomeOf(pay.Amount) == rejected {
+			message = "Payment rejected (test amount paymentstest.AmountRejected)"
+		}
+	case fails:
+		next.Status, event = payments.PaymentStatusFailed, payments.EventPaymentFailed
+		message = "Payment failed: the receiving bank declined the transfer (test amount paymentstest.AmountFails)"
+	case completesLate:
+		message = "Payment confirmed and processing: payment.completed follows (test amount paymentstest.AmountCompletesLate)"
+	default:
 		next.Status, next.IsCompleted = payments.PaymentStatusCompleted, true
+		event, message = payments.EventPaymentCompleted, "Payment completed"
+	}
+	paidOut := outcome == completes || outcome == completesLate
+	if paidOut {
+		if short := s.shortOf(pay); short != nil {
+			return short
+		}
 	}
 	data, err := json.Marshal(next.json())
 	if err != nil {
 		return s.internal(err)
 	}
 	*pay = next
-	s.emit(event, data)
+	if event != "" {
+		s.emit(event, data)
+	}
+	if paidOut {
+		s.debit(pay.Currency, pay.Quote.TotalAmount)
+	}
+	if outcome == completesLate {
+		s.later.after(s.delay, func() { s.completeLate(pay) })
+	}
 	return s.ok(http.StatusOK, message, data)
+}
+
+// completeLate completes a payment of AmountCompletesLate once the
+// processing delay has passed.
+func (s *Server) completeLate(pay *payment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := *pay
+	next.Status, next.IsCompleted, next.UpdatedAt = payments.PaymentStatusCompleted, true, s.clock.now()
+	data, err := json.Marshal(next.json())
+	if err != nil { // the server's own types: cannot happen
+		return
+	}
+	*pay = next
+	s.emit(payments.EventPaymentCompleted, data)
 }

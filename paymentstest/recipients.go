@@ -117,7 +117,7 @@ func (s *Server) createRecipient(rq *apiRequest) *response {
 	}
 	r := &recipient{MerchantID: s.merchantID}
 	r.AccountNumber = o.required("account_number", maxNameLen)
-	p.accountNumber("account_number", r.AccountNumber)
+	p.recipientAccountNumber("account_number", r.AccountNumber)
 	r.AccountName = o.required("account_name", maxNameLen)
 	r.AccountType = o.required("account_type", maxCodeLen)
 	p.oneOf("account_type", r.AccountType, "individual", "business")
@@ -155,7 +155,7 @@ func (s *Server) createRecipient(rq *apiRequest) *response {
 	s.st.recipients = append(s.st.recipients, r)
 	s.st.recipientByID[r.ID] = r
 	s.emit(payments.EventRecipientCreated, data)
-	s.emit(payments.EventRecipientVerified, data)
+	s.verify(r, data)
 	return s.ok(http.StatusCreated, "Recipient created successfully", data)
 }
 
@@ -179,9 +179,10 @@ func (s *Server) updateRecipient(rq *apiRequest) *response {
 		return s.notFound("recipient " + rq.param)
 	}
 	r := *cur // apply to a copy: nothing changes unless every field is valid
+	before := cur.AccountNumber
 	if o.present("account_number") {
 		r.AccountNumber = o.required("account_number", maxNameLen)
-		p.accountNumber("account_number", r.AccountNumber)
+		p.recipientAccountNumber("account_number", r.AccountNumber)
 	}
 	if o.present("account_name") {
 		r.AccountName = o.required("account_name", maxNameLen)
@@ -234,5 +235,8 @@ func (s *Server) updateRecipient(rq *apiRequest) *response {
 		return s.internal(err)
 	}
 	*cur = r
+	if cur.AccountNumber != before {
+		s.verify(cur, data) // a new account number is verified again
+	}
 	return s.ok(http.StatusOK, "Recipient updated successfully", data)
 }

@@ -83,7 +83,7 @@ func TestCreateRecipientValidation(t *testing.T) {
 	assert.Empty(t, srv.Recipients(), "nothing is stored for a refused request")
 
 	// An amount sent as a string is accepted, and the request log notes it.
-	res = send(t, srv, http.MethodPost, "/payments/recipients", `{"account_number":"1","account_name":"A",
+	res = send(t, srv, http.MethodPost, "/payments/recipients", `{"account_number":"0123456789","account_name":"A",
 		"account_type":"individual","account_currency":"NGN","amount_limit":"100.5"}`, nil)
 	require.Equal(t, http.StatusCreated, res.status)
 	reqs := srv.Requests()

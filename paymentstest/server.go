@@ -40,7 +40,9 @@ type Server struct {
 	hooks   *dispatcher
 	reqs    requestLog
 	latency atomic.Int64
-	admin   bool // WithAdminAPI
+	admin   bool          // WithAdminAPI
+	delay   time.Duration // WithProcessingDelay
+	later   later
 
 	writeTimeout time.Duration // of WithHTTPTimeouts; 0: none
 
@@ -82,6 +84,10 @@ func StartServer(opts ...Option) (*Server, error) {
 		webhookTimeout: DefaultWebhookTimeout,
 		webhookScheme:  SchemePayments,
 		logLimit:       DefaultLogLimit,
+
+		processingDelay: DefaultProcessingDelay,
+		balance:         decimal.RequireFromString(DefaultBalance),
+		balanceLow:      decimal.RequireFromString(DefaultBalanceLowThreshold),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -115,6 +121,8 @@ func StartServer(opts ...Option) (*Server, error) {
 	}
 	s.apiKeyHash = sha256.Sum256([]byte(s.apiKey))
 	s.st.init()
+	s.st.money = balances{start: cfg.balance, threshold: cfg.balanceLow}
+	s.delay = cfg.processingDelay
 	s.reqs.entries = newRing[RequestRecord](cfg.logLimit)
 
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -123,6 +131,7 @@ func StartServer(opts ...Option) (*Server, error) {
 	}
 	s.url = "http://" + dialableAddr(ln.Addr())
 	s.hooks = newDispatcher(&cfg, s.clock.now, s.logger)
+	s.later.hold, s.later.release = s.hooks.hold, s.hooks.release
 	s.transport = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
 	s.listener = ln
 	s.conns = make(map[net.Conn]http.ConnState)
@@ -222,6 +231,7 @@ func (s *Server) Client(opts ...payments.Option) *payments.Client {
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.done)
+		s.later.close() // before the dispatcher: late work may still send events
 		s.hooks.close()
 		_ = s.listener.Close()
 		<-s.served // every accepted connection is now tracked

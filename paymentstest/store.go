@@ -18,6 +18,7 @@ type state struct {
 	accountByID     map[string]*virtualAccount
 	accountByNumber map[string]*virtualAccount
 	incoming        []IncomingPayment
+	money           balances
 }
 
 func (st *state) init() {
@@ -54,6 +55,11 @@ type recipient struct {
 	Limit                              *decimal.Decimal
 	PaymentDetails                     *paymentDetails
 	CreatedAt, UpdatedAt               time.Time
+	// Verify is where its verification stands; VerifyRound counts the
+	// verifications, so that a late one of an older account number is
+	// dropped.
+	Verify      verification
+	VerifyRound int
 }
 
 type quote struct {
@@ -72,13 +78,16 @@ type payment struct {
 	Type, SubType, Category, Tags string
 	Channel, Notes                string
 	IsReversed, IsCompleted       bool
-	TransactionDate               time.Time
-	CreatedAt, UpdatedAt          time.Time
-	Quote                         quote
+	// Confirmed is set by confirm; a payment of AmountCompletesLate stays
+	// pending after it until the processing delay has passed.
+	Confirmed            bool
+	TransactionDate      time.Time
+	CreatedAt, UpdatedAt time.Time
+	Quote                quote
 }
 
 // executed reports whether confirm has run on the payment.
-func (p *payment) executed() bool { return p.Status != payments.PaymentStatusPending }
+func (p *payment) executed() bool { return p.Confirmed || p.Status != payments.PaymentStatusPending }
 
 type virtualAccount struct {
 	ID, Currency, AccountNumber string

@@ -124,7 +124,7 @@ func (s *Server) newAccountNumber() (string, error) {
 			return "", err
 		}
 		num := fmt.Sprintf("%010d", n)
-		if s.st.accountByNumber[num] == nil {
+		if s.st.accountByNumber[num] == nil && !isTestAccountNumber(num) {
 			return num, nil
 		}
 	}
@@ -155,7 +155,8 @@ type payerJSON struct {
 // SimulateIncomingPayment plays a customer paying amount into the virtual
 // account with the given account number, as a bank transfer would. currency
 // "" means the account's currency; another currency than the account's is
-// refused. The payment is recorded (IncomingPayments) and a
+// refused. The payment is recorded (IncomingPayments), credited to the
+// merchant's balance in its currency (Balance), and a
 // virtual_account.payment_received event is sent to the webhook. The payer
 // is "Sandbox Payer" and the reference is generated.
 func (s *Server) SimulateIncomingPayment(accountNumber string, amount decimal.Decimal, currency string) (IncomingPayment, error) {
@@ -188,6 +189,7 @@ func (s *Server) SimulateIncomingPayment(accountNumber string, amount decimal.De
 		return IncomingPayment{}, err
 	}
 	s.st.incoming = append(s.st.incoming, in)
+	s.credit(currency, amount)
 	s.emit(payments.EventVirtualAccountPaymentReceived, data)
 	return in, nil
 }

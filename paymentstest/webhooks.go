@@ -90,6 +90,7 @@ type dispatcher struct {
 	deliveries ring[*Delivery]
 	queue      []*Delivery
 	busy       bool
+	scheduled  int           // late work that will send events (later.go)
 	changed    chan struct{} // closed and replaced on every change
 }
 
@@ -355,13 +356,15 @@ func (s *Server) Deliveries() []Delivery {
 }
 
 // WaitForDeliveries blocks until every queued delivery is delivered or has
-// failed all its attempts. It returns ctx's error if ctx ends first, and
-// ErrClosed if the server closes with deliveries still pending.
+// failed all its attempts, and the late work of the test values (a late
+// verification or payment, see WithProcessingDelay) has sent its events.
+// It returns ctx's error if ctx ends first, and ErrClosed if the server
+// closes with deliveries still pending.
 func (s *Server) WaitForDeliveries(ctx context.Context) error {
 	d := s.hooks
 	for {
 		d.mu.Lock()
-		if len(d.queue) == 0 && !d.busy {
+		if len(d.queue) == 0 && !d.busy && d.scheduled == 0 {
 			d.mu.Unlock()
 			return nil
 		}

@@ -9,7 +9,8 @@
 //	                 [-webhook-scheme payments|standard]
 //	                 [-webhook-secret SECRET] [-webhook-retry-wait 1s]
 //	                 [-webhook-retries 1s,2s,4s,8s|none]
-//	                 [-admin=true] [-quiet]
+//	                 [-balance 1000000000000.00] [-balance-low-threshold 10000.00]
+//	                 [-processing-delay 2s] [-admin=true] [-quiet]
 //
 // It prints its URL and API key, and the lines to export so that the SDK
 // (payments.NewClientFromEnv) and the examples use it:
@@ -17,6 +18,14 @@
 //	export PAYMENTS_BASE_URL=http://127.0.0.1:8765
 //	export PAYMENTS_API_KEY=eyJhbGciOi...
 //	export PAYMENTS_WEBHOOK_SECRET=whsec_...
+//
+// Paste them into the sandbox's shell too: PAYMENTS_API_KEY,
+// PAYMENTS_WEBHOOK_SECRET and PAYMENTS_WEBHOOK_SCHEME, when set, are used
+// instead of new values (a flag given wins over its variable), so that a
+// restarted sandbox keeps the key the SDK uses and the secret a running
+// receiver verifies with. The sandbox says which variables it reused, and
+// refuses a secret that does not fit the scheme (a Payments-Signature hex
+// secret with PAYMENTS_WEBHOOK_SCHEME=standard) without printing it.
 //
 // Every event is POSTed to -webhook-url, signed with -webhook-secret (a
 // random one when none is given). The default URL is where
@@ -44,6 +53,13 @@
 // webhook.NewStandardVerifier. The admin API's GET /_sandbox/webhook-url
 // reports the scheme.
 //
+// The test values of paymentstest work here too: account numbers and
+// amounts that fail, are rejected or succeed late, and a balance per
+// currency that payments draw down (-balance), with account.balance_low
+// below -balance-low-threshold. -processing-delay sets how long the late
+// ones take. The table is in the README and the paymentstest package
+// documentation.
+//
 // The admin API of paymentstest.WithAdminAPI is on (-admin=false turns it
 // off): routes under /_sandbox/ that move the clock, pay into a virtual
 // account, inject faults, set the webhook URL and retry schedule, read or
@@ -64,8 +80,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,11 +87,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/shopspring/decimal"
 )
 
 const (
@@ -100,7 +116,7 @@ func serverTimeouts() paymentstest.HTTPTimeouts {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, serverTimeouts())
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, serverTimeouts())
 	stop()
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -111,21 +127,29 @@ func main() {
 }
 
 // run starts the sandbox, prints how to reach it to stdout, and serves
-// until ctx ends. Tests pass short timeouts.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts paymentstest.HTTPTimeouts) error {
+// until ctx ends. getenv reads the environment (os.Getenv); tests pass
+// short timeouts and an environment of their own.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, timeouts paymentstest.HTTPTimeouts) error {
 	fs := flag.NewFlagSet("payments-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", defaultAddr, "`address` to listen on (port 0 picks a free port)")
-	apiKey := fs.String("api-key", "", "API `key` to accept (default: a random JWT-shaped key)")
+	apiKey := fs.String("api-key", "", "API `key` to accept (default: $"+envAPIKey+", else a random JWT-shaped key)")
 	hookURL := fs.String("webhook-url", defaultWebhookURL,
 		"`URL` to deliver webhook events to, where examples/webhook-receiver listens by default; none turns deliveries off")
 	hookScheme := fs.String("webhook-scheme", string(paymentstest.SchemePayments),
-		"how webhooks are signed: payments (the Payments-Signature header) or standard (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature)")
-	hookSecret := fs.String("webhook-secret", "", "webhook signing `secret` (default: a random one; a whsec_ secret with -webhook-scheme standard)")
+		"how webhooks are signed: payments (the Payments-Signature header) or standard (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature); default: $"+envScheme+", else payments")
+	hookSecret := fs.String("webhook-secret", "",
+		"webhook signing `secret` (default: $"+envSecret+", else a random one; a whsec_ secret with -webhook-scheme standard)")
 	retryWait := fs.Duration("webhook-retry-wait", paymentstest.DefaultWebhookRetryWait,
 		"wait before the first retry of a failed webhook delivery; it doubles for each of the 4 retries")
 	retries := fs.String("webhook-retries", "",
 		"`waits` before each retry of a failed webhook delivery, comma-separated (1s,2s,4s,8s), or none; replaces -webhook-retry-wait")
+	balance := fs.String("balance", paymentstest.DefaultBalance, "the merchant's `amount` in each currency at start; confirmed payments draw it down")
+	balanceLow := fs.String("balance-low-threshold", paymentstest.DefaultBalanceLowThreshold,
+		"account.balance_low is sent when a payment leaves a balance below this `amount` (0: never)")
+	delay := fs.Duration("processing-delay", paymentstest.DefaultProcessingDelay,
+		"how long the test values that succeed late take (account number "+paymentstest.AccountNumberVerifiesLate+
+			", amount "+paymentstest.AmountCompletesLate+")")
 	admin := fs.Bool("admin", true, "serve the admin API under "+paymentstest.AdminPrefix+" (clock, incoming payments, faults, deliveries)")
 	quiet := fs.Bool("quiet", false, "do not log requests and webhook attempts")
 	if err := fs.Parse(args); err != nil {
@@ -134,19 +158,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (see -help)", fs.Arg(0))
 	}
-
-	scheme := paymentstest.WebhookScheme(strings.ToLower(strings.TrimSpace(*hookScheme)))
-	if scheme != paymentstest.SchemePayments && scheme != paymentstest.SchemeStandard {
-		return fmt.Errorf("-webhook-scheme %q: use payments (the Payments-Signature header) or standard (Standard Webhooks)", *hookScheme)
+	set := setFlags(fs)
+	creds, err := resolveCredentials(getenv, set, *apiKey, *hookScheme, *hookSecret)
+	if err != nil {
+		return err
 	}
-
 	opts := []paymentstest.Option{
 		paymentstest.WithAddr(*addr),
-		paymentstest.WithWebhookScheme(scheme),
+		paymentstest.WithWebhookScheme(creds.scheme),
 		paymentstest.WithWebhookRetryWait(*retryWait),
 		paymentstest.WithHTTPTimeouts(timeouts),
+		paymentstest.WithProcessingDelay(*delay),
 	}
-	if set := setFlags(fs); set["webhook-retries"] {
+	startBalance, err := parseAmount("balance", *balance)
+	if err != nil {
+		return err
+	}
+	lowThreshold, err := parseAmount("balance-low-threshold", *balanceLow)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, paymentstest.WithBalance(startBalance), paymentstest.WithBalanceLowThreshold(lowThreshold))
+	if set["webhook-retries"] {
 		if set["webhook-retry-wait"] {
 			return errors.New("give -webhook-retries or -webhook-retry-wait, not both")
 		}
@@ -156,26 +189,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 		}
 		opts = append(opts, paymentstest.WithWebhookRetries(waits...))
 	}
-	if *apiKey != "" {
-		opts = append(opts, paymentstest.WithAPIKey(*apiKey))
+	if creds.apiKey != "" {
+		opts = append(opts, paymentstest.WithAPIKey(creds.apiKey))
 	}
 	if strings.EqualFold(strings.TrimSpace(*hookURL), "none") {
 		*hookURL = ""
 	}
-	// A secret even without a URL: the admin API can set one later. Under
-	// the standard scheme the server makes a whsec_ one itself.
-	var secrets []string
-	switch {
-	case *hookSecret != "":
-		secrets = []string{*hookSecret}
-	case scheme == paymentstest.SchemePayments:
-		b := make([]byte, 16)
-		if _, err := rand.Read(b); err != nil {
-			return err
-		}
-		secrets = []string{"whsec_" + hex.EncodeToString(b)}
-	}
-	opts = append(opts, paymentstest.WithWebhook(*hookURL, secrets...))
+	opts = append(opts, paymentstest.WithWebhook(*hookURL, creds.secrets...))
 	if *admin {
 		opts = append(opts, paymentstest.WithAdminAPI())
 	}
@@ -187,33 +207,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 		return err
 	}
 	defer srv.Close()
-	secret := srv.WebhookSecrets()[0] // the one given, or made by the server
 
-	fmt.Fprintf(stdout, "payments-sandbox: a fake Payments API; its state lives in memory and is lost on exit.\n\n")
-	fmt.Fprintf(stdout, "  URL:      %s\n", srv.URL())
-	fmt.Fprintf(stdout, "  API key:  %s\n", srv.APIKey())
-	if *hookURL != "" {
-		fmt.Fprintf(stdout, "  Webhooks: %s (-webhook-url none turns them off)\n", *hookURL)
-	} else {
-		fmt.Fprintf(stdout, "  Webhooks: off (-webhook-url sets where they go)\n")
-	}
-	receiverVars := "PAYMENTS_WEBHOOK_SECRET"
-	if scheme == paymentstest.SchemeStandard {
-		fmt.Fprintf(stdout, "  Signing:  Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature)\n")
-		receiverVars = "PAYMENTS_WEBHOOK_SECRET and PAYMENTS_WEBHOOK_SCHEME"
-	} else {
-		fmt.Fprintf(stdout, "  Signing:  the Payments-Signature header (-webhook-scheme standard for Standard Webhooks)\n")
-	}
-	fmt.Fprintf(stdout, "\nTo point the SDK and its examples at it (%s for examples/webhook-receiver):\n\n", receiverVars)
-	fmt.Fprintf(stdout, "export PAYMENTS_BASE_URL=%s\n", shellWord(srv.URL()))
-	fmt.Fprintf(stdout, "export PAYMENTS_API_KEY=%s\n", shellWord(srv.APIKey()))
-	fmt.Fprintf(stdout, "export PAYMENTS_WEBHOOK_SECRET=%s\n", shellWord(secret))
-	if scheme == paymentstest.SchemeStandard {
-		fmt.Fprintf(stdout, "export PAYMENTS_WEBHOOK_SCHEME=%s\n", scheme)
-	}
-	fmt.Fprintln(stdout)
+	printBanner(stdout, srv, creds, *hookURL, startBalance, lowThreshold)
 	if *admin {
-		printAdminHelp(stdout, srv.URL(), srv.APIKey())
+		printAdminHelp(stdout, srv.URL(), srv.APIKey(), slices.Contains(creds.reused, envAPIKey))
 	}
 	fmt.Fprintf(stdout, "Press Ctrl+C to stop.\n")
 
@@ -223,39 +220,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, timeouts 
 	return nil
 }
 
-// printAdminHelp prints curl lines that call the admin API, ready to paste
-// into a POSIX shell.
-func printAdminHelp(w io.Writer, baseURL, apiKey string) {
-	curl := func(method, path, body string) string {
-		line := fmt.Sprintf("curl -sS -X %s %s -H %s", method,
-			shellQuote(baseURL+path), shellQuote("Authorization: Bearer "+apiKey))
-		if body != "" {
-			line += " -d " + shellQuote(body)
-		}
-		return line
-	}
-	fmt.Fprintf(w, "Admin API (%s; -admin=false turns it off), for example:\n\n", paymentstest.AdminPrefix)
-	fmt.Fprintf(w, "# Move the clock 5m1s forward: quotes issued before have expired.\n%s\n",
-		curl("POST", "/_sandbox/clock/advance", `{"seconds": 301}`))
-	fmt.Fprintf(w, "# A customer pays into a virtual account (the account_number of POST /accounts/virtual-accounts).\n%s\n",
-		curl("POST", "/_sandbox/virtual-accounts/ACCOUNT_NUMBER/incoming-payments", `{"amount": 5000.00, "currency": "NGN"}`))
-	fmt.Fprintf(w, "# Send webhooks somewhere else from now on (\"\" turns them off; GET reads the setting).\n%s\n",
-		curl("PUT", "/_sandbox/webhook-url", `{"url": "`+defaultWebhookURL+`"}`))
-	fmt.Fprintf(w, "# The next POST /payments/initiate fails with 503 (DELETE /_sandbox/faults clears faults).\n%s\n",
-		curl("POST", "/_sandbox/faults", `{"kind": "status", "status": 503, "times": 1, "path": "/payments/initiate"}`))
-	fmt.Fprintf(w, "# Wait for webhook deliveries to finish, then list them.\n%s\n",
-		curl("POST", "/_sandbox/deliveries/wait", `{"timeout_seconds": 10}`))
-	fmt.Fprintf(w, "# Deliver again every event whose deliveries all failed (POST /_sandbox/events/ID/redeliver: one event).\n%s\n",
-		curl("POST", "/_sandbox/events/redeliver-failed", ""))
-	fmt.Fprintf(w, "# List the events, oldest first, as Webhooks.ListEvents does (after=ID continues after an event).\n%s\n\n",
-		curl("GET", "/webhooks/events?limit=10", ""))
-}
-
 // setFlags returns the names of the flags given on the command line.
 func setFlags(fs *flag.FlagSet) map[string]bool {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set
+}
+
+// parseAmount reads an amount flag: a decimal number, 0 or more.
+func parseAmount(name, v string) (decimal.Decimal, error) {
+	d, err := decimal.NewFromString(strings.TrimSpace(v))
+	if err != nil || d.IsNegative() {
+		return decimal.Decimal{}, fmt.Errorf("-%s %q: give an amount of 0 or more, such as 5000.00", name, v)
+	}
+	return d, nil
 }
 
 // parseRetries reads -webhook-retries: comma-separated Go durations, or
@@ -274,24 +252,4 @@ func parseRetries(v string) ([]time.Duration, error) {
 		waits = append(waits, d)
 	}
 	return waits, nil
-}
-
-// shellWord returns s as it is when a POSIX shell would read it as one plain
-// word (URLs and the default JWT-shaped key), and quoted otherwise, so that a
-// custom -api-key with quotes, spaces or $ still exports intact.
-func shellWord(s string) string {
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/=+-@%,", r)) {
-			return shellQuote(s)
-		}
-	}
-	if s == "" {
-		return "''"
-	}
-	return s
-}
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

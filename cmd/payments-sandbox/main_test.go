@@ -48,7 +48,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	var stdout, stderr testlog.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-webhook-url", receiver.URL, "-webhook-retry-wait", "1ms"}, &stdout, &stderr, serverTimeouts())
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-webhook-url", receiver.URL, "-webhook-retry-wait", "1ms"}, noEnv, &stdout, &stderr, serverTimeouts())
 	}()
 	require.Eventually(t, func() bool { return apiKeyLine.MatchString(stdout.String()) }, 5*time.Second, 5*time.Millisecond)
 	out := stdout.String()
@@ -96,7 +96,7 @@ func TestRunFixedKeyQuiet(t *testing.T) {
 	var stdout, stderr testlog.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "sandbox", "-webhook-url", "none", "-quiet"}, &stdout, &stderr, serverTimeouts())
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "sandbox", "-webhook-url", "none", "-quiet"}, noEnv, &stdout, &stderr, serverTimeouts())
 	}()
 	require.Eventually(t, func() bool { return apiKeyLine.MatchString(stdout.String()) }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, "sandbox", apiKeyLine.FindStringSubmatch(stdout.String())[1])
@@ -131,7 +131,7 @@ func startRunTimeouts(t *testing.T, timeouts paymentstest.HTTPTimeouts, args ...
 	stdout, stderr = new(testlog.Buffer), new(testlog.Buffer)
 	done := make(chan error, 1)
 	args = append([]string{"-addr", "127.0.0.1:0"}, args...)
-	go func() { done <- run(ctx, args, stdout, stderr, timeouts) }()
+	go func() { done <- run(ctx, args, noEnv, stdout, stderr, timeouts) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
@@ -211,12 +211,12 @@ func TestRunBadArguments(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut testlog.Buffer
-			err := run(context.Background(), args, &out, &errOut, serverTimeouts())
+			err := run(context.Background(), args, noEnv, &out, &errOut, serverTimeouts())
 			require.Error(t, err)
 		})
 	}
 	var out, errOut testlog.Buffer
-	err := run(context.Background(), []string{"-help"}, &out, &errOut, serverTimeouts())
+	err := run(context.Background(), []string{"-help"}, noEnv, &out, &errOut, serverTimeouts())
 	require.True(t, errors.Is(err, flag.ErrHelp))
 	assert.Contains(t, errOut.String(), "-webhook-url")
 }
@@ -311,3 +311,7 @@ func sandboxRecipient(t *testing.T, client *payments.Client) *payments.Recipient
 	require.NoError(t, err)
 	return r
 }
+
+// noEnv is an empty environment, so that a test never picks up the
+// PAYMENTS_ variables of the shell that runs it.
+func noEnv(string) string { return "" }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"net"
 	"os"
@@ -235,25 +234,15 @@ func waitFor(t *testing.T, what string, out, errOut *testlog.Buffer, exited <-ch
 	}
 }
 
-// exportLines returns the lines of out that start with "export ".
-func exportLines(out string) []string {
-	var lines []string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "export ") {
-			lines = append(lines, sc.Text())
-		}
-	}
-	return lines
-}
-
 // childEnv is the test's environment without proxy settings, which would
-// send curl's loopback requests elsewhere.
+// send curl's loopback requests elsewhere, and without PAYMENTS_ variables,
+// which the sandbox and the receiver would read: a reader starts from a
+// fresh shell.
 func childEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasSuffix(strings.ToLower(name), "_proxy") {
+		if !strings.HasSuffix(strings.ToLower(name), "_proxy") && !strings.HasPrefix(name, "PAYMENTS_") {
 			env = append(env, kv)
 		}
 	}

@@ -26,20 +26,6 @@ type envelope struct {
 	Data    json.RawMessage `json:"data"`
 }
 
-type deliveryLog struct {
-	Pending    int `json:"pending"`
-	Deliveries []struct {
-		EventID   string    `json:"event_id"`
-		Event     string    `json:"event"`
-		URL       string    `json:"url"`
-		Status    string    `json:"status"`
-		CreatedAt time.Time `json:"created_at"`
-		Attempts  []struct {
-			StatusCode int `json:"status_code"`
-		} `json:"attempts"`
-	} `json:"deliveries"`
-}
-
 // TestREADMESandboxSection walks the README's section about the sandbox as
 // a reader would, in three terminals: it starts the sandbox and the example
 // receiver with the README's commands, pastes the export lines the sandbox

@@ -118,7 +118,7 @@ func TestRunSchemeDefaultAndGivenSecret(t *testing.T) {
 	for _, bad := range []string{"not-a-whsec-secret", "whsec_not base64!"} {
 		var out, errOut testlog.Buffer
 		err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-webhook-scheme", "standard", "-webhook-secret", bad},
-			&out, &errOut, serverTimeouts())
+			noEnv, &out, &errOut, serverTimeouts())
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "is not a Standard Webhooks secret", bad)
 		assert.NotContains(t, err.Error(), bad, "the secret is never repeated")
@@ -126,9 +126,9 @@ func TestRunSchemeDefaultAndGivenSecret(t *testing.T) {
 	}
 
 	var out, errOut testlog.Buffer
-	err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-webhook-scheme", "hmac"}, &out, &errOut, serverTimeouts())
+	err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-webhook-scheme", "hmac"}, noEnv, &out, &errOut, serverTimeouts())
 	require.EqualError(t, err, `-webhook-scheme "hmac": use payments (the Payments-Signature header) or standard (Standard Webhooks)`)
-	err = run(context.Background(), []string{"-help"}, &out, &errOut, serverTimeouts())
+	err = run(context.Background(), []string{"-help"}, noEnv, &out, &errOut, serverTimeouts())
 	require.Error(t, err)
 	assert.Contains(t, errOut.String(), "-webhook-scheme")
 }
