@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 
 	"github.com/paymentsapi/payments-go/paymentstest"
@@ -16,9 +18,10 @@ import (
 // secret across restarts, so a receiver already running keeps accepting
 // the deliveries.
 const (
-	envAPIKey = "PAYMENTS_API_KEY"
-	envSecret = "PAYMENTS_WEBHOOK_SECRET"
-	envScheme = "PAYMENTS_WEBHOOK_SCHEME"
+	envBaseURL = "PAYMENTS_BASE_URL"
+	envAPIKey  = "PAYMENTS_API_KEY"
+	envSecret  = "PAYMENTS_WEBHOOK_SECRET"
+	envScheme  = "PAYMENTS_WEBHOOK_SCHEME"
 )
 
 // credentials are the API key, webhook scheme and secrets the sandbox
@@ -55,6 +58,18 @@ func resolveCredentials(getenv func(string) string, set map[string]bool, apiKey,
 		return c, fmt.Errorf("%s: use payments (the Payments-Signature header) or standard (Standard Webhooks)", what)
 	}
 
+	// A shell set up for the real service (PAYMENTS_BASE_URL elsewhere than
+	// this machine) holds a real key and secret: never adopt, and so never
+	// print, those.
+	foreign := !loopbackURL(getenv(envBaseURL))
+	if foreign {
+		getenv = func(name string) string {
+			if name == envAPIKey || name == envSecret {
+				return ""
+			}
+			return getenv(name)
+		}
+	}
 	switch v := strings.TrimSpace(getenv(envAPIKey)); {
 	case apiKey != "":
 		c.apiKey = apiKey
@@ -130,4 +145,23 @@ func joinNames(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// loopbackURL reports whether u is empty or a URL whose host is this
+// machine (a sandbox's, as its export lines give it).
+func loopbackURL(u string) bool {
+	u = strings.TrimSpace(u)
+	if u == "" {
+		return true
+	}
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	host := parsed.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

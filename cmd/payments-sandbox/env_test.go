@@ -173,9 +173,11 @@ func TestRunKeepsTheExportedValuesAcrossARestart(t *testing.T) {
 			second := startEnvRun(t, env, "-addr", strings.TrimPrefix(baseURL, "http://"), "-webhook-url", rc.URL)
 			out := second.stdout.String()
 			assert.Contains(t, out, "\n"+tc.reused+"\n")
-			assert.Equal(t, exportLines(first.stdout.String()), exportLines(out), "the same export lines")
-			assert.Equal(t, 1, strings.Count(out, key), "the key is printed only in its export line:\n%s", out)
-			assert.Equal(t, 1, strings.Count(out, secret), "the secret is printed only in its export line")
+			again := exportLines(out)
+			assert.Equal(t, "export PAYMENTS_BASE_URL="+baseURL, again[0], "the same URL")
+			assert.Contains(t, out, "\n# PAYMENTS_API_KEY: already exported, reused\n# PAYMENTS_WEBHOOK_SECRET: already exported, reused\n")
+			assert.NotContains(t, out, key, "a key from the environment is never printed:\n%s", out)
+			assert.NotContains(t, out, secret, "a secret from the environment is never printed")
 			assert.Contains(t, out, `-H "Authorization: Bearer $PAYMENTS_API_KEY"`, "the curl lines read the key")
 			assert.NotContains(t, second.stderr.String(), key)
 			assert.NotContains(t, second.stderr.String(), secret)
@@ -186,6 +188,22 @@ func TestRunKeepsTheExportedValuesAcrossARestart(t *testing.T) {
 			assert.Equal(t, []int{200, 200, 200, 200}, rc.answers())
 		})
 	}
+}
+
+// A shell set up for the real service (PAYMENTS_BASE_URL not on this
+// machine) holds a real key and secret: the sandbox neither adopts nor
+// prints them, and makes its own.
+func TestRunNeverAdoptsTheRealServicesCredentials(t *testing.T) {
+	const realKey, realSecret = "sk_live_do_not_print_0123456789", "whsec_live00112233445566778899aabbccdd"
+	run := startEnvRun(t, map[string]string{"PAYMENTS_BASE_URL": "https://api.payments.example", envAPIKey: realKey, envSecret: realSecret},
+		"-addr", "127.0.0.1:0", "-quiet", "-webhook-url", "none")
+	out := run.stdout.String() + run.stderr.String()
+	assert.NotContains(t, out, realKey)
+	assert.NotContains(t, out, realSecret)
+	assert.NotContains(t, out, "reusing")
+	env := run.exported()
+	assert.NotEqual(t, realKey, env[envAPIKey])
+	assert.NotEmpty(t, env[envAPIKey])
 }
 
 func TestRunRefusesASecretThatDoesNotFitTheScheme(t *testing.T) {
@@ -241,7 +259,9 @@ func TestRunFlagsWinOverTheEnvironment(t *testing.T) {
 	out := r.stdout.String()
 	vars := r.exported()
 	assert.Equal(t, "flag-key", vars[envAPIKey])
-	assert.Equal(t, standard, vars[envSecret], "the secret has no flag here: reused")
+	assert.NotContains(t, vars, envSecret, "the secret has no flag here: reused, and not printed")
+	assert.Contains(t, out, "\n# PAYMENTS_WEBHOOK_SECRET: already exported, reused\n")
+	assert.NotContains(t, out, standard)
 	assert.Equal(t, "payments", vars[envScheme], "said, so that pasting the lines replaces the stale standard")
 	assert.Contains(t, out, "\nreusing PAYMENTS_WEBHOOK_SECRET from the environment\n")
 	assert.Contains(t, out, "API key:  flag-key")

@@ -11,8 +11,8 @@ import (
 )
 
 // printBanner prints where the sandbox is, what it reused from the
-// environment, its test values and the lines to export. Apart from those
-// lines, it never prints a key or a secret that came from the environment.
+// environment, its test values and the lines to export. It never prints a
+// key or a secret that came from the environment.
 func printBanner(w io.Writer, srv *paymentstest.Server, creds credentials, hookURL string, balance, balanceLow decimal.Decimal) {
 	fmt.Fprintf(w, "payments-sandbox: a fake Payments API; its state lives in memory and is lost on exit.\n\n")
 	fmt.Fprintf(w, "  URL:      %s\n", srv.URL())
@@ -45,8 +45,18 @@ func printBanner(w io.Writer, srv *paymentstest.Server, creds credentials, hookU
 	fmt.Fprintf(w, "\nTo point the SDK and its examples at it (%s for examples/webhook-receiver;\n", receiverVars)
 	fmt.Fprintf(w, "paste them where you start the sandbox too, and a restart keeps them):\n\n")
 	fmt.Fprintf(w, "export PAYMENTS_BASE_URL=%s\n", shellWord(srv.URL()))
-	fmt.Fprintf(w, "export %s=%s\n", envAPIKey, shellWord(srv.APIKey()))
-	fmt.Fprintf(w, "export %s=%s\n", envSecret, shellWord(strings.Join(srv.WebhookSecrets(), ",")))
+	// A value taken from the environment is already exported there, and is
+	// never printed: the shell may be one a real key was exported in.
+	if slices.Contains(creds.reused, envAPIKey) {
+		fmt.Fprintf(w, "# %s: already exported, reused\n", envAPIKey)
+	} else {
+		fmt.Fprintf(w, "export %s=%s\n", envAPIKey, shellWord(srv.APIKey()))
+	}
+	if slices.Contains(creds.reused, envSecret) {
+		fmt.Fprintf(w, "# %s: already exported, reused\n", envSecret)
+	} else {
+		fmt.Fprintf(w, "export %s=%s\n", envSecret, shellWord(strings.Join(srv.WebhookSecrets(), ",")))
+	}
 	if creds.scheme == paymentstest.SchemeStandard || creds.schemeFromEnv {
 		fmt.Fprintf(w, "export %s=%s\n", envScheme, creds.scheme)
 	}
