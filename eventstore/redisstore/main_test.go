@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -110,6 +111,15 @@ var backend = storetest.Backend{
 		srv := testservers.StartRedis(tb, true)
 		return fixture(tb, srv.URL(), n, lease, 4), srv
 	},
+	Proxied: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, *testservers.Proxy) {
+		srv := testservers.SharedRedis(tb)
+		u, err := url.Parse(srv.URL())
+		if err != nil {
+			tb.Fatal("the server's URL does not parse")
+		}
+		proxy := testservers.StartProxy(tb, u.Host)
+		return fixture(tb, proxy.URL(tb, srv.URL()), n, lease, 8), proxy
+	},
 }
 
 func TestConformance(t *testing.T) { storetest.Conformance(t, backend) }
@@ -127,6 +137,21 @@ func TestDeadReplica(t *testing.T) {
 func TestOutage(t *testing.T) {
 	t.Parallel()
 	storetest.Outage(t, backend, storetest.LedgerProcessor())
+}
+
+func TestKilledReplica(t *testing.T) {
+	t.Parallel()
+	storetest.KilledReplica(t, backend)
+}
+
+func TestHungStore(t *testing.T) {
+	t.Parallel()
+	storetest.HungStore(t, backend)
+}
+
+func TestPendingCompletions(t *testing.T) {
+	t.Parallel()
+	storetest.PendingCompletions(t, backend)
 }
 
 func BenchmarkHandler(b *testing.B) {

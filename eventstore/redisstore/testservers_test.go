@@ -13,7 +13,6 @@ import (
 
 // The throwaway servers of internal/testservers, checked with this module's
 // driver (the root module requires no driver).
-//
 func TestRedisStopStartPersistent(t *testing.T) {
 	r := testservers.StartRedis(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -31,6 +33,9 @@ type Backend struct {
 	// Outage is like Stores, but on a server of the test's own, which it
 	// may stop and start again.
 	Outage func(t testing.TB, n int, lease time.Duration) (Fixture, Server)
+	// Proxied is like Stores, but the stores reach the shared server
+	// through a proxy that can hold every byte (a silent partition).
+	Proxied func(t testing.TB, n int, lease time.Duration) (Fixture, *testservers.Proxy)
 }
 
 // Fixture is stores over one namespace, and a look into it.
