@@ -142,6 +142,7 @@ type Handler struct {
 	observer     DeliveryObserver
 	storeTimeout time.Duration
 	claimWait    time.Duration
+	inMemory     bool // the store is a *MemoryStore itself (not a wrapper)
 	bg           background
 }
 
@@ -206,6 +207,7 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 	if h.store == nil {
 		h.store = NewMemoryStore(DefaultMemoryStoreSize)
 	}
+	_, h.inMemory = h.store.(*MemoryStore)
 	return h
 }
 

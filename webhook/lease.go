@@ -37,7 +37,7 @@ const (
 
 // claim makes one Claim, bounded by the store timeout.
 func (h *Handler) claim(ctx context.Context, id string) (Claim, error) {
-	ctx, cancel := context.WithTimeout(ctx, h.storeTimeout)
+	ctx, cancel := h.storeCtx(ctx)
 	defer cancel()
 	return h.store.Claim(ctx, id)
 }
@@ -99,8 +99,9 @@ type heartbeat struct {
 	cancel context.CancelCauseFunc
 	every  time.Duration // 0: the claim has no lease
 	timer  *time.Timer
-	stopCh chan struct{}
-	done   chan struct{} // closed when the renewal loop has ended
+	// Made when the renewal loop starts (most functions end before):
+	stopCh chan struct{} // closed by stop
+	done   chan struct{} // closed when the loop has ended
 
 	mu          sync.Mutex
 	claim       Claim
@@ -119,7 +120,6 @@ func (h *Handler) startHeartbeat(ctx context.Context, ev *payments.Event, claim 
 		return hb
 	}
 	hb.every = max(claim.LeaseExpires.Sub(claimed)/3, time.Millisecond)
-	hb.stopCh, hb.done = make(chan struct{}), make(chan struct{})
 	hb.timer = time.AfterFunc(hb.every, hb.loop)
 	return hb
 }
@@ -148,6 +148,13 @@ func (hb *heartbeat) cause() error {
 // loop renews the claim every third of the lease, and soon again after a
 // failure, until stopped, the claim is lost, or the lease runs out.
 func (hb *heartbeat) loop() {
+	hb.mu.Lock()
+	if hb.stopped {
+		hb.mu.Unlock()
+		return
+	}
+	hb.stopCh, hb.done = make(chan struct{}), make(chan struct{})
+	hb.mu.Unlock()
 	defer close(hb.done)
 	for {
 		c := hb.current()
@@ -199,15 +206,19 @@ func (hb *heartbeat) stop() Claim {
 	if hb.timer == nil {
 		return hb.claim
 	}
+	if hb.timer.Stop() {
+		return hb.claim // the loop never started
+	}
 	hb.mu.Lock()
 	hb.stopped = true
 	if hb.abortRenew != nil {
 		hb.abortRenew()
 	}
+	stopCh, done := hb.stopCh, hb.done
 	hb.mu.Unlock()
-	close(hb.stopCh)
-	if !hb.timer.Stop() {
-		<-hb.done
+	if stopCh != nil { // else the loop, when it starts, sees stopped
+		close(stopCh)
+		<-done
 	}
 	return hb.current()
 }

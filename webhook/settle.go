@@ -75,8 +75,12 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	return fmt.Errorf("webhook: shutdown with %d processed events not recorded as done: %w", left, context.Cause(ctx))
 }
 
-// storeCtx bounds one store call.
+// storeCtx bounds one store call. A MemoryStore never waits on anything,
+// so its calls need no timer.
 func (h *Handler) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if h.inMemory {
+		return ctx, func() {}
+	}
 	return context.WithTimeout(ctx, h.storeTimeout)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
@@ -118,6 +119,24 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 		if _, err := admin.Exec(testCtx(tb), "UPDATE "+table+" SET expires_at = now() - interval '1 second' WHERE event_id = $1", id); err != nil {
 			tb.Fatalf("Expire(%s): %v", id, err)
 		}
+	}
+	f.Replica = func(dial storetest.Dialer) webhook.Store {
+		cfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cfg.MaxConns = poolSize
+		cfg.ConnConfig.DialFunc = pgconn.DialFunc(dial)
+		pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(pool.Close)
+		s, err := pgstore.New(pool, opts...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return s
 	}
 	return f
 }

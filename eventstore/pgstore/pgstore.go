@@ -134,7 +134,7 @@ const maxClaimTries = 3
 
 // bound gives one call its deadline.
 func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.opts.timeout)
+	return lease.Bound(ctx, s.opts.timeout)
 }
 
 // Claim implements webhook.Store in one statement: it inserts the id,
@@ -216,7 +216,7 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 // lease or completed it (webhook.ErrClaimLost). A claim that lapsed, or a
 // row that was purged, still completes when nobody took it over; a claim
 // already completed by its token (Transactional) completes without a
-// change.
+// change. (When the row is gone, a second statement inserts it.)
 func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 	if c.Token == "" {
 		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, webhook.ErrClaimLost)
@@ -228,7 +228,16 @@ func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 	if err != nil {
 		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, err)
 	}
-	if !ok {
+	if ok {
+		return nil
+	}
+	// Nothing to update: the row is gone (a lapsed claim purged), or
+	// another claim holds it.
+	tag, err := s.pool.Exec(ctx, s.q.insertDone, c.EventID, c.Token, s.opts.retention.Microseconds())
+	switch {
+	case err != nil:
+		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, err)
+	case tag.RowsAffected() == 0:
 		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, webhook.ErrClaimLost)
 	}
 	return nil

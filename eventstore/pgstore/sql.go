@@ -36,7 +36,8 @@ func checkTable(name string) error {
 type queries struct {
 	createTable, createIndex string
 	claim, renew, state      string
-	complete, markDone       string
+	complete, insertDone     string
+	markDone                 string
 	release, purge           string
 }
 
@@ -89,21 +90,24 @@ WHERE e.event_id = $1 AND e.token = $2 AND NOT EXISTS (SELECT 1 FROM renewed)`,
 
 		state: `SELECT state FROM ` + t + ` WHERE event_id = $1 AND token = $2`,
 
-		// Record the event done: a new row when there is none (purged),
-		// or the row when it is this token's claim, or anyone's lapsed
-		// claim or expired completion. Done with this token already
-		// (Transactional marked it inside the EventFunc's transaction)
-		// counts as success.
+		// Record the event done: the row when it is this token's claim,
+		// or anyone's lapsed claim or expired completion. Done with this
+		// token already (Transactional marked it inside the EventFunc's
+		// transaction) counts as success, and costs no write.
 		complete: `WITH completed AS (
-    INSERT INTO ` + t + ` AS e (event_id, state, token, expires_at)
-    VALUES ($1, 'done', $2, now() + ` + micros + `)
-    ON CONFLICT (event_id) DO UPDATE
-        SET state = 'done', token = excluded.token, expires_at = excluded.expires_at
-        WHERE (e.token = excluded.token AND e.state = 'processing') OR e.expires_at <= now()
+    UPDATE ` + t + ` AS e SET state = 'done', token = $2, expires_at = now() + ` + micros + `
+    WHERE e.event_id = $1 AND ((e.token = $2 AND e.state = 'processing') OR e.expires_at <= now())
     RETURNING 1
 )
 SELECT EXISTS (SELECT 1 FROM completed)
     OR EXISTS (SELECT 1 FROM ` + t + ` WHERE event_id = $1 AND token = $2 AND state = 'done')`,
+
+		// When complete found nothing: the row is gone (purged), or
+		// another claim holds it. Write the completion only in the first
+		// case.
+		insertDone: `INSERT INTO ` + t + ` (event_id, state, token, expires_at)
+VALUES ($1, 'done', $2, now() + ` + micros + `)
+ON CONFLICT (event_id) DO NOTHING`,
 
 		markDone: `UPDATE ` + t + ` SET state = 'done', expires_at = now() + ` + micros + `
 WHERE event_id = $1 AND token = $2 AND state = 'processing'`,

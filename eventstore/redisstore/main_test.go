@@ -93,6 +93,20 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 		}
 		return d
 	}
+	f.Replica = func(dial storetest.Dialer) webhook.Store {
+		o, err := redis.ParseURL(url)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		o.PoolSize, o.Dialer = poolSize, dial
+		c := redis.NewClient(o)
+		tb.Cleanup(func() { _ = c.Close() })
+		s, err := redisstore.New(c, opts...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	}
 	f.Expire = func(id string) {
 		// Redis forgets the key exactly as it would when its TTL runs out.
 		if err := admin.PExpire(testCtx(tb), prefix+id, time.Millisecond).Err(); err != nil {
@@ -156,6 +170,24 @@ func TestPendingCompletions(t *testing.T) {
 
 func BenchmarkHandler(b *testing.B) {
 	c := newClient(b, testservers.SharedRedis(b).URL(), storetest.BenchSenders)
+	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(b, c)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchmarkHandler(b, s)
+}
+
+// BenchmarkHandlerContextTimeout: the client keeps the store's deadlines
+// itself (Options.ContextTimeoutEnabled), so commands run without a
+// goroutine of the store's.
+func BenchmarkHandlerContextTimeout(b *testing.B) {
+	opts, err := redis.ParseURL(testservers.SharedRedis(b).URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts.PoolSize, opts.ContextTimeoutEnabled = storetest.BenchSenders, true
+	c := redis.NewClient(opts)
+	b.Cleanup(func() { _ = c.Close() })
 	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(b, c)))
 	if err != nil {
 		b.Fatal(err)

@@ -67,9 +67,13 @@ func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d }
 // WithTimeout sets the deadline of each command the store sends (default
 // DefaultTimeout; positive). The store returns by then whatever the client
 // does: go-redis, by default, ignores a context's deadline while it waits
-// for a reply (Options.ContextTimeoutEnabled), waits ReadTimeout (3s), and
-// retries a timed-out command MaxRetries (3) times; the store's deadline
-// also ends those retries. A shorter deadline of the caller's context wins.
+// for a reply, waits ReadTimeout (3s), and retries a timed-out command
+// MaxRetries (3) times; the store's deadline also ends those retries. With
+// such a client each command runs in a goroutine the store can stop waiting
+// for; a *redis.Client or *redis.ClusterClient whose options set
+// ContextTimeoutEnabled keeps the deadline itself and saves that goroutine
+// (set it on the options redis.ParseURL returns). A shorter deadline of the
+// caller's context wins.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithRetention sets how long a processed event id is remembered (default
@@ -85,6 +89,10 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 type Store struct {
 	client redis.UniversalClient
 	opts   options
+	// direct: the client keeps contexts' deadlines itself
+	// (ContextTimeoutEnabled), so commands need no goroutine.
+	direct bool
+	runner runner
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -106,7 +114,20 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if err := lease.Check("redisstore", o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
-	return &Store{client: client, opts: o}, nil
+	return &Store{client: client, opts: o, direct: keepsDeadlines(client), runner: runner{idle: make(chan *command)}}, nil
+}
+
+// keepsDeadlines says whether client stops waiting for a reply at its
+// context's deadline (Options.ContextTimeoutEnabled), for the clients whose
+// options can be read.
+func keepsDeadlines(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }
 
 // Key returns the key that holds eventID's claim or completion.
@@ -174,25 +195,22 @@ return 0
 `)
 
 // run runs script on the event's key under the store's deadline, and
-// returns by the deadline whatever the client does: go-redis may ignore the
-// context while it reads (its ContextTimeoutEnabled is off by default), so
-// the command runs in a goroutine that the store stops waiting for. The
-// deadline in its context also ends go-redis' retries.
+// returns by the deadline whatever the client does: go-redis ignores the
+// context while it reads unless Options.ContextTimeoutEnabled is set, so
+// with a client without it the command runs in a goroutine that the store
+// stops waiting for. The deadline in its context also ends go-redis'
+// retries.
 func (s *Store) run(ctx context.Context, script *redis.Script, id string, args ...any) (any, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.timeout)
+	ctx, cancel := lease.Bound(ctx, s.opts.timeout)
 	defer cancel()
-	type result struct {
-		v   any
-		err error
+	if s.direct {
+		return script.Run(ctx, s.client, []string{s.Key(id)}, args...).Result()
 	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := script.Run(ctx, s.client, []string{s.Key(id)}, args...).Result()
-		done <- result{v, err}
-	}()
+	j := &command{ctx: ctx, client: s.client, script: script, keys: []string{s.Key(id)}, args: args, done: make(chan struct{})}
+	s.runner.start(j)
 	select {
-	case r := <-done:
-		return r.v, r.err
+	case <-j.done:
+		return j.v, j.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

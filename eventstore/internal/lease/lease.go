@@ -3,6 +3,7 @@
 package lease
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -73,4 +74,14 @@ func NewToken() (string, error) {
 // first whatever the skew between the two clocks.
 func Expiry(start time.Time, lease time.Duration) time.Time {
 	return start.Add(lease)
+}
+
+// Bound returns ctx with a deadline at most timeout away. When ctx's own
+// deadline comes sooner (the handler gives one to every call), ctx is kept
+// as it is, and the returned cancel does nothing: no timer per call.
+func Bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,12 +47,22 @@ type Fixture struct {
 	TTL func(id string) time.Duration
 	// Expire makes the stored claim or completion of id expire now.
 	Expire func(id string)
+	// Replica returns one more store over the same namespace, on a pool
+	// (client) of its own whose connections are made by dial: a replica
+	// that the fault matrix can kill.
+	Replica func(dial Dialer) webhook.Store
 }
+
+// Dialer makes a store's connections (pgx's DialFunc, go-redis' Dialer).
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Server is a server a test may stop and start again.
 type Server interface {
 	Stop(testing.TB)
 	Start(testing.TB)
+	// Freeze stops the server's processes (SIGSTOP); Thaw resumes them.
+	Freeze(testing.TB)
+	Thaw(testing.TB)
 	// Password is in the server's URL: it must never be logged.
 	Password() string
 }
