@@ -164,7 +164,7 @@ func WithStoreLogger(l *slog.Logger) MemoryStoreOption {
 func WithStoreClock(now func() time.Time) MemoryStoreOption {
 	return func(s *MemoryStore) {
 		if now != nil {
-			s.now = now
+			s.now, s.clock = now, true
 		}
 	}
 }
@@ -201,23 +201,21 @@ type MemoryStore struct {
 	window   time.Duration
 	lease    time.Duration
 	now      func() time.Time
+	clock    bool // now was set by WithStoreClock
 	logger   *slog.Logger
 	tokens   uint64
 	claims   map[string]memClaim // unsettled: id -> claim
-	done     map[string]memDone  // processed: id -> completion
+	done     map[string]uint64   // processed: id -> the token that completed it
 	order    []doneEntry         // processed ids, oldest first, from head
 	head     int
 	lastWarn time.Time
 }
 
+// memClaim is an unsettled claim: its token (a counter) and the end of its
+// lease on s.now, in Unix nanoseconds.
 type memClaim struct {
-	token   string
-	expires time.Time // on s.now
-}
-
-type memDone struct {
-	token string
-	at    time.Time
+	token   uint64
+	expires int64
 }
 
 type doneEntry struct {
@@ -239,7 +237,7 @@ func NewMemoryStore(maxEntries int, opts ...MemoryStoreOption) *MemoryStore {
 func (s *MemoryStore) init() {
 	if s.claims == nil {
 		s.claims = make(map[string]memClaim)
-		s.done = make(map[string]memDone)
+		s.done = make(map[string]uint64)
 	}
 	if s.max <= 0 {
 		s.max = DefaultMemoryStoreSize
@@ -255,47 +253,65 @@ func (s *MemoryStore) init() {
 	}
 }
 
-// live returns the unsettled claim on id that is within its lease.
-func (s *MemoryStore) live(id string) (memClaim, bool) {
+// live returns the unsettled claim on id that is within its lease at now.
+func (s *MemoryStore) live(id string, now time.Time) (memClaim, bool) {
 	c, ok := s.claims[id]
-	return c, ok && s.now().Before(c.expires)
+	return c, ok && now.UnixNano() < c.expires
+}
+
+// token is a Claim's token as the store counts them; 0 for none.
+func token(c Claim) uint64 {
+	t, err := strconv.ParseUint(c.Token, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return t
+}
+
+// times returns the caller's clock (for LeaseExpires) and the store's.
+func (s *MemoryStore) times() (wall, store time.Time) {
+	wall = time.Now()
+	if s.clock {
+		return wall, s.now()
+	}
+	return wall, wall
 }
 
 // Claim implements Store.
 func (s *MemoryStore) Claim(_ context.Context, id string) (Claim, error) {
-	start := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
+	wall, now := s.times()
 	if _, ok := s.done[id]; ok {
 		return Claim{EventID: id, Status: ClaimDone}, nil
 	}
-	if _, ok := s.live(id); ok {
+	if _, ok := s.live(id, now); ok {
 		return Claim{EventID: id, Status: ClaimInProgress}, nil
 	}
 	s.tokens++
-	tok := strconv.FormatUint(s.tokens, 10)
-	s.claims[id] = memClaim{token: tok, expires: s.now().Add(s.lease)}
-	return Claim{EventID: id, Status: ClaimAcquired, Token: tok, LeaseExpires: start.Add(s.lease)}, nil
+	s.claims[id] = memClaim{token: s.tokens, expires: now.Add(s.lease).UnixNano()}
+	return Claim{EventID: id, Status: ClaimAcquired, Token: strconv.FormatUint(s.tokens, 10), LeaseExpires: wall.Add(s.lease)}, nil
 }
 
 // Renew implements Store.
 func (s *MemoryStore) Renew(_ context.Context, c Claim) (Claim, error) {
-	start := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	if c.Token == "" {
+	tok := token(c)
+	if tok == 0 {
 		return c, ErrClaimLost
 	}
-	if d, ok := s.done[c.EventID]; ok && d.token == c.Token {
+	if d, ok := s.done[c.EventID]; ok && d == tok {
 		return c, nil
 	}
-	if cl, ok := s.claims[c.EventID]; !ok || cl.token != c.Token {
+	if cl, ok := s.claims[c.EventID]; !ok || cl.token != tok {
 		return c, ErrClaimLost
 	}
-	s.claims[c.EventID] = memClaim{token: c.Token, expires: s.now().Add(s.lease)}
-	c.LeaseExpires = start.Add(s.lease)
+	wall, now := s.times()
+	s.claims[c.EventID] = memClaim{token: tok, expires: now.Add(s.lease).UnixNano()}
+	c.LeaseExpires = wall.Add(s.lease)
 	return c, nil
 }
 
@@ -304,21 +320,22 @@ func (s *MemoryStore) Complete(ctx context.Context, c Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	if c.Token == "" {
+	tok := token(c)
+	if tok == 0 {
 		return ErrClaimLost
 	}
 	if d, ok := s.done[c.EventID]; ok {
-		if d.token == c.Token {
+		if d == tok {
 			return nil
 		}
 		return ErrClaimLost
 	}
-	if other, ok := s.live(c.EventID); ok && other.token != c.Token {
+	_, now := s.times()
+	if other, ok := s.live(c.EventID, now); ok && other.token != tok {
 		return ErrClaimLost
 	}
 	delete(s.claims, c.EventID)
-	now := s.now()
-	s.done[c.EventID] = memDone{token: c.Token, at: now}
+	s.done[c.EventID] = tok
 	s.order = append(s.order, doneEntry{c.EventID, now})
 	s.evict(ctx, now)
 	return nil
@@ -353,7 +370,7 @@ func (s *MemoryStore) Release(_ context.Context, c Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	if cl, ok := s.claims[c.EventID]; !ok || cl.token != c.Token || c.Token == "" {
+	if cl, ok := s.claims[c.EventID]; !ok || cl.token != token(c) {
 		return ErrClaimLost
 	}
 	delete(s.claims, c.EventID)
