@@ -51,6 +51,40 @@ func DeliverWithin(h http.Handler, body []byte, limit time.Duration) (code int, 
 func HungStore(t *testing.T, b Backend) {
 	t.Run("Claim", func(t *testing.T) { t.Parallel(); hungClaim(t, b) })
 	t.Run("Complete", func(t *testing.T) { t.Parallel(); hungComplete(t, b) })
+	t.Run("DirectCalls", func(t *testing.T) { t.Parallel(); hungDirect(t, b) })
+}
+
+// hungDirect: a program that calls the store itself, with a context that
+// has no deadline, still gets an error within the store's own timeout
+// (DefaultTimeout, 2 s) from each method.
+func hungDirect(t *testing.T, b Backend) {
+	f, proxy := b.Proxied(t, 1, 0)
+	s := f.Stores[0]
+	ctx := context.Background()
+	c, err := s.Claim(ctx, NewEventID(t))
+	if err != nil || c.Status != webhook.ClaimAcquired {
+		t.Fatalf("Claim before the partition: %v, %v", c.Status, err)
+	}
+	proxy.Freeze()
+	defer proxy.Thaw()
+	for name, call := range map[string]func() error{
+		"Claim":    func() error { _, err := s.Claim(ctx, NewEventID(t)); return err },
+		"Renew":    func() error { _, err := s.Renew(ctx, c); return err },
+		"Complete": func() error { return s.Complete(ctx, c) },
+		"Release":  func() error { return s.Release(ctx, c) },
+	} {
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- call() }()
+		select {
+		case err := <-done:
+			if took := time.Since(start); err == nil || took > HungBound {
+				t.Errorf("%s on a hung database: %v after %v; want an error within %v", name, err, took.Round(time.Millisecond), HungBound)
+			}
+		case <-time.After(HungBound + 10*time.Second):
+			t.Errorf("%s on a hung database had not returned after %v", name, HungBound+10*time.Second)
+		}
+	}
 }
 
 func hungClaim(t *testing.T, b Backend) {
