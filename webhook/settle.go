@@ -15,36 +15,40 @@ import (
 // background tracks the deliveries in flight and the completions retried
 // after them, for Shutdown.
 type background struct {
-	mu       sync.RWMutex
-	closing  bool
-	work     sync.WaitGroup // deliveries in flight and pending completions
-	pending  atomic.Int64   // pending completions
+	closing  atomic.Bool
+	inflight atomic.Int64 // deliveries past their parsing
+	pending  atomic.Int64 // completions retried in the background
 	stopOnce sync.Once
+	stopMu   sync.Mutex
 	stop     chan struct{} // closed when Shutdown gives up waiting
 }
 
-// enter counts a delivery in, unless Shutdown was called.
+// enter counts a delivery in, unless Shutdown was called. The count comes
+// first, so that Shutdown, which sets closing and then reads the count,
+// either sees the delivery or is seen by it.
 func (b *background) enter() bool {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.closing {
+	b.inflight.Add(1)
+	if b.closing.Load() {
+		b.inflight.Add(-1)
 		return false
 	}
-	b.work.Add(1)
 	return true
 }
 
-func (b *background) leave() { b.work.Done() }
+func (b *background) leave() { b.inflight.Add(-1) }
 
 // stopping is closed when Shutdown stops waiting for pending completions.
 func (b *background) stopping() chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.stopMu.Lock()
+	defer b.stopMu.Unlock()
 	if b.stop == nil {
 		b.stop = make(chan struct{})
 	}
 	return b.stop
 }
+
+// shutdownPoll is how often Shutdown looks whether the work is done.
+const shutdownPoll = 10 * time.Millisecond
 
 // Shutdown makes the handler refuse new deliveries (503, so that the
 // service delivers them again, to another replica), and waits for the
@@ -52,27 +56,30 @@ func (b *background) stopping() chan struct{} {
 // background (events processed that the store could not yet record as
 // done), until they are all done or ctx ends. Then it stops retrying,
 // logs each event left unrecorded (a redelivery may process it again), and
-// returns an error matching ctx's. Call it after http.Server.Shutdown, with
-// the time your platform leaves between SIGTERM and SIGKILL.
+// returns an error matching ctx's; it does not wait for functions still
+// running. Call it after http.Server.Shutdown, with the time your platform
+// leaves between SIGTERM and SIGKILL.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	stop := h.bg.stopping()
-	h.bg.mu.Lock()
-	h.bg.closing = true
-	h.bg.mu.Unlock()
-	idle := make(chan struct{})
-	go func() {
-		h.bg.work.Wait()
-		close(idle)
-	}()
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
+	h.bg.closing.Store(true)
+	t := time.NewTicker(shutdownPoll)
+	defer t.Stop()
+	// A delivery counts its completion as pending before it leaves: read
+	// the deliveries first.
+	for h.bg.inflight.Load() != 0 || h.bg.pending.Load() != 0 {
+		select {
+		case <-ctx.Done():
+			left := h.bg.pending.Load()
+			h.bg.stopOnce.Do(func() { close(stop) })
+			// Each retry loop is at most one store call from its end.
+			for h.bg.pending.Load() != 0 {
+				<-t.C
+			}
+			return fmt.Errorf("webhook: shutdown with %d processed events not recorded as done: %w", left, context.Cause(ctx))
+		case <-t.C:
+		}
 	}
-	left := h.bg.pending.Load()
-	h.bg.stopOnce.Do(func() { close(stop) })
-	<-idle // every retry loop is at most one store call from its end
-	return fmt.Errorf("webhook: shutdown with %d processed events not recorded as done: %w", left, context.Cause(ctx))
+	return nil
 }
 
 // storeCtx bounds one store call. A MemoryStore never waits on anything,
@@ -107,8 +114,7 @@ func (h *Handler) complete(ctx context.Context, ev *payments.Event, claim Claim,
 	} else {
 		h.log(ctx, slog.LevelWarn, "event processed but not recorded as done yet; retrying in the background", ev, slog.String("error", err.Error()))
 	}
-	h.bg.work.Add(1) // within the delivery's own count: Shutdown cannot have seen zero
-	h.bg.pending.Add(1)
+	h.bg.pending.Add(1) // before the delivery leaves: Shutdown sees one or the other
 	go h.completeLater(context.WithoutCancel(ctx), ev, claim, every, errors.Is(err, ErrClaimLost))
 }
 
@@ -126,11 +132,10 @@ const (
 // released) lets this one record it; in progress means waiting for the
 // other to settle.
 func (h *Handler) completeLater(ctx context.Context, ev *payments.Event, claim Claim, every time.Duration, lost bool) {
-	defer h.bg.work.Done()
 	defer h.bg.pending.Add(-1)
 	stop := h.bg.stopping()
 	pause := firstCompletePause
-	renewed := time.Now()
+	renewed := claim.LeaseExpires.Add(-3 * every) // when the lease was last extended
 	for tries := 1; ; tries++ {
 		t := time.NewTimer(pause)
 		select {

@@ -101,3 +101,25 @@ func TestHandlerShutdownWithNothingPending(t *testing.T) {
 	require.NoError(t, h.Shutdown(context.Background()), "twice")
 	assert.Equal(t, http.StatusServiceUnavailable, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 }
+
+// Shutdown waits for a delivery in flight, but not past its context: a
+// function that does not return does not hold it.
+func TestHandlerShutdownDoesNotWaitPastItsContext(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	entered := make(chan struct{})
+	h := whHandler(t, func(context.Context, *payments.Event) error {
+		close(entered)
+		<-release
+		return nil
+	})
+	go whServe(h, whDelivery(whPayload(), whNow, whSecret))
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := h.Shutdown(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "0 processed events not recorded")
+	assert.Less(t, time.Since(start), 3*time.Second)
+}
