@@ -173,14 +173,20 @@ func (hb *heartbeat) loop() {
 		hb.mu.Unlock()
 		renewed, err := hb.h.store.Renew(ctx, c)
 		cancel()
+		extended := err == nil && renewed.LeaseExpires.After(c.LeaseExpires)
+		hb.mu.Lock()
+		if extended {
+			hb.claim = renewed
+		}
+		stopped := hb.stopped // a renewal cut short by stop is no failure
+		hb.mu.Unlock()
 		next := hb.every
 		switch {
-		case err == nil && !renewed.LeaseExpires.After(c.LeaseExpires):
+		case stopped:
+			return
+		case err == nil && !extended:
 			return // completed by the function itself (a transactional store)
 		case err == nil:
-			hb.mu.Lock()
-			hb.claim = renewed
-			hb.mu.Unlock()
 		case errors.Is(err, ErrClaimLost):
 			hb.h.log(hb.ctx, slog.LevelError, "claim lost to another delivery while processing; cancelling the function", hb.ev, slog.String("error", err.Error()))
 			hb.end(errRenewLost)
