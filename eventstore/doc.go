@@ -10,12 +10,15 @@
 //   - eventstore/redisstore: Redis, with go-redis v9 (single server,
 //     Sentinel or Cluster).
 //
-// Both claim each event id with a lease (1 minute by default) and remember
-// a processed id for a retention period (7 days by default, never less
-// than twice the signature tolerance). A claim carries a random token, and
-// only the claim that holds it may complete or release the event, so a
+// Both claim each event id with a lease (5 seconds by default, renewed by
+// the handler every third of it while the function runs, so that a dead
+// replica's claim lapses while the sender still retries) and remember a
+// processed id for a retention period (7 days by default, never less than
+// twice the signature tolerance). A claim carries a random token, and only
+// the claim that holds it may renew, complete or release the event, so a
 // replica that stalled past its lease cannot undo the work of the replica
-// that took the event over.
+// that took the event over. Every call to the database has a deadline of
+// its own (2 seconds by default, WithTimeout).
 //
 // Their tests run against real servers: see internal/testservers at the
 // module root.

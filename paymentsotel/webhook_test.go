@@ -32,11 +32,14 @@ func delivery(t *testing.T, id string, typ payments.EventType, secret string) *h
 	return req
 }
 
-// failingStore is an webhook.Store that is down.
+// failingStore is a webhook.Store that is down.
 type failingStore struct{}
 
 func (failingStore) Claim(context.Context, string) (webhook.Claim, error) {
 	return webhook.Claim{}, errors.New("store down")
+}
+func (failingStore) Renew(_ context.Context, c webhook.Claim) (webhook.Claim, error) {
+	return c, nil
 }
 func (failingStore) Complete(context.Context, webhook.Claim) error { return nil }
 func (failingStore) Release(context.Context, webhook.Claim) error  { return nil }

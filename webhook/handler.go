@@ -24,9 +24,13 @@ const DefaultMaxBodyBytes = 1 << 20
 // so that the service delivers the event again later.
 //
 // ctx is the request's context: it is cancelled if the service drops the
-// connection, and when the claim's lease runs out (see Claim). It carries
-// the claim (ClaimFromContext). A panic is recovered and treated as an error,
-// logged with its stack. The error is logged by the handler (see WithLogger), so
+// connection, and when the handler can no longer vouch for the claim: a
+// renewal found it lost to another delivery (context.Cause(ctx) matches
+// ErrClaimLost), or its lease ran out before a renewal succeeded (the cause
+// matches context.DeadlineExceeded). Stop when it is cancelled: another
+// replica may be processing the event. It carries the claim
+// (ClaimFromContext). A panic is recovered and treated as an error, logged
+// with its stack. The error is logged by the handler (see WithLogger), so
 // keep secrets and personal data out of it.
 type EventFunc func(ctx context.Context, ev *payments.Event) error
 
@@ -57,6 +61,33 @@ func WithStore(s Store) HandlerOption {
 	}
 }
 
+// WithStoreTimeout sets the deadline of each call the handler makes to its
+// Store (default DefaultStoreTimeout): a Claim that takes longer is answered
+// 503, a Complete or Release that takes longer no longer holds the answer. A
+// renewal is also cut at the end of the lease it renews. d <= 0 keeps the
+// default.
+func WithStoreTimeout(d time.Duration) HandlerOption {
+	return func(h *Handler) {
+		if d > 0 {
+			h.storeTimeout = d
+		}
+	}
+}
+
+// WithClaimWait sets how long a delivery that finds its event claimed by
+// another delivery waits for that one to settle before it answers 409
+// (default DefaultClaimWait): it answers 200 as soon as the other completes,
+// and processes the event itself if the other released it or its lease
+// lapsed. Keep it well under what the service waits for an answer. 0 answers
+// 409 at once; d < 0 keeps the default.
+func WithClaimWait(d time.Duration) HandlerOption {
+	return func(h *Handler) {
+		if d >= 0 {
+			h.claimWait = d
+		}
+	}
+}
+
 // WithLogger makes the handler log each delivery it answers: the event
 // id and kind when known, the status, the reason for a refusal, and the error
 // of your EventFunc. Bodies, the signature header and secrets are never
@@ -78,25 +109,41 @@ func WithLogger(l *slog.Logger) HandlerOption {
 //   - 400 when the verified body is not an event;
 //   - 200 when the event id was already processed successfully, without
 //     calling your function again;
-//   - 409 when the same event id is being processed right now by another
-//     delivery: the service's retry will get 200 once that one succeeds, or
-//     process the event if it failed;
-//   - 503 when the Store fails, without calling your function: an event
-//     is better delivered again later than processed twice;
+//   - 409 when the same event id is being processed by another delivery
+//     that did not settle within WithClaimWait: the service's retry will
+//     get 200 once that one succeeds, or process the event if it failed
+//     (or its replica died: its lease then lapses within the lease);
+//   - 503 when the Store fails or does not answer within WithStoreTimeout,
+//     without calling your function: an event is better delivered again
+//     later than processed twice; 503 also once Shutdown was called;
 //   - 200 when your function returned nil, and 500 when it returned an error
 //     (or panicked), so the service retries. A failed event is released and
 //     processed again on the next delivery.
 //
-// The handler answers as soon as your function returns: it starts no
-// background work and never waits. Keep your function quick (the service
-// expects a prompt answer); hand long work to a queue of your own.
+// While your function runs, the handler renews the claim's lease every
+// third of the lease, starting only a third of the lease after the claim,
+// so a quick function costs no renewal. When your function succeeded but the
+// store cannot record it (Complete fails or hangs), the handler answers 200
+// at once and keeps trying in the background, renewing the claim meanwhile,
+// until the completion lands or Shutdown gives up: a redelivery meanwhile
+// finds the claim taken, never a free event to process again.
+//
+// ServeHTTP returns, whatever the database does, within: one store timeout
+// for the claim, the claim wait, your function's run, and one store timeout
+// for the completion or release (with the defaults, 6 seconds plus your
+// function). Keep your function quick (the service expects a prompt
+// answer); hand long work to a queue of your own.
 type Handler struct {
-	verifier Verifier
-	fn       EventFunc
-	store    Store
-	maxBody  int64
-	logger   *slog.Logger
-	observer DeliveryObserver
+	verifier     Verifier
+	fn           EventFunc
+	store        Store
+	maxBody      int64
+	logger       *slog.Logger
+	observer     DeliveryObserver
+	storeTimeout time.Duration
+	claimWait    time.Duration
+	inMemory     bool // the store is a *MemoryStore itself (not a wrapper)
+	bg           background
 }
 
 // DeliveryOutcome is how the handler answered a delivery, for metrics.
@@ -111,6 +158,7 @@ const (
 	OutcomeRejectedSignature DeliveryOutcome = "rejected_signature" // 401
 	OutcomeInvalid           DeliveryOutcome = "invalid"            // 400, 405, 413: not a delivery
 	OutcomeStoreUnavailable  DeliveryOutcome = "store_unavailable"  // 503
+	OutcomeShuttingDown      DeliveryOutcome = "shutting_down"      // 503: Shutdown was called
 )
 
 // DeliveryResult is what the handler did with one delivery.
@@ -151,13 +199,15 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 	if fn == nil {
 		panic("webhook: NewHandler with a nil EventFunc")
 	}
-	h := &Handler{verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes}
+	h := &Handler{verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes,
+		storeTimeout: DefaultStoreTimeout, claimWait: DefaultClaimWait}
 	for _, o := range opts {
 		o(h)
 	}
 	if h.store == nil {
 		h.store = NewMemoryStore(DefaultMemoryStoreSize)
 	}
+	_, h.inMemory = h.store.(*MemoryStore)
 	return h
 }
 
@@ -194,7 +244,17 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 
-	claim, err := h.store.Claim(ctx, h.eventID(ev, r.Header))
+	if !h.bg.enter() {
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeShuttingDown, nil, "the handler is shutting down")
+		return
+	}
+	defer h.bg.leave()
+	id := h.eventID(ev, r.Header)
+	claimed := time.Now()
+	claim, err := h.claim(ctx, id)
+	if err == nil && claim.Status == ClaimInProgress && h.claimWait > 0 {
+		claim, claimed, err = h.awaitClaim(ctx, id)
+	}
 	switch {
 	case err != nil:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable")
@@ -209,7 +269,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, nil, "event store gave an unknown claim status")
 		return
 	}
-	h.process(ctx, w, ev, claim)
+	h.process(ctx, w, ev, claim, claimed)
 }
 
 // eventID is the id the handler dedupes on: the one a verifier signs into a
@@ -233,14 +293,18 @@ func ClaimFromContext(ctx context.Context) (Claim, bool) {
 	return c, ok
 }
 
-// process runs fn for a claimed event and settles the claim: Complete after
-// success, Release after an error or a panic, so that the next delivery
-// processes the event. A panic is answered 500 and logged with its stack.
-func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *payments.Event, claim Claim) {
+// process runs fn for a claimed event, renewing the claim meanwhile, and
+// settles the claim: Complete after success (retried in the background when
+// the store fails), Release after an error or a panic, so that the next
+// delivery processes the event. A panic is answered 500 and logged with its
+// stack.
+func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *payments.Event, claim Claim, claimed time.Time) {
 	// The claim must be settled even when the service has hung up.
 	settleCtx := context.WithoutCancel(ctx)
 	start := time.Now()
-	err := h.run(ctx, ev, claim)
+	hb := h.startHeartbeat(ctx, ev, claim, claimed)
+	err := h.run(hb.ctx, ev, claim)
+	claim = hb.stop()
 	if err != nil {
 		h.release(settleCtx, ev, claim)
 		attrs := []slog.Attr{slog.String("duration", time.Since(start).String())}
@@ -248,36 +312,14 @@ func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *paymen
 		if errors.As(err, &p) {
 			attrs = append(attrs, slog.String("stack", string(p.stack)))
 		}
+		if cause := hb.cause(); cause != nil {
+			attrs = append(attrs, slog.String("cancelled_by", cause.Error()))
+		}
 		h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, err, slog.LevelError, "event processing failed", attrs...)
 		return
 	}
-	if err := h.complete(settleCtx, claim); err != nil {
-		// The event was processed: answering an error would have it
-		// processed again. Its claim stays taken until its lease lapses
-		// (or was taken over), so redeliveries get 409 meanwhile.
-		h.log(ctx, slog.LevelError, "event processed but not recorded as done; a redelivery after the claim's lease may process it again", ev, slog.String("error", err.Error()))
-	}
+	h.complete(settleCtx, ev, claim, hb.every)
 	h.answer(ctx, w, http.StatusOK, ev, OutcomeProcessed, nil, slog.LevelInfo, "event processed", slog.String("duration", time.Since(start).String()))
-}
-
-// completeWaits are the pauses between the attempts to record a processed
-// event as done: a store that blinks (a failover, a dropped connection) must
-// not leave the claim to lapse, after which a redelivery would run the
-// function again.
-var completeWaits = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 750 * time.Millisecond}
-
-// complete records the claim as done, trying again while the store fails,
-// but not when the claim is lost (another delivery owns the event now).
-func (h *Handler) complete(ctx context.Context, claim Claim) error {
-	err := h.store.Complete(ctx, claim)
-	for _, wait := range completeWaits {
-		if err == nil || errors.Is(err, ErrClaimLost) {
-			break
-		}
-		time.Sleep(wait)
-		err = h.store.Complete(ctx, claim)
-	}
-	return err
 }
 
 // panicError is a panic of the EventFunc, turned into an error.
@@ -288,27 +330,16 @@ type panicError struct {
 
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 
-// run calls fn with the claim in its context, bounded by the claim's lease,
-// and turns a panic into an error.
+// run calls fn with the claim in its context and turns a panic into an
+// error.
 func (h *Handler) run(ctx context.Context, ev *payments.Event, claim Claim) (err error) {
 	ctx = context.WithValue(ctx, claimKey{}, claim)
-	if !claim.LeaseExpires.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, claim.LeaseExpires)
-		defer cancel()
-	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = &panicError{value: v, stack: debug.Stack()}
 		}
 	}()
 	return h.fn(ctx, ev)
-}
-
-func (h *Handler) release(ctx context.Context, ev *payments.Event, claim Claim) {
-	if err := h.store.Release(ctx, claim); err != nil {
-		h.log(ctx, slog.LevelError, "could not release the claim on a failed event; redeliveries may be refused until its lease lapses", ev, slog.String("error", err.Error()))
-	}
 }
 
 // readBody reads the whole body under the size limit. A non-zero status

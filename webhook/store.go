@@ -36,7 +36,7 @@ func (s ClaimStatus) String() string {
 	return "ClaimStatus(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Claim is an Store's answer to a claim on an event id.
+// Claim is a Store's answer to a claim on an event id.
 type Claim struct {
 	// EventID is the id that was claimed.
 	EventID string
@@ -49,27 +49,31 @@ type Claim struct {
 	// ClaimAcquired.
 	Token string
 	// LeaseExpires is when an unsettled claim lapses, so that another
-	// delivery may take the event over (its owner may have died). The
-	// handler cancels your EventFunc's context at that moment. The zero
-	// time means the claim never lapses (MemoryStore: it lives and
-	// dies with the process).
+	// delivery may take the event over (its owner may have died), on the
+	// caller's clock: the store reads it before it sends the claim, so it
+	// comes before the database's own end of the lease. The handler renews
+	// the lease while your EventFunc runs (Store.Renew), and cancels the
+	// function's context when a renewal finds the claim lost, or when the
+	// lease runs out before a renewal succeeded. The zero time means the
+	// claim never lapses: the handler then neither renews it nor bounds
+	// the function.
 	LeaseExpires time.Time
 }
 
-// ErrClaimLost is returned by an Store's Complete or Release when the
+// ErrClaimLost is returned by a Store's Renew, Complete or Release when the
 // claim is no longer the caller's: its lease ran out and another delivery
-// took the event over. The caller's processing may then be repeated by the
-// other delivery; EventStores that run the EventFunc in the same database
-// transaction as the completion (see the eventstore packages) roll it back
-// instead.
+// took the event over (or completed it). The caller's processing may then be
+// repeated by the other delivery; stores that run the EventFunc in the same
+// database transaction as the completion (see the eventstore packages) roll
+// it back instead.
 var ErrClaimLost = errors.New("webhook: the claim on the event lapsed and another delivery took it over")
 
 // Store records which events a receiver has processed, so that a
 // webhook delivered twice (the service retries, and may deliver an event
 // again after a timeout) is processed once. An event id goes through:
 //
-//	Claim -> ClaimAcquired -> (your EventFunc) -> Complete   (done: remembered)
-//	                                           -> Release    (failed: free again)
+//	Claim -> ClaimAcquired -> (your EventFunc; Renew every lease/3) -> Complete   (done: remembered)
+//	                                                               -> Release    (failed: free again)
 //
 // Claim must be atomic across everything that shares the store: of several
 // concurrent Claims of one id, at most one gets ClaimAcquired; the others get
@@ -79,10 +83,28 @@ var ErrClaimLost = errors.New("webhook: the claim on the event lapsed and anothe
 // (twice DefaultSignatureTolerance), and in a shared store for days, because
 // the service retries for a while.
 //
-// The handler calls Complete or Release exactly once after each
-// ClaimAcquired, with a context that is not cancelled when the request is.
-// Both must do nothing to, and return ErrClaimLost for, a claim whose token
-// no longer owns the id.
+// Each method must return by the context's deadline: the handler gives
+// every call one (WithStoreTimeout), so that a database that hangs costs a
+// 503, never a hung handler. The rules, for a claim c on an id:
+//
+//   - Renew extends c's lease by the store's lease, from now, while c's
+//     token holds the id unsettled (even past its lease, when nobody took
+//     it over), and returns c with the new LeaseExpires. It returns c
+//     unchanged and no error when c's token already completed the id, and
+//     ErrClaimLost otherwise.
+//   - Complete records the id as processed, for the retention, unless
+//     another claim holds the id (within its lease) or completed it: then
+//     ErrClaimLost. So a late Complete of a lapsed claim that nobody took
+//     over succeeds, and a Complete by a token that completed already is a
+//     success that changes nothing. The handler calls Complete only after
+//     your function succeeded, and calls it again, in the background, until
+//     it lands (see Handler.Shutdown).
+//   - Release frees the id while c's token holds it unsettled, and returns
+//     ErrClaimLost otherwise (the id is settled, or another claim holds it,
+//     or, in stores that forget lapsed claims, nothing holds it).
+//
+// A claim with an empty token owns nothing: every method returns
+// ErrClaimLost for it.
 //
 // MemoryStore, the default, lives in one process. For a receiver that
 // runs on several replicas, use a store on a shared database: the packages
@@ -93,6 +115,8 @@ type Store interface {
 	// handler answer 503 without processing the event, so that the service
 	// delivers it again later.
 	Claim(ctx context.Context, eventID string) (Claim, error)
+	// Renew extends the lease of a claim whose event is being processed.
+	Renew(ctx context.Context, claim Claim) (Claim, error)
 	// Complete records that the claimed event was processed successfully.
 	Complete(ctx context.Context, claim Claim) error
 	// Release gives up the claim on an event that failed, so that the next
@@ -134,16 +158,29 @@ func WithStoreLogger(l *slog.Logger) MemoryStoreOption {
 }
 
 // WithStoreClock makes the store read the time from now instead of
-// time.Now; use it in tests.
+// time.Now; use it in tests. It measures the replay window and the leases
+// inside the store; the LeaseExpires it returns stays on the real clock,
+// which the handler's timers run on.
 func WithStoreClock(now func() time.Time) MemoryStoreOption {
 	return func(s *MemoryStore) {
 		if now != nil {
-			s.now = now
+			s.now, s.clock = now, true
 		}
 	}
 }
 
-// MemoryStore is an Store in memory. It remembers every processed
+// WithStoreLease sets how long a claim lasts unless renewed (default
+// DefaultLease). The handler renews it while your function runs, so it lapses
+// only when renewals stop. d <= 0 keeps the default.
+func WithStoreLease(d time.Duration) MemoryStoreOption {
+	return func(s *MemoryStore) {
+		if d > 0 {
+			s.lease = d
+		}
+	}
+}
+
+// MemoryStore is a Store in memory. It remembers every processed
 // id for its replay window (DefaultReplayWindow), and beyond that the most
 // recent ones up to its size bound. When more ids than the bound fall inside
 // the window (more than 166 events a second at the defaults), it keeps them
@@ -152,21 +189,33 @@ func WithStoreClock(now func() time.Time) MemoryStoreOption {
 // can still verify.
 //
 // It is private to the process: it does not survive a restart and replicas
-// do not share it (see Store for shared ones). A claim lasts exactly as
-// long as the handler's call to your function and never lapses. The zero
-// value is ready to use with the defaults; it is safe for concurrent use.
+// do not share it (see Store for shared ones). Its claims have a lease
+// (DefaultLease, WithStoreLease) like those of the shared stores: the
+// handler renews it while your function runs, so in one process a claim
+// lapses only if its handler stops renewing it, and a lapsed claim is taken
+// over by the next delivery. The zero value is ready to use with the
+// defaults; it is safe for concurrent use.
 type MemoryStore struct {
 	mu       sync.Mutex
 	max      int
 	window   time.Duration
+	lease    time.Duration
 	now      func() time.Time
+	clock    bool // now was set by WithStoreClock
 	logger   *slog.Logger
 	tokens   uint64
-	claims   map[string]string    // in progress: id -> token
-	done     map[string]time.Time // processed: id -> completion time
-	order    []doneEntry          // processed ids, oldest first, from head
+	claims   map[string]memClaim // unsettled: id -> claim
+	done     map[string]uint64   // processed: id -> the token that completed it
+	order    []doneEntry         // processed ids, oldest first, from head
 	head     int
 	lastWarn time.Time
+}
+
+// memClaim is an unsettled claim: its token (a counter) and the end of its
+// lease on s.now, in Unix nanoseconds.
+type memClaim struct {
+	token   uint64
+	expires int64
 }
 
 type doneEntry struct {
@@ -187,8 +236,8 @@ func NewMemoryStore(maxEntries int, opts ...MemoryStoreOption) *MemoryStore {
 
 func (s *MemoryStore) init() {
 	if s.claims == nil {
-		s.claims = make(map[string]string)
-		s.done = make(map[string]time.Time)
+		s.claims = make(map[string]memClaim)
+		s.done = make(map[string]uint64)
 	}
 	if s.max <= 0 {
 		s.max = DefaultMemoryStoreSize
@@ -196,9 +245,36 @@ func (s *MemoryStore) init() {
 	if s.window <= 0 {
 		s.window = DefaultReplayWindow
 	}
+	if s.lease <= 0 {
+		s.lease = DefaultLease
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+}
+
+// live returns the unsettled claim on id that is within its lease at now.
+func (s *MemoryStore) live(id string, now time.Time) (memClaim, bool) {
+	c, ok := s.claims[id]
+	return c, ok && now.UnixNano() < c.expires
+}
+
+// token is a Claim's token as the store counts them; 0 for none.
+func token(c Claim) uint64 {
+	t, err := strconv.ParseUint(c.Token, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return t
+}
+
+// times returns the caller's clock (for LeaseExpires) and the store's.
+func (s *MemoryStore) times() (wall, store time.Time) {
+	wall = time.Now()
+	if s.clock {
+		return wall, s.now()
+	}
+	return wall, wall
 }
 
 // Claim implements Store.
@@ -206,16 +282,37 @@ func (s *MemoryStore) Claim(_ context.Context, id string) (Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
+	wall, now := s.times()
 	if _, ok := s.done[id]; ok {
 		return Claim{EventID: id, Status: ClaimDone}, nil
 	}
-	if _, ok := s.claims[id]; ok {
+	if _, ok := s.live(id, now); ok {
 		return Claim{EventID: id, Status: ClaimInProgress}, nil
 	}
 	s.tokens++
-	tok := strconv.FormatUint(s.tokens, 10)
-	s.claims[id] = tok
-	return Claim{EventID: id, Status: ClaimAcquired, Token: tok}, nil
+	s.claims[id] = memClaim{token: s.tokens, expires: now.Add(s.lease).UnixNano()}
+	return Claim{EventID: id, Status: ClaimAcquired, Token: strconv.FormatUint(s.tokens, 10), LeaseExpires: wall.Add(s.lease)}, nil
+}
+
+// Renew implements Store.
+func (s *MemoryStore) Renew(_ context.Context, c Claim) (Claim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	tok := token(c)
+	if tok == 0 {
+		return c, ErrClaimLost
+	}
+	if d, ok := s.done[c.EventID]; ok && d == tok {
+		return c, nil
+	}
+	if cl, ok := s.claims[c.EventID]; !ok || cl.token != tok {
+		return c, ErrClaimLost
+	}
+	wall, now := s.times()
+	s.claims[c.EventID] = memClaim{token: tok, expires: now.Add(s.lease).UnixNano()}
+	c.LeaseExpires = wall.Add(s.lease)
+	return c, nil
 }
 
 // Complete implements Store.
@@ -223,12 +320,22 @@ func (s *MemoryStore) Complete(ctx context.Context, c Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	if s.claims[c.EventID] != c.Token || c.Token == "" {
+	tok := token(c)
+	if tok == 0 {
+		return ErrClaimLost
+	}
+	if d, ok := s.done[c.EventID]; ok {
+		if d == tok {
+			return nil
+		}
+		return ErrClaimLost
+	}
+	_, now := s.times()
+	if other, ok := s.live(c.EventID, now); ok && other.token != tok {
 		return ErrClaimLost
 	}
 	delete(s.claims, c.EventID)
-	now := s.now()
-	s.done[c.EventID] = now
+	s.done[c.EventID] = tok
 	s.order = append(s.order, doneEntry{c.EventID, now})
 	s.evict(ctx, now)
 	return nil
@@ -263,7 +370,7 @@ func (s *MemoryStore) Release(_ context.Context, c Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	if s.claims[c.EventID] != c.Token || c.Token == "" {
+	if cl, ok := s.claims[c.EventID]; !ok || cl.token != token(c) {
 		return ErrClaimLost
 	}
 	delete(s.claims, c.EventID)

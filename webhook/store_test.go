@@ -17,10 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// whFailingStore is an webhook.Store whose methods fail on demand.
+// whFailingStore is a webhook.Store whose methods fail on demand.
 type whFailingStore struct {
 	webhook.MemoryStore
-	claimErr, completeErr error
+	claimErr error
+	// completeFails makes every Complete fail while it is true.
+	completeFails atomic.Bool
 	// completeFailures, when positive, makes that many Completes fail
 	// before they succeed.
 	completeFailures, completes atomic.Int32
@@ -35,13 +37,16 @@ func (s *whFailingStore) Claim(ctx context.Context, id string) (webhook.Claim, e
 
 func (s *whFailingStore) Complete(ctx context.Context, c webhook.Claim) error {
 	n := s.completes.Add(1)
-	if s.completeErr != nil {
-		return s.completeErr
-	}
-	if n <= s.completeFailures.Load() {
+	if s.completeFails.Load() || n <= s.completeFailures.Load() {
 		return errors.New("connection reset")
 	}
 	return s.MemoryStore.Complete(ctx, c)
+}
+
+// whEventually polls cond every 10ms for up to 10s.
+func whEventually(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, 10*time.Millisecond, msg)
 }
 
 func TestWebhookHandlerStoreFailures(t *testing.T) {
@@ -52,15 +57,23 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 		assert.Equal(t, http.StatusServiceUnavailable, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 		assert.Zero(t, rec.calls.Load())
 	})
-	t.Run("complete fails: the event was processed, so 200", func(t *testing.T) {
+	t.Run("complete fails: 200, retried in the background until it lands", func(t *testing.T) {
 		var rec whRecorder
-		store := &whFailingStore{completeErr: errors.New("connection reset")}
-		h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
-		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
+		store := &whFailingStore{}
+		store.completeFails.Store(true)
+		h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithClaimWait(0))
+		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "the event was processed")
 		assert.Equal(t, http.StatusConflict, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code,
-			"the claim stays taken rather than risk processing twice")
-		assert.EqualValues(t, 1, rec.calls.Load())
-		assert.EqualValues(t, 4, store.completes.Load(), "four tries, then given up; the second delivery got 409 and completed nothing")
+			"the claim stays taken while the completion is retried")
+		whEventually(t, func() bool { return store.completes.Load() >= 3 }, "Complete tried again")
+		store.completeFails.Store(false)
+		whEventually(t, func() bool {
+			return whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code == http.StatusOK
+		}, "recorded as done once the store works")
+		assert.EqualValues(t, 1, rec.calls.Load(), "never processed again")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		assert.NoError(t, h.Shutdown(ctx), "nothing left pending")
 	})
 	t.Run("complete fails twice, then works: recorded as done", func(t *testing.T) {
 		var rec whRecorder
@@ -68,7 +81,7 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 		store.completeFailures.Store(2)
 		h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
 		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
-		assert.EqualValues(t, 3, store.completes.Load(), "tried again while the store failed")
+		whEventually(t, func() bool { return store.completes.Load() == 3 }, "tried again while the store failed")
 		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "a redelivery is a duplicate, not a 409")
 		assert.EqualValues(t, 1, rec.calls.Load())
 	})
@@ -93,21 +106,31 @@ func TestMemoryEventStoreClaims(t *testing.T) {
 		return c
 	}
 
+	before := time.Now()
 	a := claim("a")
 	assert.Equal(t, webhook.ClaimAcquired, a.Status)
 	assert.NotEmpty(t, a.Token)
-	assert.True(t, a.LeaseExpires.IsZero(), "a memory claim never lapses")
+	assert.WithinRange(t, a.LeaseExpires, before.Add(webhook.DefaultLease), time.Now().Add(webhook.DefaultLease), "the default lease")
 	assert.Equal(t, webhook.ClaimInProgress, claim("a").Status)
 	require.NoError(t, s.Release(ctx, a))
 	assert.ErrorIs(t, s.Release(ctx, a), webhook.ErrClaimLost, "settled once")
+	_, err := s.Renew(ctx, a)
+	assert.ErrorIs(t, err, webhook.ErrClaimLost, "a released claim cannot be renewed")
 
 	a2 := claim("a")
 	assert.Equal(t, webhook.ClaimAcquired, a2.Status, "released: free again")
 	assert.NotEqual(t, a.Token, a2.Token, "every claim has its own token")
-	assert.ErrorIs(t, s.Complete(ctx, a), webhook.ErrClaimLost, "an old claim cannot settle the new one")
-	require.NoError(t, s.Complete(ctx, a2))
+	assert.ErrorIs(t, s.Complete(ctx, a), webhook.ErrClaimLost, "an old claim cannot settle the live new one")
+	r, err := s.Renew(ctx, a2)
+	require.NoError(t, err)
+	assert.False(t, r.LeaseExpires.Before(a2.LeaseExpires), "renewed from now")
+	require.NoError(t, s.Complete(ctx, r))
+	require.NoError(t, s.Complete(ctx, a2), "completing again with the same token changes nothing")
 	assert.Equal(t, webhook.ClaimDone, claim("a").Status)
-	assert.ErrorIs(t, s.Complete(ctx, webhook.Claim{EventID: "zz"}), webhook.ErrClaimLost, "no claim, no completion")
+	assert.ErrorIs(t, s.Complete(ctx, a), webhook.ErrClaimLost, "done by another token")
+	_, err = s.Renew(ctx, a2)
+	assert.NoError(t, err, "renewing a claim its own token completed is no error")
+	assert.ErrorIs(t, s.Complete(ctx, webhook.Claim{EventID: "zz"}), webhook.ErrClaimLost, "no token, no completion")
 
 	var zero webhook.MemoryStore
 	z, err := zero.Claim(ctx, "x")
@@ -116,6 +139,51 @@ func TestMemoryEventStoreClaims(t *testing.T) {
 
 	assert.Equal(t, "done", webhook.ClaimDone.String())
 	assert.Equal(t, "ClaimStatus(0)", webhook.ClaimStatus(0).String())
+}
+
+// TestMemoryEventStoreLease: a claim that is not renewed lapses after its
+// lease and the next claim takes it over; the lapsed owner can no longer
+// renew, complete or release; a lapsed claim that nobody took over can still
+// be completed.
+func TestMemoryEventStoreLease(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := webhook.NewMemoryStore(0, webhook.WithStoreLease(time.Second),
+		webhook.WithStoreClock(func() time.Time { return now }))
+	old, err := s.Claim(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, webhook.ClaimAcquired, old.Status)
+	now = now.Add(999 * time.Millisecond)
+	c, err := s.Claim(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, webhook.ClaimInProgress, c.Status, "within the lease")
+	now = now.Add(time.Millisecond)
+	taken, err := s.Claim(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, webhook.ClaimAcquired, taken.Status, "lapsed: taken over")
+	_, err = s.Renew(ctx, old)
+	assert.ErrorIs(t, err, webhook.ErrClaimLost)
+	assert.ErrorIs(t, s.Complete(ctx, old), webhook.ErrClaimLost)
+	assert.ErrorIs(t, s.Release(ctx, old), webhook.ErrClaimLost)
+
+	// Renewed claims do not lapse.
+	b, err := s.Claim(ctx, "b")
+	require.NoError(t, err)
+	for range 5 {
+		now = now.Add(600 * time.Millisecond)
+		b, err = s.Renew(ctx, b)
+		require.NoError(t, err)
+	}
+	c, err = s.Claim(ctx, "b")
+	require.NoError(t, err)
+	assert.Equal(t, webhook.ClaimInProgress, c.Status, "renewed every 600ms, 3s after the claim")
+
+	// A late Complete of a lapsed claim that nobody took over records it.
+	now = now.Add(time.Hour)
+	require.NoError(t, s.Complete(ctx, b))
+	c, err = s.Claim(ctx, "b")
+	require.NoError(t, err)
+	assert.Equal(t, webhook.ClaimDone, c.Status)
 }
 
 // TestMemoryEventStoreReplayWindow: past its bound the store forgets only ids

@@ -37,35 +37,43 @@
 // Claim is one INSERT ... ON CONFLICT (event_id) DO UPDATE statement that
 // takes the id only when it is new, or its row is a lapsed claim or an
 // expired completion; it tells "in progress" from "done" otherwise. Each
-// claim carries a random token: Complete (UPDATE to 'done') and Release
+// claim carries a random token: Renew (UPDATE of expires_at) and Release
 // (DELETE) act only on the row that still holds the caller's token, and
 // return webhook.ErrClaimLost otherwise, so a replica whose lease ran out
-// never settles the claim another replica took over.
+// never settles the claim another replica took over. Complete (an UPDATE
+// to 'done', then an INSERT when the row is gone) records the event unless
+// another claim holds the row within its lease or completed it: a late
+// completion of a lapsed claim nobody took over still lands.
 //
 // # Time
 //
 // Every lease and expiry is compared with the database's now(), never with
 // a replica's clock, so replicas whose clocks disagree still agree on who
-// owns an event. The handler cancels the EventFunc's context at the
-// claim's LeaseExpires, which the store reads on the replica's monotonic
-// clock before sending the claim: it always comes before the database's
-// lease ends.
+// owns an event. The claim's LeaseExpires, which the handler's renewals and
+// cancellation run on, is read on the replica's monotonic clock before the
+// statement is sent: it always comes before the database's lease ends.
 //
-// Defaults: a lease of DefaultLease (1 minute: longer than your processing,
-// shorter than the service's first retry, so that a dead replica's claim has
-// lapsed when the event comes again), and a retention of DefaultRetention (7
-// days; never less than MinRetention, twice the signature tolerance).
+// Defaults: a lease of DefaultLease (5 seconds), which the handler renews
+// every third of it while the function runs: a function may run longer, and
+// a replica that dies stops renewing, so its claim lapses while the service
+// still retries (keep the lease a third or less of the service's retry
+// span); a deadline of DefaultTimeout (2 seconds) on every statement
+// (WithTimeout), since pgx has none of its own; and a retention of
+// DefaultRetention (7 days; never less than MinRetention, twice the
+// signature tolerance).
 //
 // # Exactly-once effects
 //
 // With the handler alone, an event's effects happen at least once and
-// normally once: if the database becomes unreachable after your function
-// succeeded and before the handler records it (the handler logs "event
-// processed but not recorded as done"), or if a replica stalls past its
-// lease while its function carries on, a later delivery may run the
-// function again. Transactional closes that gap for writes to the same
-// database: your function runs in a transaction that also marks the event
-// done, so its writes commit exactly once, or not at all.
+// normally once: when the database becomes unreachable after your function
+// succeeded, the handler keeps the claim and retries the record until it
+// lands, but a replica killed between your function's effects and the
+// record, or cut off from the database for longer than its lease, or a
+// function that carries on past its cancelled context, leaves the event to
+// a later delivery, which runs the function again. Transactional closes
+// that gap for writes to the same database: your function runs in a
+// transaction that also marks the event done, so its writes commit exactly
+// once, or not at all.
 //
 // # Purging
 //

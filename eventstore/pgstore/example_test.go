@@ -30,7 +30,9 @@ func Example() {
 	}
 	defer pool.Close()
 
-	// Defaults: a lease of 1 minute (pgstore.WithLease), ids remembered
+	// Defaults: a lease of 5 s, renewed while your function runs
+	// (pgstore.WithLease), a deadline of 2 s per statement
+	// (pgstore.WithTimeout), ids remembered
 	// for 7 days (pgstore.WithRetention), table payments_webhook_events.
 	store, err := pgstore.New(pool)
 	if err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
@@ -118,6 +120,24 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 			tb.Fatalf("Expire(%s): %v", id, err)
 		}
 	}
+	f.Replica = func(dial storetest.Dialer) webhook.Store {
+		cfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cfg.MaxConns = poolSize
+		cfg.ConnConfig.DialFunc = pgconn.DialFunc(dial)
+		pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(pool.Close)
+		s, err := pgstore.New(pool, opts...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	}
 	return f
 }
 
@@ -129,6 +149,20 @@ var backend = storetest.Backend{
 		srv := testservers.StartPostgres(tb)
 		return fixture(tb, srv.URL(), n, lease, 4), srv
 	},
+	Proxied: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, *testservers.Proxy) {
+		srv := testservers.SharedPostgres(tb)
+		proxy := testservers.StartProxy(tb, hostOf(tb, srv.URL()))
+		return fixture(tb, proxy.URL(tb, srv.URL()), n, lease, 8), proxy
+	},
+}
+
+// hostOf is the host:port of a server's URL.
+func hostOf(tb testing.TB, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		tb.Fatal("the server's URL does not parse")
+	}
+	return u.Host
 }
 
 func TestConformance(t *testing.T) { storetest.Conformance(t, backend) }
@@ -146,6 +180,21 @@ func TestDeadReplica(t *testing.T) {
 func TestOutage(t *testing.T) {
 	t.Parallel()
 	storetest.Outage(t, backend, storetest.LedgerProcessor())
+}
+
+func TestKilledReplica(t *testing.T) {
+	t.Parallel()
+	storetest.KilledReplica(t, backend)
+}
+
+func TestHungStore(t *testing.T) {
+	t.Parallel()
+	storetest.HungStore(t, backend)
+}
+
+func TestPendingCompletions(t *testing.T) {
+	t.Parallel()
+	storetest.PendingCompletions(t, backend)
 }
 
 func BenchmarkHandler(b *testing.B) {

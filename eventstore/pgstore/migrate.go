@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 )
 
 // MigrationSQL returns the statements Migrate runs, separated by ";\n", for
@@ -17,7 +16,8 @@ func (s *Store) MigrationSQL() string {
 // Migrate creates the store's table and its index when they do not exist.
 // It is idempotent, and safe to run from every replica at start-up at once:
 // a transaction-scoped advisory lock makes concurrent runs wait for each
-// other.
+// other. Its statements are bounded by ctx alone (not by WithTimeout), since
+// one may wait for another replica's migration: give ctx a deadline.
 func (s *Store) Migrate(ctx context.Context) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -44,8 +44,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 // Purge deletes every row whose time is up: completions past their
 // retention and claims whose lease lapsed (a lapsed claim is free to take
 // over anyway; its owner, if alive, gets webhook.ErrClaimLost). It deletes
-// PurgeBatch rows per statement, skipping rows that a claim in flight has
-// locked, and returns how many it deleted. Run it on a schedule of yours when
+// PurgeBatch rows per statement (each bounded by WithTimeout), skipping rows
+// that a claim in flight has locked, and returns how many it deleted. Run it on a schedule of yours when
 // the opportunistic purge is off (WithPurgeEvery(0)).
 func (s *Store) Purge(ctx context.Context) (int64, error) {
 	var total int64
@@ -59,6 +59,8 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 }
 
 func (s *Store) purgeBatch(ctx context.Context) (int64, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	tag, err := s.pool.Exec(ctx, s.q.purge, PurgeBatch)
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: purge table %s: %w", s.opts.table, err)
@@ -73,8 +75,6 @@ func (s *Store) maybePurge(ctx context.Context) {
 	if every == 0 || s.claims.Add(1)%every != 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	if _, err := s.purgeBatch(ctx); err != nil && s.opts.logger != nil {
 		s.opts.logger.LogAttrs(ctx, slog.LevelWarn, "pgstore: opportunistic purge failed; the next one will retry", slog.String("error", err.Error()))
 	}

@@ -19,11 +19,15 @@ const (
 	// DefaultTable is the table a Store uses unless WithTable says
 	// otherwise.
 	DefaultTable = "payments_webhook_events"
-	// DefaultLease is how long a claim lasts before another delivery may
-	// take the event over (WithLease): shorter than the service's first
-	// retry back-off, so that a dead replica's claim has lapsed by the
-	// time the event is delivered again.
+	// DefaultLease is how long a claim lasts, unless renewed, before
+	// another delivery may take the event over (WithLease):
+	// webhook.DefaultLease. The handler renews it every third of the lease
+	// while the function runs, so a dead replica's claim lapses within one
+	// lease of its last renewal.
 	DefaultLease = lease.DefaultLease
+	// DefaultTimeout bounds each statement the store sends (WithTimeout),
+	// whatever deadline the caller's context has: pgx itself has none.
+	DefaultTimeout = lease.DefaultTimeout
 	// DefaultRetention is how long a processed event id is remembered
 	// (WithRetention).
 	DefaultRetention = lease.DefaultRetention
@@ -50,6 +54,7 @@ type options struct {
 	table      string
 	lease      time.Duration
 	retention  time.Duration
+	timeout    time.Duration
 	purgeEvery int
 	logger     *slog.Logger
 }
@@ -58,11 +63,20 @@ type options struct {
 // digits and underscores, optionally qualified by a schema ("ops.webhooks").
 func WithTable(name string) Option { return func(o *options) { o.table = name } }
 
-// WithLease sets how long a claim lasts (default DefaultLease; at least
-// 1ms, in whole milliseconds, shorter than the retention). The handler
-// cancels the EventFunc's context when it runs out; choose it longer than
-// your slowest processing and shorter than the service's first retry delay.
+// WithLease sets how long a claim lasts unless renewed (default
+// DefaultLease; at least 1ms, in whole milliseconds, shorter than the
+// retention). The handler renews it every third of the lease while the
+// function runs, and cancels the function's context when it cannot. Keep
+// it well under the time the service keeps retrying (a third of it, as
+// the default does for the sandbox's 15 seconds), so that the claim of a
+// replica that died lapses while the service still retries.
 func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+
+// WithTimeout sets the deadline of each statement the store sends (default
+// DefaultTimeout; positive): a database that hangs, or a network that
+// drops packets silently, costs an error within it. A shorter deadline of
+// the caller's context wins. Migrate is bounded by its context alone.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithRetention sets how long a processed event id is remembered (default
 // DefaultRetention, at least MinRetention). Keep it longer than the
@@ -98,14 +112,14 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if pool == nil {
 		return nil, invalid("New needs a pool")
 	}
-	o := options{table: DefaultTable, lease: DefaultLease, retention: DefaultRetention, purgeEvery: DefaultPurgeEvery}
+	o := options{table: DefaultTable, lease: DefaultLease, retention: DefaultRetention, timeout: DefaultTimeout, purgeEvery: DefaultPurgeEvery}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if err := checkTable(o.table); err != nil {
 		return nil, err
 	}
-	if err := lease.Check("pgstore", o.lease, o.retention); err != nil {
+	if err := lease.Check("pgstore", o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
 	if o.purgeEvery < 0 {
@@ -117,6 +131,11 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 // maxClaimTries bounds the claim statement's re-runs when a concurrent claim
 // hides the row from its snapshot (each re-run sees that claim).
 const maxClaimTries = 3
+
+// bound gives one call its deadline.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return lease.Bound(ctx, s.opts.timeout)
+}
 
 // Claim implements webhook.Store in one statement: it inserts the id,
 // or takes over its row when that row's lease lapsed or its retention
@@ -130,10 +149,12 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	if err != nil {
 		return webhook.Claim{}, fmt.Errorf("pgstore: %w", err)
 	}
+	qctx, cancel := s.bound(ctx)
+	defer cancel()
 	for range maxClaimTries {
 		start := time.Now()
 		var status string
-		err := s.pool.QueryRow(ctx, s.q.claim, eventID, token, s.opts.lease.Microseconds()).Scan(&status)
+		err := s.pool.QueryRow(qctx, s.q.claim, eventID, token, s.opts.lease.Microseconds()).Scan(&status)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			continue
@@ -157,17 +178,66 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	return webhook.Claim{EventID: eventID, Status: webhook.ClaimInProgress}, nil
 }
 
+// Renew implements webhook.Store: it extends the lease of a claim whose
+// row still holds its token unsettled, even past its lease when nobody took
+// it over. A claim its own token completed (Transactional) is returned
+// unchanged; any other gets webhook.ErrClaimLost.
+func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
+	if c.Token == "" {
+		return c, fmt.Errorf("pgstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	start := time.Now()
+	var status string
+	err := s.pool.QueryRow(ctx, s.q.renew, c.EventID, c.Token, s.opts.lease.Microseconds()).Scan(&status)
+	switch {
+	case err == nil && status == "renewed":
+		c.LeaseExpires = lease.Expiry(start, s.opts.lease)
+		return c, nil
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		return c, fmt.Errorf("pgstore: renew event %q: %w", c.EventID, err)
+	}
+	// The statement's snapshot may predate a commit that marked the claim
+	// done while the renewal waited for its row (Transactional): look again.
+	var state string
+	err = s.pool.QueryRow(ctx, s.q.state, c.EventID, c.Token).Scan(&state)
+	switch {
+	case err == nil && state == "done":
+		return c, nil
+	case err == nil || errors.Is(err, pgx.ErrNoRows):
+		return c, fmt.Errorf("pgstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
+	}
+	return c, fmt.Errorf("pgstore: renew event %q: %w", c.EventID, err)
+}
+
 // Complete implements webhook.Store: the row becomes a completion
-// remembered for the retention. A claim already marked done with the same
-// token (by Transactional) completes without a change; any other claim gets
-// webhook.ErrClaimLost.
+// remembered for the retention, unless another claim holds it within its
+// lease or completed it (webhook.ErrClaimLost). A claim that lapsed, or a
+// row that was purged, still completes when nobody took it over; a claim
+// already completed by its token (Transactional) completes without a
+// change. (When the row is gone, a second statement inserts it.)
 func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
+	if c.Token == "" {
+		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, webhook.ErrClaimLost)
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var ok bool
 	err := s.pool.QueryRow(ctx, s.q.complete, c.EventID, c.Token, s.opts.retention.Microseconds()).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, err)
 	}
-	if !ok {
+	if ok {
+		return nil
+	}
+	// Nothing to update: the row is gone (a lapsed claim purged), or
+	// another claim holds it.
+	tag, err := s.pool.Exec(ctx, s.q.insertDone, c.EventID, c.Token, s.opts.retention.Microseconds())
+	switch {
+	case err != nil:
+		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, err)
+	case tag.RowsAffected() == 0:
 		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, webhook.ErrClaimLost)
 	}
 	return nil
@@ -176,6 +246,8 @@ func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 // Release implements webhook.Store: it deletes the claim's row while
 // the claim still owns it, and returns webhook.ErrClaimLost otherwise.
 func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	tag, err := s.pool.Exec(ctx, s.q.release, c.EventID, c.Token)
 	if err != nil {
 		return fmt.Errorf("pgstore: release event %q: %w", c.EventID, err)

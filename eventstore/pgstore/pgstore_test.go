@@ -181,7 +181,7 @@ func TestPurge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	claim("lapsed")
+	lapsed := claim("lapsed")
 	claim("live")
 	expire := func(ids ...string) {
 		if _, err := pool.Exec(ctx, "UPDATE "+table+" SET expires_at = now() - interval '1 second' WHERE event_id = ANY($1)", ids); err != nil {
@@ -195,6 +195,20 @@ func TestPurge(t *testing.T) {
 	}
 	if got := ids(t, pool, table); got != "done-kept,live" {
 		t.Errorf("rows left: %s, want done-kept,live", got)
+	}
+	// The lapsed claim's function succeeded after all, and nobody took the
+	// event over: its late Complete writes the completion again.
+	if err := s.Complete(ctx, lapsed); err != nil {
+		t.Fatalf("Complete of a purged claim nobody took: %v", err)
+	}
+	if c, err := s.Claim(ctx, "lapsed"); err != nil || c.Status != webhook.ClaimDone {
+		t.Fatalf("after the late Complete: %v, %v; want done", c.Status, err)
+	}
+	if err := s.Complete(ctx, webhook.Claim{EventID: "live", Token: lapsed.Token}); !errors.Is(err, webhook.ErrClaimLost) {
+		t.Fatalf("Complete of an id another live claim holds: %v, want ErrClaimLost", err)
+	}
+	if _, err := pool.Exec(ctx, "DELETE FROM "+table+" WHERE event_id = 'lapsed'"); err != nil {
+		t.Fatal(err)
 	}
 
 	// More than a batch: Purge goes on until none is left.

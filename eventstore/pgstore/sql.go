@@ -34,9 +34,11 @@ func checkTable(name string) error {
 
 // queries are the store's statements, built once for its table.
 type queries struct {
-	createTable, createIndex  string
-	claim, complete, markDone string
-	release, purge            string
+	createTable, createIndex string
+	claim, renew, state      string
+	complete, insertDone     string
+	markDone                 string
+	release, purge           string
 }
 
 func buildQueries(table string) queries {
@@ -74,15 +76,38 @@ SELECT CASE WHEN e.state = 'done' AND e.expires_at > now() THEN 'done' ELSE 'in 
 FROM ` + t + ` AS e
 WHERE e.event_id = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
 
-		// Done with this token already (Transactional marked it inside
-		// the EventFunc's transaction) counts as success.
-		complete: `WITH completed AS (
-    UPDATE ` + t + ` SET state = 'done', expires_at = now() + ` + micros + `
+		// Extend the claim while its token holds the row unsettled;
+		// otherwise say whether the token completed it ("done").
+		renew: `WITH renewed AS (
+    UPDATE ` + t + ` SET expires_at = now() + ` + micros + `
     WHERE event_id = $1 AND token = $2 AND state = 'processing'
+    RETURNING 'renewed'::text AS status
+)
+SELECT status FROM renewed
+UNION ALL
+SELECT e.state FROM ` + t + ` AS e
+WHERE e.event_id = $1 AND e.token = $2 AND NOT EXISTS (SELECT 1 FROM renewed)`,
+
+		state: `SELECT state FROM ` + t + ` WHERE event_id = $1 AND token = $2`,
+
+		// Record the event done: the row when it is this token's claim,
+		// or anyone's lapsed claim or expired completion. Done with this
+		// token already (Transactional marked it inside the EventFunc's
+		// transaction) counts as success, and costs no write.
+		complete: `WITH completed AS (
+    UPDATE ` + t + ` AS e SET state = 'done', token = $2, expires_at = now() + ` + micros + `
+    WHERE e.event_id = $1 AND ((e.token = $2 AND e.state = 'processing') OR e.expires_at <= now())
     RETURNING 1
 )
 SELECT EXISTS (SELECT 1 FROM completed)
     OR EXISTS (SELECT 1 FROM ` + t + ` WHERE event_id = $1 AND token = $2 AND state = 'done')`,
+
+		// When complete found nothing: the row is gone (purged), or
+		// another claim holds it. Write the completion only in the first
+		// case.
+		insertDone: `INSERT INTO ` + t + ` (event_id, state, token, expires_at)
+VALUES ($1, 'done', $2, now() + ` + micros + `)
+ON CONFLICT (event_id) DO NOTHING`,
 
 		markDone: `UPDATE ` + t + ` SET state = 'done', expires_at = now() + ` + micros + `
 WHERE event_id = $1 AND token = $2 AND state = 'processing'`,

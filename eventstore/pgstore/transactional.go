@@ -42,8 +42,12 @@ const rollbackTimeout = 5 * time.Second
 // marks the claim the handler made, taken from the context
 // (webhook.ClaimFromContext), and the handler's Complete that follows
 // finds it done and succeeds. The transaction uses the handler's context,
-// which the handler cancels when the lease runs out. fn must use tx, not
-// the pool, for every write that must happen once. It panics if fn is nil.
+// which the handler cancels when a renewal finds the claim lost or the lease
+// runs out before a renewal succeeds: a replica cut off from the database
+// rolls back. The handler renews the claim from another connection while fn
+// runs; the mark locks the claim's row until the commit, which a renewal
+// waits for (it then finds the claim done). fn must use tx, not the pool,
+// for every write that must happen once. It panics if fn is nil.
 func (s *Store) Transactional(fn TxEventFunc) webhook.EventFunc {
 	if fn == nil {
 		panic("pgstore: Transactional with a nil function")
@@ -70,14 +74,22 @@ func (s *Store) Transactional(fn TxEventFunc) webhook.EventFunc {
 		if err := fn(ctx, tx, ev); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, s.q.markDone, claim.EventID, claim.Token, s.opts.retention.Microseconds())
+		if ctx.Err() != nil { // the handler gave up on the claim: say why
+			return fmt.Errorf("pgstore: event %q: rolled back: %w", claim.EventID, context.Cause(ctx))
+		}
+		// The mark and the commit are the store's statements: bounded by
+		// its timeout, as well as by the claim (the handler cancels ctx
+		// when it can no longer vouch for it).
+		sctx, cancel := s.bound(ctx)
+		defer cancel()
+		tag, err := tx.Exec(sctx, s.q.markDone, claim.EventID, claim.Token, s.opts.retention.Microseconds())
 		if err != nil {
 			return fmt.Errorf("pgstore: event %q: mark done: %w", claim.EventID, err)
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("pgstore: event %q: rolled back: %w (or the handler does not use this store)", claim.EventID, webhook.ErrClaimLost)
 		}
-		if err := tx.Commit(ctx); err != nil {
+		if err := tx.Commit(sctx); err != nil {
 			return fmt.Errorf("pgstore: event %q: commit: %w", claim.EventID, err)
 		}
 		committed = true

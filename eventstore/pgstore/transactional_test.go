@@ -123,8 +123,10 @@ func (s noLease) Claim(ctx context.Context, id string) (webhook.Claim, error) {
 	return c, err
 }
 
-// Replica A writes in its transaction, then stalls past its lease; replica
-// B takes the event over and commits. A's transaction rolls back: one row.
+// Replica A writes in its transaction, then stalls past its lease, cut off
+// from the store (its renewals fail), or with its lease hidden from the
+// handler (nothing renews or cancels it); replica B takes the event over and
+// commits. A's transaction rolls back: one row.
 func TestTransactionalStalledReplicaRollsBack(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -139,9 +141,10 @@ func TestTransactionalStalledReplicaRollsBack(t *testing.T) {
 			f := backend.Stores(t, 2, time.Second)
 			admin := sharedPool(t)
 			paid := merchantTable(t, admin)
-			storeA := f.Stores[0]
+			partitioned := &storetest.DeadStore{Store: f.Stores[0]}
+			var storeA webhook.Store = partitioned
 			if tc.hideTime {
-				storeA = noLease{storeA}
+				storeA = noLease{f.Stores[0]}
 			}
 			inserted, resume := make(chan struct{}), make(chan struct{})
 			defer close(resume)
@@ -156,12 +159,14 @@ func TestTransactionalStalledReplicaRollsBack(t *testing.T) {
 			})
 			logsA := &storetest.Logs{}
 			hA := webhook.NewHandler(storetest.Verifier(t), fnA, webhook.WithStore(storeA), webhook.WithLogger(logsA.Logger()))
-			hB := webhook.NewHandler(storetest.Verifier(t), f.Stores[1].(*pgstore.Store).Transactional(insert), webhook.WithStore(f.Stores[1]))
+			hB := webhook.NewHandler(storetest.Verifier(t), f.Stores[1].(*pgstore.Store).Transactional(insert),
+				webhook.WithStore(f.Stores[1]), webhook.WithClaimWait(0))
 
 			body := storetest.EventBody(storetest.NewEventID(t))
 			answerA := make(chan int, 1)
 			go func() { answerA <- storetest.Deliver(hA, body) }()
 			<-inserted
+			partitioned.Kill() // A's renewals fail from now on
 			var answers storetest.Answers
 			if err := storetest.Retry(context.Background(), func() http.Handler { return hB }, body, &answers, 50*time.Millisecond, 10*time.Second); err != nil {
 				t.Fatal(err)
@@ -180,6 +185,7 @@ func TestTransactionalStalledReplicaRollsBack(t *testing.T) {
 			if len(failed) != 1 || !strings.Contains(failed[0]["error"].(string), tc.wantErr) {
 				t.Errorf("A's log of its failure: %v, want %q", failed, tc.wantErr)
 			}
+			partitioned.Revive()
 			if code := storetest.Deliver(hA, body); code != http.StatusOK {
 				t.Errorf("a duplicate to A after B's commit: %d, want 200", code)
 			}
@@ -285,6 +291,59 @@ func TestTransactionalOutage(t *testing.T) {
 			})
 		},
 		Effects: func(tb testing.TB, id string) int { return rowsOf(tb, admin, paid, id) },
-		Atomic:  true,
 	})
+}
+
+// A Transactional function that runs for four leases keeps its claim: the
+// handler renews it from another connection while the transaction is open
+// (and waits for the mark's row lock near the commit), another replica's
+// deliveries are refused, and the work commits once, with no claim lost.
+func TestTransactionalSlowFunctionKeepsItsClaim(t *testing.T) {
+	t.Parallel()
+	const lease = 600 * time.Millisecond
+	f := backend.Stores(t, 2, lease)
+	admin := sharedPool(t)
+	paid := merchantTable(t, admin)
+	insert := insertPaid(paid)
+	var calls atomic.Int64
+	started := make(chan struct{})
+	slow := f.Stores[0].(*pgstore.Store).Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if calls.Add(1) == 1 {
+			close(started)
+		}
+		if err := insert(ctx, tx, ev); err != nil {
+			return err
+		}
+		select {
+		case <-time.After(4 * lease):
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	})
+	logsA := &storetest.Logs{}
+	hA := webhook.NewHandler(storetest.Verifier(t), slow, webhook.WithStore(f.Stores[0]), webhook.WithLogger(logsA.Logger()))
+	hB := webhook.NewHandler(storetest.Verifier(t), f.Stores[1].(*pgstore.Store).Transactional(insert),
+		webhook.WithStore(f.Stores[1]), webhook.WithClaimWait(0))
+	body := storetest.EventBody(storetest.NewEventID(t))
+	answerA := make(chan int, 1)
+	go func() { answerA <- storetest.Deliver(hA, body) }()
+	<-started
+	for range 6 {
+		time.Sleep(lease / 2)
+		if code := storetest.Deliver(hB, body); code != http.StatusConflict && code != http.StatusOK {
+			t.Errorf("B during A's slow transaction: %d, want 409 (or 200 once A committed)", code)
+		}
+	}
+	if code := <-answerA; code != http.StatusOK {
+		t.Fatalf("A answered %d, want 200:\n%s", code, logsA.String())
+	}
+	if n := rowsOf(t, admin, paid, ""); n != 1 || calls.Load() != 1 {
+		t.Errorf("%d rows after %d calls, want 1 after 1", n, calls.Load())
+	}
+	for _, msg := range []string{"claim lost", "event processed but", "could not renew"} {
+		if r := logsA.Records(t, msg); len(r) > 0 {
+			t.Errorf("A logged %q: %v", msg, r[0])
+		}
+	}
 }

@@ -15,26 +15,32 @@
 // Each event is one key, the prefix (DefaultPrefix, WithPrefix) and the
 // event id. Claim is SET key "processing:<token>" NX PX <lease>, and when the
 // key exists its value tells "in progress" from "done", in one script.
-// Complete is a script that rewrites "processing:<token>" into
-// "done:<token>" with the retention as TTL; Release a script that deletes
-// it. Both compare the token first and return webhook.ErrClaimLost when
-// it is not theirs, so a replica whose lease ran out never settles the claim
-// another replica took over. Every script touches that one key, so it runs
+// Renew is a script that extends the TTL of "processing:<token>"; Complete
+// one that rewrites it into "done:<token>" with the retention as TTL (or
+// writes it when the key is gone: the claim lapsed and nobody took it
+// over); Release one that deletes it. They compare the token first and
+// return webhook.ErrClaimLost when another claim holds the key, so a
+// replica whose lease ran out never settles the claim another replica took
+// over. Every script touches that one key, so it runs
 // on Redis Cluster; they are sent with EVALSHA, and EVAL when the server
 // does not know them yet.
 //
 // Leases and retention are TTLs kept by Redis, so the replicas' clocks do
-// not matter. The handler cancels the EventFunc's context at the claim's
-// LeaseExpires, which the store reads on the replica's monotonic clock before
-// sending the claim: it always comes before Redis drops the key. Defaults: a
-// lease of DefaultLease (1 minute: longer than your processing, shorter
-// than the service's first retry, so that a dead replica's claim has lapsed
-// when the event comes again), a retention of DefaultRetention (7 days;
-// never less than MinRetention, twice the signature tolerance). Expired keys
-// disappear by themselves: there is nothing to purge. A claim whose lease
-// ran out is gone even when no other delivery took it over, so its late
-// Complete returns webhook.ErrClaimLost (pgstore, by contrast, completes a
-// lapsed claim that nobody took over).
+// not matter. The claim's LeaseExpires, which the handler's renewals and
+// cancellation run on, is read on the replica's monotonic clock before the
+// command is sent: it always comes before Redis drops the key. Defaults: a
+// lease of DefaultLease (5 seconds), which the handler renews every third of
+// it while the function runs: a function may run longer, and a replica that
+// dies stops renewing, so its claim lapses while the service still retries
+// (keep the lease a third or less of the service's retry span); a deadline
+// of DefaultTimeout (2 seconds) on every command (WithTimeout), kept whatever
+// the client's options: go-redis otherwise waits ReadTimeout (3 seconds)
+// for a reply that a partition holds, and retries a timed-out command
+// MaxRetries (3) times; and a retention of DefaultRetention (7 days; never
+// less than MinRetention, twice the signature tolerance). Expired keys
+// disappear by themselves: there is nothing to purge. A claim whose lease ran
+// out is gone even when no other delivery took it over: Renew then returns
+// webhook.ErrClaimLost, and Complete writes the completion.
 //
 // # What Redis must promise
 //
@@ -52,11 +58,12 @@
 //     Redis replicates asynchronously.
 //
 // With the handler, an event's effects happen at least once and normally
-// once: if Redis becomes unreachable after your function succeeded and
-// before the handler records it (it logs "event processed but not recorded
-// as done"), or if a replica stalls past its lease while its function
-// carries on, a later delivery may run the function again. Make your
-// function's effects idempotent where that matters, or use
-// eventstore/pgstore, whose Transactional mode commits them with the
-// record of the event.
+// once: when Redis becomes unreachable after your function succeeded, the
+// handler keeps the claim and retries the record until it lands, but a
+// replica killed between your function's effects and the record, or cut off
+// from Redis for longer than its lease, or a function that carries on past
+// its cancelled context, leaves the event to a later delivery, which runs
+// the function again. Make your function's effects idempotent where that
+// matters, or use eventstore/pgstore, whose Transactional mode commits
+// them with the record of the event.
 package redisstore

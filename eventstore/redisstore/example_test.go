@@ -28,10 +28,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	client := redis.NewClient(opts) // or a ClusterClient, or a FailoverClient
+	opts.ContextTimeoutEnabled = true // the client keeps the store's deadlines itself
+	client := redis.NewClient(opts)   // or a ClusterClient, or a FailoverClient
 	defer client.Close()
 
-	// Defaults: a lease of 1 minute (redisstore.WithLease), ids remembered
+	// Defaults: a lease of 5 s, renewed while your function runs
+	// (redisstore.WithLease), a deadline of 2 s per command
+	// (redisstore.WithTimeout), ids remembered
 	// for 7 days (redisstore.WithRetention), keys "payments:webhook-event:<id>".
 	store, err := redisstore.New(client)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -92,6 +93,20 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 		}
 		return d
 	}
+	f.Replica = func(dial storetest.Dialer) webhook.Store {
+		o, err := redis.ParseURL(url)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		o.PoolSize, o.Dialer = poolSize, dial
+		c := redis.NewClient(o)
+		tb.Cleanup(func() { _ = c.Close() })
+		s, err := redisstore.New(c, opts...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	}
 	f.Expire = func(id string) {
 		// Redis forgets the key exactly as it would when its TTL runs out.
 		if err := admin.PExpire(testCtx(tb), prefix+id, time.Millisecond).Err(); err != nil {
@@ -109,6 +124,15 @@ var backend = storetest.Backend{
 	Outage: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, storetest.Server) {
 		srv := testservers.StartRedis(tb, true)
 		return fixture(tb, srv.URL(), n, lease, 4), srv
+	},
+	Proxied: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, *testservers.Proxy) {
+		srv := testservers.SharedRedis(tb)
+		u, err := url.Parse(srv.URL())
+		if err != nil {
+			tb.Fatal("the server's URL does not parse")
+		}
+		proxy := testservers.StartProxy(tb, u.Host)
+		return fixture(tb, proxy.URL(tb, srv.URL()), n, lease, 8), proxy
 	},
 }
 
@@ -129,8 +153,41 @@ func TestOutage(t *testing.T) {
 	storetest.Outage(t, backend, storetest.LedgerProcessor())
 }
 
+func TestKilledReplica(t *testing.T) {
+	t.Parallel()
+	storetest.KilledReplica(t, backend)
+}
+
+func TestHungStore(t *testing.T) {
+	t.Parallel()
+	storetest.HungStore(t, backend)
+}
+
+func TestPendingCompletions(t *testing.T) {
+	t.Parallel()
+	storetest.PendingCompletions(t, backend)
+}
+
 func BenchmarkHandler(b *testing.B) {
 	c := newClient(b, testservers.SharedRedis(b).URL(), storetest.BenchSenders)
+	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(b, c)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchmarkHandler(b, s)
+}
+
+// BenchmarkHandlerContextTimeout: the client keeps the store's deadlines
+// itself (Options.ContextTimeoutEnabled), so commands run without a
+// goroutine of the store's.
+func BenchmarkHandlerContextTimeout(b *testing.B) {
+	opts, err := redis.ParseURL(testservers.SharedRedis(b).URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts.PoolSize, opts.ContextTimeoutEnabled = storetest.BenchSenders, true
+	c := redis.NewClient(opts)
+	b.Cleanup(func() { _ = c.Close() })
 	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(b, c)))
 	if err != nil {
 		b.Fatal(err)

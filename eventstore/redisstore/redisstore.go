@@ -17,11 +17,15 @@ const (
 	// DefaultPrefix starts every key the store writes, unless WithPrefix
 	// says otherwise: the key of an event is the prefix and its id.
 	DefaultPrefix = "payments:webhook-event:"
-	// DefaultLease is how long a claim lasts before another delivery may
-	// take the event over (WithLease): shorter than the service's first
-	// retry back-off, so that a dead replica's claim has lapsed by the
-	// time the event is delivered again.
+	// DefaultLease is how long a claim lasts, unless renewed, before
+	// another delivery may take the event over (WithLease):
+	// webhook.DefaultLease. The handler renews it every third of the lease
+	// while the function runs, so a dead replica's claim lapses within one
+	// lease of its last renewal.
 	DefaultLease = lease.DefaultLease
+	// DefaultTimeout bounds each command the store sends (WithTimeout),
+	// whatever the client's own timeouts and retries.
+	DefaultTimeout = lease.DefaultTimeout
 	// DefaultRetention is how long a processed event id is remembered
 	// (WithRetention).
 	DefaultRetention = lease.DefaultRetention
@@ -42,6 +46,7 @@ type options struct {
 	prefix    string
 	lease     time.Duration
 	retention time.Duration
+	timeout   time.Duration
 }
 
 // WithPrefix sets the prefix of the store's keys (default DefaultPrefix;
@@ -50,11 +55,26 @@ type options struct {
 // only, so any prefix works on Redis Cluster.
 func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
-// WithLease sets how long a claim lasts (default DefaultLease; at least
-// 1ms, in whole milliseconds, shorter than the retention). The handler
-// cancels the EventFunc's context when it runs out; choose it longer than
-// your slowest processing and shorter than the service's first retry delay.
+// WithLease sets how long a claim lasts unless renewed (default
+// DefaultLease; at least 1ms, in whole milliseconds, shorter than the
+// retention). The handler renews it every third of the lease while the
+// function runs, and cancels the function's context when it cannot. Keep
+// it well under the time the service keeps retrying (a third of it, as
+// the default does for the sandbox's 15 seconds), so that the claim of a
+// replica that died lapses while the service still retries.
 func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+
+// WithTimeout sets the deadline of each command the store sends (default
+// DefaultTimeout; positive). The store returns by then whatever the client
+// does: go-redis, by default, ignores a context's deadline while it waits
+// for a reply, waits ReadTimeout (3s), and retries a timed-out command
+// MaxRetries (3) times; the store's deadline also ends those retries. With
+// such a client each command runs in a goroutine the store can stop waiting
+// for; a *redis.Client or *redis.ClusterClient whose options set
+// ContextTimeoutEnabled keeps the deadline itself and saves that goroutine
+// (set it on the options redis.ParseURL returns). A shorter deadline of the
+// caller's context wins.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithRetention sets how long a processed event id is remembered (default
 // DefaultRetention, at least MinRetention). Keep it longer than the
@@ -69,6 +89,10 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 type Store struct {
 	client redis.UniversalClient
 	opts   options
+	// direct: the client keeps contexts' deadlines itself
+	// (ContextTimeoutEnabled), so commands need no goroutine.
+	direct bool
+	runner runner
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -80,17 +104,30 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, lease.Invalid("redisstore", "New needs a client")
 	}
-	o := options{prefix: DefaultPrefix, lease: DefaultLease, retention: DefaultRetention}
+	o := options{prefix: DefaultPrefix, lease: DefaultLease, retention: DefaultRetention, timeout: DefaultTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.prefix == "" || len(o.prefix) > maxPrefix {
 		return nil, lease.Invalid("redisstore", "the key prefix must be 1 to %d bytes, got %d", maxPrefix, len(o.prefix))
 	}
-	if err := lease.Check("redisstore", o.lease, o.retention); err != nil {
+	if err := lease.Check("redisstore", o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
-	return &Store{client: client, opts: o}, nil
+	return &Store{client: client, opts: o, direct: keepsDeadlines(client), runner: runner{idle: make(chan *command)}}, nil
+}
+
+// keepsDeadlines says whether client stops waiting for a reply at its
+// context's deadline (Options.ContextTimeoutEnabled), for the clients whose
+// options can be read.
+func keepsDeadlines(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }
 
 // Key returns the key that holds eventID's claim or completion.
@@ -114,17 +151,35 @@ return redis.call('GET', KEYS[1])
 `)
 
 // completeScript rewrites the claim into a completion while the token
-// still owns the key; a completion by the same token is success.
+// still owns the key, or writes the completion when the key is gone (the
+// claim lapsed and nobody took it over); a completion by the same token is
+// success.
 //
 // ARGV[1] "processing:<token>"; ARGV[2] "done:<token>"; ARGV[3] retention ms.
 var completeScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then
+if v == ARGV[1] or v == false then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   return 1
 end
 if v == ARGV[2] then
   return 1
+end
+return 0
+`)
+
+// renewScript extends the claim's TTL while the token still owns the key:
+// 1; 2 when the token completed it; 0 otherwise.
+//
+// ARGV[1] "processing:<token>"; ARGV[2] "done:<token>"; ARGV[3] lease ms.
+var renewScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return 1
+end
+if v == ARGV[2] then
+  return 2
 end
 return 0
 `)
@@ -139,6 +194,28 @@ end
 return 0
 `)
 
+// run runs script on the event's key under the store's deadline, and
+// returns by the deadline whatever the client does: go-redis ignores the
+// context while it reads unless Options.ContextTimeoutEnabled is set, so
+// with a client without it the command runs in a goroutine that the store
+// stops waiting for. The deadline in its context also ends go-redis'
+// retries.
+func (s *Store) run(ctx context.Context, script *redis.Script, id string, args ...any) (any, error) {
+	ctx, cancel := lease.Bound(ctx, s.opts.timeout)
+	defer cancel()
+	if s.direct {
+		return script.Run(ctx, s.client, []string{s.Key(id)}, args...).Result()
+	}
+	j := &command{ctx: ctx, client: s.client, script: script, keys: []string{s.Key(id)}, args: args, done: make(chan struct{})}
+	s.runner.start(j)
+	select {
+	case <-j.done:
+		return j.v, j.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // Claim implements webhook.Store. The lease is a TTL kept by Redis,
 // so replicas' clocks do not matter.
 func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
@@ -150,7 +227,7 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 		return webhook.Claim{}, fmt.Errorf("redisstore: %w", err)
 	}
 	start := time.Now()
-	res, err := claimScript.Run(ctx, s.client, []string{s.Key(eventID)}, processing+token, s.opts.lease.Milliseconds()).Result()
+	res, err := s.run(ctx, claimScript, eventID, processing+token, s.opts.lease.Milliseconds())
 	if err != nil {
 		return webhook.Claim{}, fmt.Errorf("redisstore: claim event %q: %w", eventID, err)
 	}
@@ -169,9 +246,33 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	return c, nil
 }
 
+// Renew implements webhook.Store: it extends the claim's TTL while the claim
+// still owns the key. A claim its own token completed is returned
+// unchanged; any other, a lapsed one included (Redis has forgotten it), gets
+// webhook.ErrClaimLost.
+func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
+	if c.Token == "" {
+		return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
+	}
+	start := time.Now()
+	res, err := s.run(ctx, renewScript, c.EventID, processing+c.Token, done+c.Token, s.opts.lease.Milliseconds())
+	if err != nil {
+		return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, err)
+	}
+	switch res {
+	case int64(1):
+		c.LeaseExpires = lease.Expiry(start, s.opts.lease)
+		return c, nil
+	case int64(2):
+		return c, nil
+	}
+	return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
+}
+
 // Complete implements webhook.Store: the claim becomes a completion
-// remembered for the retention, unless another claim took the key over
-// (webhook.ErrClaimLost).
+// remembered for the retention, also when its lease lapsed and nobody took
+// the event over (the key is gone), unless another claim holds the key or
+// completed it (webhook.ErrClaimLost).
 func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 	return s.settle(ctx, "complete", completeScript, c, processing+c.Token, done+c.Token, s.opts.retention.Milliseconds())
 }
@@ -186,11 +287,11 @@ func (s *Store) settle(ctx context.Context, op string, script *redis.Script, c w
 	if c.Token == "" {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, webhook.ErrClaimLost)
 	}
-	n, err := script.Run(ctx, s.client, []string{s.Key(c.EventID)}, args...).Int64()
+	res, err := s.run(ctx, script, c.EventID, args...)
 	if err != nil {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, err)
 	}
-	if n == 0 {
+	if n, ok := res.(int64); !ok || n == 0 {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, webhook.ErrClaimLost)
 	}
 	return nil

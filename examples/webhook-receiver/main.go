@@ -27,7 +27,9 @@
 // Every problem in these is reported at once, before anything starts; a
 // store out of reach at start-up stops the program. The store's URL is only
 // ever printed with its password masked. On SIGINT or SIGTERM the program
-// finishes the deliveries in flight, then closes the store's connections.
+// finishes the deliveries in flight, waits for the events it processed but
+// could not yet record as done (the store was unreachable; the handler keeps
+// trying), all within 20 seconds, then closes the store's connections.
 //
 // Run it, point the dashboard's webhook URL at https://<your host>/webhooks,
 // and send a test event with client.Webhooks.Trigger:
@@ -90,31 +92,39 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		return err
 	}
 	defer closeStore()
-	return serve(ctx, cfg.addr, newMux(cfg.verifier, store, logger), logger)
+	mux, hooks := newMux(cfg.verifier, store, logger)
+	return serve(ctx, cfg.addr, mux, hooks.Shutdown, logger)
 }
 
 // newMux routes /webhooks to the SDK's receiver and /healthz to a liveness
-// probe.
-func newMux(verifier webhook.Verifier, store webhook.Store, logger *slog.Logger) http.Handler {
+// probe. It returns the receiver too, whose Shutdown waits for the
+// completions it still retries.
+func newMux(verifier webhook.Verifier, store webhook.Store, logger *slog.Logger) (http.Handler, *webhook.Handler) {
 	r := &receiver{logger: logger}
 	mux := http.NewServeMux()
 	// Registered without a method so that the SDK's handler answers other
 	// methods itself (405 with Allow: POST).
-	mux.Handle("/webhooks", webhook.NewHandler(verifier, r.handle,
+	hooks := webhook.NewHandler(verifier, r.handle,
 		webhook.WithStore(store),   // the ids already processed: see PAYMENTS_WEBHOOK_STORE
 		webhook.WithLogger(logger), // refusals and failures, never secrets or bodies
-	))
+	)
+	mux.Handle("/webhooks", hooks)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	})
-	return mux
+	return mux, hooks
 }
+
+// shutdownTimeout is what a graceful stop may take: less than the 30
+// seconds most platforms leave between SIGTERM and SIGKILL.
+const shutdownTimeout = 20 * time.Second
 
 // serve listens on addr, logs "listening" once the port is bound (so the
 // log never announces a port that another program holds), and serves until
-// ctx ends; then it lets the deliveries in flight finish (up to 20 seconds)
-// before returning.
-func serve(ctx context.Context, addr string, handler http.Handler, logger *slog.Logger) error {
+// ctx ends; then it lets the deliveries in flight finish, and drain (the
+// webhook handler's Shutdown, when not nil) wait for what they left
+// pending, within shutdownTimeout in all, before returning.
+func serve(ctx context.Context, addr string, handler http.Handler, drain func(context.Context) error, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (set PAYMENTS_WEBHOOK_ADDR to another address): %w", addr, err)
@@ -137,10 +147,17 @@ func serve(ctx context.Context, addr string, handler http.Handler, logger *slog.
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	if drain != nil {
+		// Events processed whose completion the store has not taken yet:
+		// the handler retries it until it lands or this deadline.
+		if err := drain(shutdownCtx); err != nil {
+			return fmt.Errorf("graceful shutdown: %w", err)
+		}
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -28,7 +28,8 @@ func testMux(t *testing.T, env map[string]string, logger *slog.Logger) http.Hand
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newMux(cfg.verifier, webhook.NewMemoryStore(0), logger)
+	mux, _ := newMux(cfg.verifier, webhook.NewMemoryStore(0), logger)
+	return mux
 }
 
 func TestParseSecrets(t *testing.T) {
@@ -118,7 +119,7 @@ func TestServeBindsBeforeLogging(t *testing.T) {
 	defer cancel()
 	var first testlog.Buffer
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, "127.0.0.1:0", mux, slog.New(slog.NewJSONHandler(&first, nil))) }()
+	go func() { done <- serve(ctx, "127.0.0.1:0", mux, nil, slog.New(slog.NewJSONHandler(&first, nil))) }()
 	var addr string
 	deadline := time.Now().Add(10 * time.Second)
 	for addr == "" && time.Now().Before(deadline) {
@@ -142,7 +143,7 @@ func TestServeBindsBeforeLogging(t *testing.T) {
 	}
 
 	var second testlog.Buffer
-	err = serve(context.Background(), addr, mux, slog.New(slog.NewJSONHandler(&second, nil)))
+	err = serve(context.Background(), addr, mux, nil, slog.New(slog.NewJSONHandler(&second, nil)))
 	if !errors.Is(err, syscall.EADDRINUSE) {
 		t.Fatalf("a second instance on %s: got %v, want address already in use", addr, err)
 	}

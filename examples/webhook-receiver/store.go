@@ -86,6 +86,9 @@ func openRedis(ctx context.Context, url string) (webhook.Store, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The store gives every command a deadline; with this the client
+	// keeps it itself (go-redis otherwise waits out its ReadTimeout).
+	opts.ContextTimeoutEnabled = true
 	client := redis.NewClient(opts)
 	store, err := redisstore.New(client)
 	if err == nil {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -23,6 +24,7 @@ type Postgres struct {
 	dir      string   // owned by the server's user: data/, sock/, log
 	running  bool
 	watchdog *watchdog
+	frozen   []int // the processes Freeze stopped
 }
 
 // URL is the server's connection URL. It carries a password: print it with
@@ -185,7 +187,7 @@ func (p *Postgres) start() error {
 		return fmt.Errorf("%w\nserver log:\n%s", err, tail(string(log), 2000))
 	}
 	p.running = true
-	w, err := startWatchdog(shellJoin(append(p.asUser, filepath.Join(p.bin, "pg_ctl"), "-D", data, "-m", "immediate", "stop")) +
+	w, err := startWatchdog("kill -CONT $(cat " + shellQuote(p.frozenFile()) + " 2>/dev/null) 2>/dev/null; " + shellJoin(append(p.asUser, filepath.Join(p.bin, "pg_ctl"), "-D", data, "-m", "immediate", "stop")) +
 		" >/dev/null 2>&1; rm -rf " + shellQuote(p.dir))
 	p.watchdog = w
 	return err
@@ -197,6 +199,9 @@ func (p *Postgres) stop(mode string) error {
 	}
 	p.watchdog.stop()
 	p.watchdog = nil
+	if err := p.thaw(); err != nil {
+		return err
+	}
 	if !p.running {
 		return nil
 	}
@@ -239,3 +244,54 @@ func appendFile(path, s string) error {
 	}
 	return f.Close()
 }
+
+// Freeze stops every process of the server with SIGSTOP (the postmaster
+// and its backends), as a hung host would: connections stay open, and
+// nothing answers until Thaw. The processes are listed in a file that the
+// watchdog resumes before it stops the server, should the tests die first.
+func (p *Postgres) Freeze(tb testing.TB) {
+	tb.Helper()
+	if p.external || !p.running || p.frozen != nil {
+		tb.Fatalf("cannot freeze %s: not running, already frozen, or not started by the tests", p.Redacted())
+	}
+	b, err := os.ReadFile(filepath.Join(p.dir, "data", "postmaster.pid"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		tb.Fatalf("postmaster.pid: %v", err)
+	}
+	pids := processTree(pid)
+	list := make([]string, len(pids))
+	for i, p := range pids {
+		list[i] = strconv.Itoa(p)
+	}
+	if err := os.WriteFile(p.frozenFile(), []byte(strings.Join(list, " ")), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := signalAll(pids, syscall.SIGSTOP); err != nil {
+		tb.Fatal(err)
+	}
+	p.frozen = pids
+}
+
+// Thaw resumes a frozen server with SIGCONT.
+func (p *Postgres) Thaw(tb testing.TB) {
+	tb.Helper()
+	if err := p.thaw(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func (p *Postgres) thaw() error {
+	if p.frozen == nil {
+		return nil
+	}
+	err := signalAll(p.frozen, syscall.SIGCONT)
+	p.frozen = nil
+	_ = os.Remove(p.frozenFile())
+	return err
+}
+
+func (p *Postgres) frozenFile() string { return filepath.Join(p.dir, "frozen.pids") }

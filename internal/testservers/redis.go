@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -204,4 +205,27 @@ func (r *Redis) close() {
 	}
 	r.kill()
 	_ = os.RemoveAll(r.dir)
+}
+
+// Freeze stops the server with SIGSTOP, as a hung host would: connections
+// stay open, and nothing answers until Thaw.
+func (r *Redis) Freeze(tb testing.TB) {
+	tb.Helper()
+	if r.external || r.cmd == nil {
+		tb.Fatalf("cannot freeze %s: not running, or not started by the tests", r.Redacted())
+	}
+	if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Thaw resumes a frozen server with SIGCONT.
+func (r *Redis) Thaw(tb testing.TB) {
+	tb.Helper()
+	if r.external || r.cmd == nil {
+		tb.Fatalf("cannot thaw %s: not running, or not started by the tests", r.Redacted())
+	}
+	if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		tb.Fatal(err)
+	}
 }

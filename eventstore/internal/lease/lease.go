@@ -3,6 +3,7 @@
 package lease
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -13,11 +14,14 @@ import (
 )
 
 const (
-	// DefaultLease is how long a claim lasts before another delivery may
-	// take the event over. It is shorter than the service's first retry
-	// back-off, so that the claim of a replica that died has lapsed by the
-	// time the event is delivered again.
-	DefaultLease = time.Minute
+	// DefaultLease is how long a claim lasts, unless the handler renews it,
+	// before another delivery may take the event over: webhook.DefaultLease,
+	// a third of the sender's retry span, so that the claim of a replica
+	// that died lapses while the sender still retries.
+	DefaultLease = webhook.DefaultLease
+	// DefaultTimeout bounds each call a store makes to its database:
+	// webhook.DefaultStoreTimeout.
+	DefaultTimeout = webhook.DefaultStoreTimeout
 	// DefaultRetention is how long a processed event id is remembered.
 	DefaultRetention = 7 * 24 * time.Hour
 	// MinRetention is the shortest retention accepted: a delivery signed at
@@ -35,9 +39,11 @@ func Invalid(pkg, format string, args ...any) error {
 	return fmt.Errorf("%s: %w: %s", pkg, ErrInvalidOption, fmt.Sprintf(format, args...))
 }
 
-// Check validates a lease and a retention together.
-func Check(pkg string, lease, retention time.Duration) error {
+// Check validates a lease, a retention and a call timeout together.
+func Check(pkg string, lease, retention, timeout time.Duration) error {
 	switch {
+	case timeout <= 0:
+		return Invalid(pkg, "the timeout must be positive, got %v", timeout)
 	case lease < time.Millisecond:
 		return Invalid(pkg, "the lease must be at least 1ms, got %v", lease)
 	case lease%time.Millisecond != 0:
@@ -68,4 +74,14 @@ func NewToken() (string, error) {
 // first whatever the skew between the two clocks.
 func Expiry(start time.Time, lease time.Duration) time.Time {
 	return start.Add(lease)
+}
+
+// Bound returns ctx with a deadline at most timeout away. When ctx's own
+// deadline comes sooner (the handler gives one to every call), ctx is kept
+// as it is, and the returned cancel does nothing: no timer per call.
+func Bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
 }

@@ -15,6 +15,8 @@ func Conformance(t *testing.T, b Backend) {
 	t.Run("ClaimCompleteRelease", func(t *testing.T) { t.Parallel(); claimCompleteRelease(t, b) })
 	t.Run("WrongTokenChangesNothing", func(t *testing.T) { t.Parallel(); wrongToken(t, b) })
 	t.Run("LeaseLapseAndTakeover", func(t *testing.T) { t.Parallel(); leaseTakeover(t, b) })
+	t.Run("RenewKeepsTheClaim", func(t *testing.T) { t.Parallel(); renewKeeps(t, b) })
+	t.Run("LateCompleteOfALapsedClaim", func(t *testing.T) { t.Parallel(); lateComplete(t, b) })
 	t.Run("RetentionExpiry", func(t *testing.T) { t.Parallel(); retentionExpiry(t, b) })
 	t.Run("ConcurrentClaimsOneWinner", func(t *testing.T) { t.Parallel(); oneWinner(t, b) })
 	t.Run("EmptyEventID", func(t *testing.T) { t.Parallel(); emptyID(t, b) })
@@ -56,11 +58,12 @@ func claimCompleteRelease(t *testing.T, b Backend) {
 
 	before := time.Now()
 	c := claim(t, s, id, webhook.ClaimAcquired)
-	if d := c.LeaseExpires.Sub(before); d < 59*time.Second || d > 61*time.Second {
-		t.Errorf("LeaseExpires is %v after the claim, want the default lease, 1m", d)
+	const lease = webhook.DefaultLease
+	if d := c.LeaseExpires.Sub(before); d < lease || d > lease+time.Second {
+		t.Errorf("LeaseExpires is %v after the claim, want the default lease, %v", d, lease)
 	}
-	if ttl := f.TTL(id); ttl < 55*time.Second || ttl > 61*time.Second {
-		t.Errorf("stored claim lasts %v, want about 1m", ttl)
+	if ttl := f.TTL(id); ttl < lease-time.Second || ttl > lease+time.Second {
+		t.Errorf("stored claim lasts %v, want about %v", ttl, lease)
 	}
 	claim(t, s, id, webhook.ClaimInProgress)
 
@@ -69,11 +72,13 @@ func claimCompleteRelease(t *testing.T, b Backend) {
 		t.Fatalf("Release: %v", err)
 	}
 	wantLost(t, "second Release", s.Release(ctx, c))
-	wantLost(t, "Complete after Release", s.Complete(ctx, c))
+	_, err := s.Renew(ctx, c)
+	wantLost(t, "Renew after Release", err)
 	c2 := claim(t, s, id, webhook.ClaimAcquired)
 	if c2.Token == c.Token {
 		t.Fatal("two claims got the same token")
 	}
+	wantLost(t, "Complete of the released claim while another holds the id", s.Complete(ctx, c))
 
 	if err := s.Complete(ctx, c2); err != nil {
 		t.Fatalf("Complete: %v", err)
@@ -86,6 +91,10 @@ func claimCompleteRelease(t *testing.T, b Backend) {
 	}
 	claim(t, s, id, webhook.ClaimDone)
 	wantLost(t, "Release after Complete", s.Release(ctx, c2))
+	if r, err := s.Renew(ctx, c2); err != nil || !r.LeaseExpires.Equal(c2.LeaseExpires) {
+		t.Errorf("Renew after its own Complete = %v, %v; want the claim unchanged, no error", r.LeaseExpires, err)
+	}
+	wantLost(t, "Complete of the first claim after another's", s.Complete(ctx, c))
 	claim(t, s, id, webhook.ClaimDone)
 }
 
@@ -97,11 +106,18 @@ func wrongToken(t *testing.T, b Backend) {
 	for _, forged := range []webhook.Claim{
 		{EventID: id, Status: webhook.ClaimAcquired, Token: "not-the-token"},
 		{EventID: id, Status: webhook.ClaimAcquired},
-		{EventID: NewEventID(t), Status: webhook.ClaimAcquired, Token: c.Token},
 	} {
 		wantLost(t, "Complete with a forged claim", other.Complete(ctx, forged))
 		wantLost(t, "Release with a forged claim", other.Release(ctx, forged))
+		_, err := other.Renew(ctx, forged)
+		wantLost(t, "Renew with a forged claim", err)
 	}
+	// The token of another id owns nothing here.
+	elsewhere := webhook.Claim{EventID: NewEventID(t), Status: webhook.ClaimAcquired, Token: c.Token}
+	wantLost(t, "Release with another id's token", other.Release(ctx, elsewhere))
+	_, err := other.Renew(ctx, elsewhere)
+	wantLost(t, "Renew with another id's token", err)
+	wantLost(t, "Complete without a token of an id nobody holds", other.Complete(ctx, webhook.Claim{EventID: NewEventID(t)}))
 	claim(t, other, id, webhook.ClaimInProgress)
 	if err := a.Complete(ctx, c); err != nil {
 		t.Fatalf("Complete by the owner after forged attempts: %v", err)
@@ -145,6 +161,8 @@ func leaseTakeover(t *testing.T, b Backend) {
 		t.Fatal("the takeover kept the dead owner's token")
 	}
 	wantLost(t, "late Release by the dead owner", dead.Release(ctx, old))
+	_, err := dead.Renew(ctx, old)
+	wantLost(t, "late Renew by the dead owner", err)
 	claim(t, dead, id, webhook.ClaimInProgress) // still the new owner's
 	wantLost(t, "late Complete by the dead owner", dead.Complete(ctx, old))
 	claim(t, dead, id, webhook.ClaimInProgress)
@@ -153,6 +171,58 @@ func leaseTakeover(t *testing.T, b Backend) {
 	}
 	claim(t, dead, id, webhook.ClaimDone)
 	wantLost(t, "Complete by the dead owner after the new owner's", dead.Complete(ctx, old))
+}
+
+// A claim renewed every third of its lease is never taken over, and the
+// store keeps it for a lease from each renewal.
+func renewKeeps(t *testing.T, b Backend) {
+	const lease = 600 * time.Millisecond
+	f := b.Stores(t, 2, lease)
+	owner, other, ctx := f.Stores[0], f.Stores[1], ctxFor(t)
+	id := NewEventID(t)
+	c := claim(t, owner, id, webhook.ClaimAcquired)
+	for range 6 { // three leases
+		time.Sleep(lease / 3)
+		before := time.Now()
+		r, err := owner.Renew(ctx, c)
+		if err != nil {
+			t.Fatalf("Renew: %v", err)
+		}
+		if d := r.LeaseExpires.Sub(before); d < lease || d > lease+500*time.Millisecond {
+			t.Fatalf("renewed LeaseExpires is %v after the renewal, want %v", d, lease)
+		}
+		if r.Token != c.Token || r.EventID != id {
+			t.Fatalf("Renew changed the claim: %+v", r)
+		}
+		c = r
+		claim(t, other, id, webhook.ClaimInProgress)
+	}
+	if ttl := f.TTL(id); ttl < lease/2 || ttl > lease {
+		t.Errorf("after a renewal the stored claim lasts %v, want about %v", ttl, lease)
+	}
+	if err := owner.Complete(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	claim(t, other, id, webhook.ClaimDone)
+}
+
+// A claim that lapsed while nobody took it over still completes: the
+// function succeeded, and the store says so (a completion retried after an
+// outage longer than the lease).
+func lateComplete(t *testing.T, b Backend) {
+	const lease = 300 * time.Millisecond
+	f := b.Stores(t, 2, lease)
+	owner, other, ctx := f.Stores[0], f.Stores[1], ctxFor(t)
+	id := NewEventID(t)
+	c := claim(t, owner, id, webhook.ClaimAcquired)
+	waitUntil(t, c.LeaseExpires.Add(100*time.Millisecond))
+	if err := owner.Complete(ctx, c); err != nil {
+		t.Fatalf("late Complete of a lapsed claim nobody took: %v, want nil", err)
+	}
+	claim(t, other, id, webhook.ClaimDone)
+	if err := owner.Complete(ctx, c); err != nil {
+		t.Errorf("Complete again: %v", err)
+	}
 }
 
 func retentionExpiry(t *testing.T, b Backend) {

@@ -14,15 +14,18 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// DeadReplica: replica A claims an event and stalls in its function past
-// the lease. The handler cancels A's context when the lease runs out;
+// DeadReplica: replica A claims an event, then loses the database (a
+// partition: its renewals fail) while its function stalls, ignoring its
+// context. The handler cancels A's context when the lease runs out;
 // redeliveries to replica B are refused (409) while A's lease lasts, then
-// processed once by B. When A finally returns success, its Complete gets
-// ErrClaimLost (logged), and B's completion stands: later deliveries are
-// duplicates for both replicas.
+// processed once by B. When A's partition heals and its function finally
+// returns success, A answers 200 and its Complete gets ErrClaimLost
+// (logged); B's completion stands: later deliveries are duplicates for both
+// replicas, and A has nothing left pending.
 func DeadReplica(t *testing.T, b Backend) {
 	const lease = time.Second
 	f := b.Stores(t, 2, lease)
+	storeA := &DeadStore{Store: f.Stores[0]}
 	logsA := &Logs{}
 	started, resume := make(chan struct{}), make(chan struct{})
 	var startOnce, resumeOnce sync.Once
@@ -33,21 +36,27 @@ func DeadReplica(t *testing.T, b Backend) {
 	fnA := func(ctx context.Context, ev *payments.Event) error {
 		claimA, _ = webhook.ClaimFromContext(ctx)
 		startOnce.Do(func() { close(started) })
-		<-ctx.Done() // the handler's lease deadline
-		cancelled <- ctx.Err()
+		<-ctx.Done() // the handler gave up on the claim
+		cancelled <- context.Cause(ctx)
 		<-resume // stalled past its lease
 		return nil
 	}
 	var callsB atomic.Int64
-	fnB := func(context.Context, *payments.Event) error { callsB.Add(1); return nil }
-	hA := webhook.NewHandler(Verifier(t), fnA, webhook.WithStore(f.Stores[0]), webhook.WithLogger(logsA.Logger()))
-	hB := webhook.NewHandler(Verifier(t), fnB, webhook.WithStore(f.Stores[1]))
+	var calledB atomic.Int64 // unix nanoseconds of B's call
+	fnB := func(context.Context, *payments.Event) error {
+		callsB.Add(1)
+		calledB.Store(time.Now().UnixNano())
+		return nil
+	}
+	hA := webhook.NewHandler(Verifier(t), fnA, webhook.WithStore(storeA), webhook.WithLogger(logsA.Logger()))
+	hB := webhook.NewHandler(Verifier(t), fnB, webhook.WithStore(f.Stores[1]), webhook.WithClaimWait(0))
 
 	id := NewEventID(t)
 	body := EventBody(id)
 	answerA := make(chan int, 1)
 	go func() { answerA <- Deliver(hA, body) }()
 	<-started
+	storeA.Kill()
 	if code := Deliver(hB, body); code != http.StatusConflict {
 		t.Fatalf("delivery to B while A holds the claim: %d, want 409", code)
 	}
@@ -62,28 +71,35 @@ func DeadReplica(t *testing.T, b Backend) {
 	select {
 	case err := <-cancelled:
 		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("A's context ended with %v, want the lease's deadline", err)
+			t.Errorf("A's context ended with %v, want the lease's end", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("A's context was not cancelled when its lease ran out")
 	}
-	if time.Now().Before(claimA.LeaseExpires) {
+	if time.Unix(0, calledB.Load()).Before(claimA.LeaseExpires) {
 		t.Errorf("B processed the event before A's lease ran out")
 	}
 	if n := callsB.Load(); n != 1 {
 		t.Fatalf("B ran the function %d times, want 1", n)
 	}
 
+	storeA.Revive()
 	letAGo()
 	if code := <-answerA; code != http.StatusOK {
 		t.Errorf("A's answer after its late success: %d, want 200 (the event was processed)", code)
 	}
-	recs := logsA.Records(t, "event processed but not recorded as done")
+	recs := logsA.Records(t, "event processed but its claim was lost")
 	if len(recs) != 1 || !strings.Contains(recs[0]["error"].(string), webhook.ErrClaimLost.Error()) {
 		t.Errorf("A's log of its lost claim: %v, want one record with ErrClaimLost", recs)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hA.Shutdown(ctx); err != nil {
+		t.Errorf("A's Shutdown: %v, want nothing left pending", err)
+	}
 	// B's completion stands for both replicas.
-	for _, h := range []http.Handler{hA, hB} {
+	hA2 := webhook.NewHandler(Verifier(t), fnA, webhook.WithStore(storeA))
+	for _, h := range []http.Handler{hA2, hB} {
 		if code := Deliver(h, body); code != http.StatusOK {
 			t.Errorf("duplicate after B's completion: %d, want 200", code)
 		}

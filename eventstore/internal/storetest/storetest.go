@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -31,6 +34,9 @@ type Backend struct {
 	// Outage is like Stores, but on a server of the test's own, which it
 	// may stop and start again.
 	Outage func(t testing.TB, n int, lease time.Duration) (Fixture, Server)
+	// Proxied is like Stores, but the stores reach the shared server
+	// through a proxy that can hold every byte (a silent partition).
+	Proxied func(t testing.TB, n int, lease time.Duration) (Fixture, *testservers.Proxy)
 }
 
 // Fixture is stores over one namespace, and a look into it.
@@ -41,12 +47,22 @@ type Fixture struct {
 	TTL func(id string) time.Duration
 	// Expire makes the stored claim or completion of id expire now.
 	Expire func(id string)
+	// Replica returns one more store over the same namespace, on a pool
+	// (client) of its own whose connections are made by dial: a replica
+	// that the fault matrix can kill.
+	Replica func(dial Dialer) webhook.Store
 }
+
+// Dialer makes a store's connections (pgx's DialFunc, go-redis' Dialer).
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Server is a server a test may stop and start again.
 type Server interface {
 	Stop(testing.TB)
 	Start(testing.TB)
+	// Freeze stops the server's processes (SIGSTOP); Thaw resumes them.
+	Freeze(testing.TB)
+	Thaw(testing.TB)
 	// Password is in the server's URL: it must never be logged.
 	Password() string
 }

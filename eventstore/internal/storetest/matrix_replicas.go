@@ -1,0 +1,148 @@
+package storetest
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// replicaSet is the matrix's replicas behind a round-robin, each of which
+// may be killed and started again.
+type replicaSet struct {
+	t   *testing.T
+	f   Fixture
+	fn  func(webhook.Store, func() bool) webhook.EventFunc
+	rr  atomic.Uint64
+	mu  sync.Mutex
+	cur []*incarnation
+	all []*incarnation
+}
+
+func newReplicaSet(t *testing.T, f Fixture, fn func(webhook.Store, func() bool) webhook.EventFunc, n int) *replicaSet {
+	rs := &replicaSet{t: t, f: f, fn: fn, cur: make([]*incarnation, n)}
+	for i := range n {
+		rs.start(i)
+	}
+	return rs
+}
+
+// next is the replica the load balancer sends the next attempt to.
+func (rs *replicaSet) next() *incarnation {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.cur[rs.rr.Add(1)%uint64(len(rs.cur))]
+}
+
+// start starts replica i: a new process, with a pool of its own.
+func (rs *replicaSet) start(i int) {
+	in := &incarnation{killed: make(chan struct{})}
+	store := rs.f.Replica(in.dial)
+	in.h = webhook.NewHandler(Verifier(rs.t), rs.fn(store, in.alive), webhook.WithStore(store))
+	rs.mu.Lock()
+	rs.cur[i] = in
+	rs.all = append(rs.all, in)
+	rs.mu.Unlock()
+}
+
+// kill kills replica i, as SIGKILL would: its connections to the database
+// and to the senders drop at once, and it never reaches anything again.
+// The load balancer still sends it attempts (connection refused) until it
+// is started again.
+func (rs *replicaSet) kill(i int) {
+	rs.mu.Lock()
+	in := rs.cur[i]
+	rs.mu.Unlock()
+	in.kill()
+}
+
+// shutdown waits for the live replicas' pending completions, as the
+// example receiver does on SIGTERM, and stops the dead ones' goroutines.
+func (rs *replicaSet) shutdown(t *testing.T) {
+	rs.mu.Lock()
+	all := append([]*incarnation(nil), rs.all...)
+	rs.mu.Unlock()
+	for _, in := range all {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if !in.alive() {
+			cancel() // a dead process waits for nothing
+		}
+		if err := in.h.Shutdown(ctx); err != nil && in.alive() {
+			t.Errorf("a replica's shutdown: %v", err)
+		}
+		cancel()
+	}
+}
+
+// incarnation is one process of a replica.
+type incarnation struct {
+	h      *webhook.Handler
+	dead   atomic.Bool
+	killed chan struct{}
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func (in *incarnation) alive() bool { return !in.dead.Load() }
+
+// dial makes the replica's database connections, and refuses once it is
+// dead.
+func (in *incarnation) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if in.dead.Load() {
+		return nil, errDead
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.dead.Load() {
+		_ = c.Close()
+		return nil, errDead
+	}
+	in.conns = append(in.conns, c)
+	return c, nil
+}
+
+func (in *incarnation) kill() {
+	if in.dead.Swap(true) {
+		return
+	}
+	close(in.killed)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, c := range in.conns {
+		_ = c.Close()
+	}
+}
+
+// deliver is one attempt of the sender: the status, 0 when the connection
+// dropped (the replica died) or no answer came within matrixAttemptTimeout
+// (timedOut).
+func (in *incarnation) deliver(body []byte) (code int, took time.Duration, timedOut bool) {
+	if !in.alive() {
+		return 0, 0, false // connection refused
+	}
+	start := time.Now()
+	done := make(chan int, 1)
+	go func() { done <- Deliver(in.h, body) }()
+	t := time.NewTimer(matrixAttemptTimeout)
+	defer t.Stop()
+	select {
+	case code := <-done:
+		if !in.alive() {
+			return 0, time.Since(start), false
+		}
+		return code, time.Since(start), false
+	case <-in.killed:
+		return 0, time.Since(start), false
+	case <-t.C:
+		return 0, time.Since(start), true
+	}
+}

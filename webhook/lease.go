@@ -1,0 +1,238 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/paymentsapi/payments-go"
+)
+
+// The defaults follow one rule: a replica that dies while it holds a claim
+// must not cost the event. Its claim lapses at most one lease after its last
+// renewal, so the lease must be well under the time the sender keeps
+// retrying. The sender the SDK models (paymentstest, the sandbox) retries
+// after 1, 2, 4 and 8 seconds: 15 seconds in all. The real service's
+// schedule is not published, and is assumed no shorter.
+const (
+	// DefaultLease is how long a claim lasts unless renewed, in
+	// MemoryStore and in the eventstore packages: a third of the sender's
+	// 15 seconds of retries, so that the claim of a replica that died has
+	// lapsed with two retries still to come (after 7 and 15 seconds). The
+	// handler renews it every third of the lease while your function runs,
+	// so a function may take longer than the lease: it is never started a
+	// second time while its replica is alive and reaches the database.
+	DefaultLease = 5 * time.Second
+	// DefaultStoreTimeout bounds each call the handler makes to its store
+	// (WithStoreTimeout): a database that hangs costs a 503 within it.
+	DefaultStoreTimeout = 2 * time.Second
+	// DefaultClaimWait is how long a delivery that finds its event claimed
+	// by another waits for it to settle before it answers 409
+	// (WithClaimWait).
+	DefaultClaimWait = 2 * time.Second
+)
+
+// claim makes one Claim, bounded by the store timeout.
+func (h *Handler) claim(ctx context.Context, id string) (Claim, error) {
+	ctx, cancel := h.storeCtx(ctx)
+	defer cancel()
+	return h.store.Claim(ctx, id)
+}
+
+// Pauses between the claims of a delivery that waits for another one.
+const (
+	firstWaitPause = 10 * time.Millisecond
+	maxWaitPause   = 250 * time.Millisecond
+)
+
+// awaitClaim claims id again, with growing pauses, until the claim is
+// acquired or done, the claim wait is over, or the request ends. It returns
+// ClaimInProgress when the wait is over, also when the last claim was cut by
+// the end of the wait, and the time the returned claim was sent.
+func (h *Handler) awaitClaim(ctx context.Context, id string) (Claim, time.Time, error) {
+	deadline := time.Now().Add(h.claimWait)
+	inProgress := Claim{EventID: id, Status: ClaimInProgress}
+	pause := firstWaitPause
+	for {
+		wait := min(pause, time.Until(deadline))
+		if wait <= 0 {
+			return inProgress, time.Time{}, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return inProgress, time.Time{}, nil
+		case <-t.C:
+		}
+		pause = min(2*pause, maxWaitPause)
+		start := time.Now()
+		cctx, cancel := context.WithDeadline(ctx, earliest(start.Add(h.storeTimeout), deadline))
+		c, err := h.store.Claim(cctx, id)
+		cancel()
+		switch {
+		case err != nil && !time.Now().Before(deadline):
+			return inProgress, time.Time{}, nil
+		case err != nil:
+			return Claim{}, time.Time{}, err
+		case c.Status != ClaimInProgress:
+			return c, start, nil
+		}
+	}
+}
+
+// Why a function's context was cancelled by its heartbeat.
+var (
+	errLeaseRanOut = fmt.Errorf("webhook: the claim's lease ran out before a renewal succeeded: %w", context.DeadlineExceeded)
+	errRenewLost   = fmt.Errorf("webhook: renewing the claim: %w", ErrClaimLost)
+)
+
+// heartbeat renews a claim while the function runs, and cancels the
+// function's context when it can no longer vouch for the claim.
+type heartbeat struct {
+	h      *Handler
+	ev     *payments.Event
+	ctx    context.Context // the function's
+	cancel context.CancelCauseFunc
+	every  time.Duration // 0: the claim has no lease
+	timer  *time.Timer
+	// Made when the renewal loop starts (most functions end before):
+	stopCh chan struct{} // closed by stop
+	done   chan struct{} // closed when the loop has ended
+
+	mu          sync.Mutex
+	claim       Claim
+	abortRenew  context.CancelFunc // cuts a renewal in flight
+	stopped     bool
+	cancelCause error
+}
+
+// startHeartbeat returns the heartbeat of claim, acquired by a Claim sent
+// at claimed. The first renewal comes a third of the lease after the claim:
+// a quick function costs none.
+func (h *Handler) startHeartbeat(ctx context.Context, ev *payments.Event, claim Claim, claimed time.Time) *heartbeat {
+	hb := &heartbeat{h: h, ev: ev, claim: claim}
+	hb.ctx, hb.cancel = context.WithCancelCause(ctx)
+	if claim.LeaseExpires.IsZero() {
+		return hb
+	}
+	hb.every = max(claim.LeaseExpires.Sub(claimed)/3, time.Millisecond)
+	hb.timer = time.AfterFunc(hb.every, hb.loop)
+	return hb
+}
+
+func (hb *heartbeat) current() Claim {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	return hb.claim
+}
+
+// end cancels the function's context for cause and ends the loop.
+func (hb *heartbeat) end(cause error) {
+	hb.mu.Lock()
+	hb.cancelCause = cause
+	hb.mu.Unlock()
+	hb.cancel(cause)
+}
+
+// cause is why the heartbeat cancelled the function's context, if it did.
+func (hb *heartbeat) cause() error {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	return hb.cancelCause
+}
+
+// loop renews the claim every third of the lease, and soon again after a
+// failure, until stopped, the claim is lost, or the lease runs out.
+func (hb *heartbeat) loop() {
+	hb.mu.Lock()
+	if hb.stopped {
+		hb.mu.Unlock()
+		return
+	}
+	hb.stopCh, hb.done = make(chan struct{}), make(chan struct{})
+	hb.mu.Unlock()
+	defer close(hb.done)
+	for {
+		c := hb.current()
+		if !time.Now().Before(c.LeaseExpires) {
+			hb.h.log(hb.ctx, slog.LevelWarn, "claim's lease ran out before a renewal succeeded; cancelling the function", hb.ev)
+			hb.end(errLeaseRanOut)
+			return
+		}
+		hb.mu.Lock()
+		if hb.stopped {
+			hb.mu.Unlock()
+			return
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), earliest(time.Now().Add(hb.h.storeTimeout), c.LeaseExpires))
+		hb.abortRenew = cancel
+		hb.mu.Unlock()
+		renewed, err := hb.h.store.Renew(ctx, c)
+		cancel()
+		extended := err == nil && renewed.LeaseExpires.After(c.LeaseExpires)
+		hb.mu.Lock()
+		if extended {
+			hb.claim = renewed
+		}
+		stopped := hb.stopped // a renewal cut short by stop is no failure
+		hb.mu.Unlock()
+		next := hb.every
+		switch {
+		case stopped:
+			return
+		case err == nil && !extended:
+			return // completed by the function itself (a transactional store)
+		case err == nil:
+		case errors.Is(err, ErrClaimLost):
+			hb.h.log(hb.ctx, slog.LevelError, "claim lost to another delivery while processing; cancelling the function", hb.ev, slog.String("error", err.Error()))
+			hb.end(errRenewLost)
+			return
+		default:
+			hb.h.log(hb.ctx, slog.LevelWarn, "could not renew the claim; trying again", hb.ev, slog.String("error", err.Error()))
+			next = min(hb.every/4, firstWaitPause*5)
+		}
+		t := time.NewTimer(min(next, time.Until(hb.current().LeaseExpires)))
+		select {
+		case <-hb.stopCh:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stop ends the renewals, waiting for one in flight (cut short), and
+// returns the claim with its latest lease.
+func (hb *heartbeat) stop() Claim {
+	defer hb.cancel(nil)
+	if hb.timer == nil {
+		return hb.claim
+	}
+	if hb.timer.Stop() {
+		return hb.claim // the loop never started
+	}
+	hb.mu.Lock()
+	hb.stopped = true
+	if hb.abortRenew != nil {
+		hb.abortRenew()
+	}
+	stopCh, done := hb.stopCh, hb.done
+	hb.mu.Unlock()
+	if stopCh != nil { // else the loop, when it starts, sees stopped
+		close(stopCh)
+		<-done
+	}
+	return hb.current()
+}
+
+// earliest returns the earlier of two times.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,247 @@
+package webhook_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// whScriptedStore is a MemoryStore whose calls can be made to fail or to
+// hang until their context ends, and which counts them.
+type whScriptedStore struct {
+	webhook.MemoryStore
+	mu                      sync.Mutex
+	claimFn, renewFn        func(ctx context.Context) error // nil: pass through
+	completeFn, releaseFn   func(ctx context.Context) error
+	renews, completes, rels atomic.Int32
+}
+
+// whHang blocks until ctx ends, as a call to a database that hangs.
+func whHang(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s *whScriptedStore) script(f *func(context.Context) error, fn func(context.Context) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*f = fn
+}
+
+func (s *whScriptedStore) get(f *func(context.Context) error) func(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *f
+}
+
+func (s *whScriptedStore) Claim(ctx context.Context, id string) (webhook.Claim, error) {
+	if f := s.get(&s.claimFn); f != nil {
+		if err := f(ctx); err != nil {
+			return webhook.Claim{}, err
+		}
+	}
+	return s.MemoryStore.Claim(ctx, id)
+}
+
+func (s *whScriptedStore) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
+	s.renews.Add(1)
+	if f := s.get(&s.renewFn); f != nil {
+		if err := f(ctx); err != nil {
+			return c, err
+		}
+	}
+	return s.MemoryStore.Renew(ctx, c)
+}
+
+func (s *whScriptedStore) Complete(ctx context.Context, c webhook.Claim) error {
+	s.completes.Add(1)
+	if f := s.get(&s.completeFn); f != nil {
+		if err := f(ctx); err != nil {
+			return err
+		}
+	}
+	return s.MemoryStore.Complete(ctx, c)
+}
+
+func (s *whScriptedStore) Release(ctx context.Context, c webhook.Claim) error {
+	s.rels.Add(1)
+	if f := s.get(&s.releaseFn); f != nil {
+		if err := f(ctx); err != nil {
+			return err
+		}
+	}
+	return s.MemoryStore.Release(ctx, c)
+}
+
+func whLeasedStore(lease time.Duration) *whScriptedStore {
+	s := &whScriptedStore{}
+	webhook.WithStoreLease(lease)(&s.MemoryStore)
+	return s
+}
+
+// A function that runs for six leases keeps its claim: the handler renews
+// it, another replica's deliveries are refused meanwhile, and the function's
+// context is never cancelled.
+func TestHandlerRenewsTheClaimWhileTheFunctionRuns(t *testing.T) {
+	const lease = 200 * time.Millisecond
+	store := whLeasedStore(lease)
+	var calls atomic.Int64
+	slow := func(ctx context.Context, _ *payments.Event) error {
+		calls.Add(1)
+		select {
+		case <-time.After(6 * lease):
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	a := whHandler(t, slow, webhook.WithStore(store))
+	b := whHandler(t, slow, webhook.WithStore(store), webhook.WithClaimWait(0))
+	answer := make(chan int, 1)
+	go func() { answer <- whServe(a, whDelivery(whPayload(), whNow, whSecret)).Code }()
+	require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+	for range 10 {
+		time.Sleep(lease / 2)
+		assert.Equal(t, http.StatusConflict, whServe(b, whDelivery(whPayload(), whNow, whSecret)).Code, "the live replica's claim holds past its first lease")
+	}
+	assert.Equal(t, http.StatusOK, <-answer, "the slow function was not cancelled")
+	assert.EqualValues(t, 1, calls.Load(), "never started a second time")
+	assert.GreaterOrEqual(t, store.renews.Load(), int32(10), "renewed every third of the lease")
+}
+
+// A quick function costs no renewal: the first comes a third of the lease
+// after the claim.
+func TestHandlerQuickFunctionIsNotRenewed(t *testing.T) {
+	store := whLeasedStore(3 * time.Second)
+	var rec whRecorder
+	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+	for i := range 20 {
+		payload := whEventJSON("evt-quick-"+string(rune('a'+i)), payments.EventPaymentCompleted, `{"id":"p"}`)
+		require.Equal(t, http.StatusOK, whServe(h, whDelivery(payload, whNow, whSecret)).Code)
+	}
+	assert.Zero(t, store.renews.Load())
+}
+
+// A renewal that finds the claim lost cancels the function's context with
+// ErrClaimLost as its cause; renewals that keep failing cancel it when the
+// lease runs out, with a cause matching context.DeadlineExceeded. Either way
+// the event is answered 500 and released.
+func TestHandlerCancelsTheFunctionWhenItsClaimIsGone(t *testing.T) {
+	for name, tc := range map[string]struct {
+		renew func(context.Context) error
+		want  error
+	}{
+		"renewal finds the claim lost":           {func(context.Context) error { return webhook.ErrClaimLost }, webhook.ErrClaimLost},
+		"renewals fail until the lease runs out": {func(context.Context) error { return errors.New("connection refused") }, context.DeadlineExceeded},
+		"renewals hang until the lease runs out": {whHang, context.DeadlineExceeded},
+	} {
+		t.Run(name, func(t *testing.T) {
+			const lease = 300 * time.Millisecond
+			store := whLeasedStore(lease)
+			store.script(&store.renewFn, tc.renew)
+			var cause error
+			var took time.Duration
+			h := whHandler(t, func(ctx context.Context, _ *payments.Event) error {
+				start := time.Now()
+				select {
+				case <-ctx.Done():
+					cause, took = context.Cause(ctx), time.Since(start)
+					return ctx.Err()
+				case <-time.After(10 * time.Second):
+					return nil
+				}
+			}, webhook.WithStore(store))
+			assert.Equal(t, http.StatusInternalServerError, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
+			assert.ErrorIs(t, cause, tc.want)
+			assert.Less(t, took, lease+time.Second, "cancelled by the end of the lease")
+			assert.EqualValues(t, 1, store.rels.Load(), "released")
+		})
+	}
+}
+
+// A delivery that meets a live claim waits for it: 200 when the other
+// completes, the event processed by it when the other fails, 409 at once
+// with WithClaimWait(0).
+func TestHandlerWaitsForALiveClaim(t *testing.T) {
+	deliverTwice := func(t *testing.T, firstResult error, opts ...webhook.HandlerOption) (first, second int, calls int64) {
+		var n atomic.Int64
+		entered := make(chan struct{})
+		h := whHandler(t, func(context.Context, *payments.Event) error {
+			if n.Add(1) == 1 {
+				close(entered)
+				time.Sleep(150 * time.Millisecond)
+				return firstResult
+			}
+			return nil
+		}, opts...)
+		answer := make(chan int, 1)
+		go func() { answer <- whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code }()
+		<-entered
+		second = whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code
+		return <-answer, second, n.Load()
+	}
+	t.Run("the other completes", func(t *testing.T) {
+		first, second, calls := deliverTwice(t, nil)
+		assert.Equal(t, []int{http.StatusOK, http.StatusOK}, []int{first, second})
+		assert.EqualValues(t, 1, calls)
+	})
+	t.Run("the other fails", func(t *testing.T) {
+		first, second, calls := deliverTwice(t, errors.New("boom"))
+		assert.Equal(t, []int{http.StatusInternalServerError, http.StatusOK}, []int{first, second}, "the waiting delivery processed it")
+		assert.EqualValues(t, 2, calls)
+	})
+	t.Run("no wait", func(t *testing.T) {
+		first, second, calls := deliverTwice(t, nil, webhook.WithClaimWait(0))
+		assert.Equal(t, []int{http.StatusOK, http.StatusConflict}, []int{first, second})
+		assert.EqualValues(t, 1, calls)
+	})
+	t.Run("the wait is bounded", func(t *testing.T) {
+		store := whLeasedStore(time.Minute)
+		_, err := store.Claim(context.Background(), whEventID) // a replica that never finishes
+		require.NoError(t, err)
+		h := whHandler(t, whRecorderFn(), webhook.WithStore(store), webhook.WithClaimWait(300*time.Millisecond))
+		start := time.Now()
+		assert.Equal(t, http.StatusConflict, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
+		assert.WithinRange(t, time.Now(), start.Add(300*time.Millisecond), start.Add(2*time.Second))
+	})
+}
+
+// A store that hangs costs a 503 within the store timeout for a claim, and
+// never holds the answer past it for a completion (200: the event was
+// processed) or a release (500).
+func TestHandlerStoreCallsHaveDeadlines(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	const bound = timeout + 1500*time.Millisecond // generous, for a loaded machine
+	for name, tc := range map[string]struct {
+		hang func(*whScriptedStore)
+		fn   func(int64) error
+		want int
+	}{
+		"Claim":    {func(s *whScriptedStore) { s.script(&s.claimFn, whHang) }, whOK, http.StatusServiceUnavailable},
+		"Complete": {func(s *whScriptedStore) { s.script(&s.completeFn, whHang) }, whOK, http.StatusOK},
+		"Release":  {func(s *whScriptedStore) { s.script(&s.releaseFn, whHang) }, func(int64) error { return errors.New("boom") }, http.StatusInternalServerError},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := &whScriptedStore{}
+			tc.hang(store)
+			var rec whRecorder
+			h := whHandler(t, rec.fn(tc.fn), webhook.WithStore(store), webhook.WithStoreTimeout(timeout))
+			start := time.Now()
+			assert.Equal(t, tc.want, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
+			assert.Less(t, time.Since(start), bound)
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			_ = h.Shutdown(ctx) // stop the background retries of a hung Complete
+		})
+	}
+}

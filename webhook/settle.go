@@ -1,0 +1,183 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/paymentsapi/payments-go"
+)
+
+// background tracks the deliveries in flight and the completions retried
+// after them, for Shutdown.
+type background struct {
+	closing  atomic.Bool
+	inflight atomic.Int64 // deliveries past their parsing
+	pending  atomic.Int64 // completions retried in the background
+	stopOnce sync.Once
+	stopMu   sync.Mutex
+	stop     chan struct{} // closed when Shutdown gives up waiting
+}
+
+// enter counts a delivery in, unless Shutdown was called. The count comes
+// first, so that Shutdown, which sets closing and then reads the count,
+// either sees the delivery or is seen by it.
+func (b *background) enter() bool {
+	b.inflight.Add(1)
+	if b.closing.Load() {
+		b.inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (b *background) leave() { b.inflight.Add(-1) }
+
+// stopping is closed when Shutdown stops waiting for pending completions.
+func (b *background) stopping() chan struct{} {
+	b.stopMu.Lock()
+	defer b.stopMu.Unlock()
+	if b.stop == nil {
+		b.stop = make(chan struct{})
+	}
+	return b.stop
+}
+
+// shutdownPoll is how often Shutdown looks whether the work is done.
+const shutdownPoll = 10 * time.Millisecond
+
+// Shutdown makes the handler refuse new deliveries (503, so that the
+// service delivers them again, to another replica), and waits for the
+// deliveries in flight and for the completions still being retried in the
+// background (events processed that the store could not yet record as
+// done), until they are all done or ctx ends. Then it stops retrying,
+// logs each event left unrecorded (a redelivery may process it again), and
+// returns an error matching ctx's; it does not wait for functions still
+// running. Call it after http.Server.Shutdown, with the time your platform
+// leaves between SIGTERM and SIGKILL.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	stop := h.bg.stopping()
+	h.bg.closing.Store(true)
+	t := time.NewTicker(shutdownPoll)
+	defer t.Stop()
+	// A delivery counts its completion as pending before it leaves: read
+	// the deliveries first.
+	for h.bg.inflight.Load() != 0 || h.bg.pending.Load() != 0 {
+		select {
+		case <-ctx.Done():
+			left := h.bg.pending.Load()
+			h.bg.stopOnce.Do(func() { close(stop) })
+			// Each retry loop is at most one store call from its end.
+			for h.bg.pending.Load() != 0 {
+				<-t.C
+			}
+			return fmt.Errorf("webhook: shutdown with %d processed events not recorded as done: %w", left, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// storeCtx bounds one store call. A MemoryStore never waits on anything,
+// so its calls need no timer.
+func (h *Handler) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if h.inMemory {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, h.storeTimeout)
+}
+
+func (h *Handler) release(ctx context.Context, ev *payments.Event, claim Claim) {
+	ctx, cancel := h.storeCtx(ctx)
+	defer cancel()
+	if err := h.store.Release(ctx, claim); err != nil {
+		h.log(ctx, slog.LevelError, "could not release the claim on a failed event; redeliveries may be refused until its lease lapses", ev, slog.String("error", err.Error()))
+	}
+}
+
+// complete records a processed event as done. When the store fails, it
+// hands the claim to a goroutine that keeps trying; every renews the claim
+// meanwhile (0: the claim has no lease).
+func (h *Handler) complete(ctx context.Context, ev *payments.Event, claim Claim, every time.Duration) {
+	cctx, cancel := h.storeCtx(ctx)
+	err := h.store.Complete(cctx, claim)
+	cancel()
+	if err == nil {
+		return
+	}
+	if errors.Is(err, ErrClaimLost) {
+		h.log(ctx, slog.LevelError, "event processed but its claim was lost to another delivery, which may process it again", ev, slog.String("error", err.Error()))
+	} else {
+		h.log(ctx, slog.LevelWarn, "event processed but not recorded as done yet; retrying in the background", ev, slog.String("error", err.Error()))
+	}
+	h.bg.pending.Add(1) // before the delivery leaves: Shutdown sees one or the other
+	go h.completeLater(context.WithoutCancel(ctx), ev, claim, every, errors.Is(err, ErrClaimLost))
+}
+
+// Pauses between the background attempts to record a processed event:
+// short, so that the completion lands soon after the store is back, before
+// a redelivery can find a lapsed claim to take.
+const (
+	firstCompletePause = 50 * time.Millisecond
+	maxCompletePause   = 250 * time.Millisecond
+)
+
+// completeLater retries Complete until it lands, renewing the claim while
+// it waits. When the claim was lost, it claims the event again: done means
+// another delivery recorded it; acquired (the other claim lapsed or was
+// released) lets this one record it; in progress means waiting for the
+// other to settle.
+func (h *Handler) completeLater(ctx context.Context, ev *payments.Event, claim Claim, every time.Duration, lost bool) {
+	defer h.bg.pending.Add(-1)
+	stop := h.bg.stopping()
+	pause := firstCompletePause
+	renewed := claim.LeaseExpires.Add(-3 * every) // when the lease was last extended
+	for tries := 1; ; tries++ {
+		t := time.NewTimer(pause)
+		select {
+		case <-stop:
+			t.Stop()
+			h.log(ctx, slog.LevelError, "event processed but not recorded as done when the handler shut down; a redelivery may process it again", ev, slog.Int("tries", tries))
+			return
+		case <-t.C:
+		}
+		pause = min(2*pause, maxCompletePause)
+		if lost {
+			c, err := h.claim(ctx, claim.EventID)
+			switch {
+			case err != nil || c.Status == ClaimInProgress:
+				continue
+			case c.Status == ClaimDone:
+				h.log(ctx, slog.LevelInfo, "processed event found recorded as done by another delivery", ev, slog.Int("tries", tries))
+				return
+			}
+			claim, lost, renewed = c, false, time.Now()
+		}
+		if every > 0 && time.Since(renewed) >= every {
+			cctx, cancel := h.storeCtx(ctx)
+			c, err := h.store.Renew(cctx, claim)
+			cancel()
+			switch {
+			case err == nil:
+				claim, renewed = c, time.Now()
+			case errors.Is(err, ErrClaimLost):
+				lost = true
+				continue
+			}
+		}
+		cctx, cancel := h.storeCtx(ctx)
+		err := h.store.Complete(cctx, claim)
+		cancel()
+		switch {
+		case err == nil:
+			h.log(ctx, slog.LevelInfo, "processed event recorded as done after a retry", ev, slog.Int("tries", tries+1))
+			return
+		case errors.Is(err, ErrClaimLost):
+			lost = true
+		}
+	}
+}
