@@ -260,7 +260,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable")
 		return
 	case claim.Status == ClaimDone:
-		h.answer(ctx, w, http.StatusOK, ev, OutcomeDuplicate, nil, slog.LevelDebug, "duplicate delivery of a processed event")
+		h.answer(ctx, w, http.StatusOK, ev, OutcomeDuplicate, nil, slog.LevelInfo, "duplicate delivery of a processed event: skipped")
 		return
 	case claim.Status == ClaimInProgress:
 		h.refuse(ctx, w, http.StatusConflict, ev, OutcomeInProgress, nil, "event is being processed by another delivery")

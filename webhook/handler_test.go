@@ -246,6 +246,32 @@ func TestWebhookHandlerDuplicateAfterSuccess(t *testing.T) {
 	assert.EqualValues(t, 2, rec.calls.Load(), "another event id is processed")
 }
 
+// The dedupe is visible: a duplicate of a processed event is logged at info
+// (skipped), and one that finds the event in progress at warning (409), each
+// with the event's id.
+func TestWebhookHandlerLogsDuplicates(t *testing.T) {
+	var logs bytes.Buffer
+	entered, release := make(chan struct{}), make(chan struct{})
+	var rec whRecorder
+	h := whHandler(t, rec.fn(func(int64) error {
+		close(entered)
+		<-release
+		return nil
+	}), webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))), webhook.WithClaimWait(0))
+	payload := whPayload()
+	done := make(chan int)
+	go func() { done <- whServe(h, whDelivery(payload, whNow, whSecret)).Code }()
+	<-entered
+	assert.Equal(t, http.StatusConflict, whServe(h, whDelivery(payload, whNow, whSecret)).Code)
+	close(release)
+	assert.Equal(t, http.StatusOK, <-done)
+	assert.Equal(t, http.StatusOK, whServe(h, whDelivery(payload, whNow, whSecret)).Code)
+
+	out := logs.String()
+	assert.Regexp(t, `"level":"WARN","msg":"webhook refused: event is being processed by another delivery","event_id":"`+whEventID+`"[^\n]*"status":409`, out)
+	assert.Regexp(t, `"level":"INFO","msg":"duplicate delivery of a processed event: skipped","event_id":"`+whEventID+`"[^\n]*"status":200`, out)
+}
+
 func TestWebhookHandlerConcurrentDuplicatesWhileProcessing(t *testing.T) {
 	const deliveries = 50
 	var rec whRecorder

@@ -45,8 +45,8 @@ func Example() {
 
 	// Runs in the transaction that records the event as processed.
 	markPaid := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		if ev.Type != payments.EventPaymentCompleted {
-			return nil
+		if ev.Triggered() || ev.Type != payments.EventPaymentCompleted {
+			return nil // a test event from Webhooks.Trigger, or a kind you do not book
 		}
 		p, err := ev.Payment()
 		if err != nil {

@@ -13,9 +13,6 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// processEvent is the merchant's EventFunc.
-func processEvent(ctx context.Context, ev *payments.Event) error { return nil }
-
 // A receiver that runs on several replicas, sharing one Redis of processed
 // events. The README's "Running several replicas" shows this function's
 // body.
@@ -39,6 +36,20 @@ func Example() {
 	store, err := redisstore.New(client)
 	if err != nil {
 		log.Fatal(err)
+	}
+	// Your processing, once per event across the replicas. Make its effects
+	// idempotent (keyed on the payment's reference): a replica that dies
+	// after them and before the store records the event lets another run it.
+	processEvent := func(ctx context.Context, ev *payments.Event) error {
+		if ev.Triggered() || ev.Type != payments.EventPaymentCompleted {
+			return nil // a test event from Webhooks.Trigger, or a kind you do not book
+		}
+		p, err := ev.Payment()
+		if err != nil {
+			return err
+		}
+		log.Printf("order %s paid %s %s", p.Reference, p.Amount.StringFixed(2), p.Currency)
+		return nil // an error answers 500, and the service retries
 	}
 	http.Handle("POST /webhooks", webhook.NewHandler(verifier, processEvent,
 		webhook.WithStore(store)))

@@ -32,6 +32,7 @@ import (
 // Checker checks the Go blocks of a Markdown file against the repository at
 // Root.
 type Checker struct {
+	compileOnlyOK bool // the block's test runs its source: an Example need not
 	// Root is the repository's root, as a path from the test's directory
 	// ("." at the root, "../.." two levels down).
 	Root string
@@ -61,25 +62,30 @@ type Block struct {
 	Line    int    // of the opening fence, counting from 1
 	Lang    string // "go", "sh", ...
 	Heading string // the section it is in
-	Marker  string // the marker line before it, or ""
-	Code    string // the lines between the fences, each ending in "\n"
+	// Marker is the source marker before the block when it has one, else
+	// its tested-by marker, else "".
+	Marker string
+	// TestedBy is the tested-by marker before the block, or "": a block
+	// may have both, a source that a test of another package runs.
+	TestedBy string
+	Code     string // the lines between the fences, each ending in "\n"
 }
 
-// Blocks returns the fenced blocks of a Markdown text, with the marker
-// that precedes each (the last non-blank line before its fence, when that
-// line is a marker).
+// Blocks returns the fenced blocks of a Markdown text, with the markers
+// that precede each (the marker lines just before its fence, blank lines
+// aside).
 func Blocks(md string) ([]Block, error) {
 	var (
 		blocks  []Block
 		cur     *Block
 		heading string
-		prev    string // the last non-blank line outside blocks
+		markers []string // the marker lines since the last other line
 	)
 	for i, line := range strings.Split(md, "\n") {
 		if cur != nil {
 			if strings.TrimSpace(line) == "```" {
 				blocks = append(blocks, *cur)
-				cur, prev = nil, ""
+				cur, markers = nil, nil
 				continue
 			}
 			cur.Code += line + "\n"
@@ -87,16 +93,26 @@ func Blocks(md string) ([]Block, error) {
 		}
 		if m := fenceRE.FindStringSubmatch(line); m != nil {
 			cur = &Block{Line: i + 1, Lang: m[1], Heading: heading}
-			if markerRE.MatchString(prev) {
-				cur.Marker = prev
+			for _, mk := range markers {
+				if markerRE.FindStringSubmatch(mk)[1] == "tested-by" {
+					cur.TestedBy = mk
+				} else {
+					cur.Marker = mk
+				}
+			}
+			if cur.Marker == "" {
+				cur.Marker = cur.TestedBy
 			}
 			continue
 		}
 		if strings.HasPrefix(line, "#") {
 			heading = line
 		}
-		if strings.TrimSpace(line) != "" {
-			prev = strings.TrimSpace(line)
+		switch t := strings.TrimSpace(line); {
+		case markerRE.MatchString(t):
+			markers = append(markers, t)
+		case t != "":
+			markers = nil
 		}
 	}
 	if cur != nil {
@@ -126,6 +142,14 @@ func (c Checker) Check(md string) []string {
 }
 
 func (c Checker) checkBlock(b Block) error {
+	if b.TestedBy != "" && b.TestedBy != b.Marker {
+		// A source and a test elsewhere that runs it: both must hold, and
+		// the source may be an Example that only compiles.
+		if err := c.checkBlock(Block{Marker: b.TestedBy, TestedBy: b.TestedBy}); err != nil {
+			return err
+		}
+		c.compileOnlyOK = true
+	}
 	m := markerRE.FindStringSubmatch(b.Marker)
 	if m == nil {
 		return fmt.Errorf("no marker: put <!-- source: FILE NAME --> (or <!-- tested-by: DIR TestName --> where another test checks it) on the line before the block")
@@ -175,9 +199,9 @@ func (c Checker) extractSource(file string, names []string) (string, error) {
 		case f == nil:
 			err = fmt.Errorf("%s is not a Go file: name a region:NAME part", file)
 		case strings.HasPrefix(name, "func:"):
-			part, err = funcDecl(f, fset, src, strings.TrimPrefix(name, "func:"))
+			part, err = funcDecl(f, fset, src, strings.TrimPrefix(name, "func:"), c.compileOnlyOK)
 		default:
-			part, err = funcBody(f, fset, src, name)
+			part, err = funcBody(f, fset, src, name, c.compileOnlyOK)
 		}
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", file, err)
@@ -198,12 +222,12 @@ func findFunc(f *ast.File, name string) *ast.FuncDecl {
 
 // funcBody returns the lines inside the braces of func name, which must be
 // an Example that checks its output, or a Test.
-func funcBody(f *ast.File, fset *token.FileSet, src []byte, name string) (string, error) {
+func funcBody(f *ast.File, fset *token.FileSet, src []byte, name string, compileOnlyOK bool) (string, error) {
 	fn := findFunc(f, name)
 	if fn == nil {
 		return "", fmt.Errorf("no func %s", name)
 	}
-	if !runsAndChecks(f, fn) {
+	if !compileOnlyOK && !runsAndChecks(f, fn) {
 		return "", fmt.Errorf("func %s is neither an Example with an // Output: comment nor a Test, so no test runs it", name)
 	}
 	body := src[fset.Position(fn.Body.Lbrace).Offset+1 : fset.Position(fn.Body.Rbrace).Offset]
@@ -213,12 +237,12 @@ func funcBody(f *ast.File, fset *token.FileSet, src []byte, name string) (string
 // funcDecl returns the declaration of func name, from its doc comment to its
 // closing brace. An Example that checks its output, or a Test, of the same
 // file must use it, directly or through other functions of the file.
-func funcDecl(f *ast.File, fset *token.FileSet, src []byte, name string) (string, error) {
+func funcDecl(f *ast.File, fset *token.FileSet, src []byte, name string, compileOnlyOK bool) (string, error) {
 	fn := findFunc(f, name)
 	if fn == nil {
 		return "", fmt.Errorf("no func %s", name)
 	}
-	if !reachedByRunner(f, name) {
+	if !compileOnlyOK && !reachedByRunner(f, name) {
 		return "", fmt.Errorf("func %s is used by no Example with an // Output: comment and no Test of the file", name)
 	}
 	start := fn.Pos()
@@ -407,7 +431,9 @@ func (c Checker) Rewrite(md string) (string, error) {
 		if len(fields) < 2 {
 			return "", fmt.Errorf("README.md:%d: marker %q names no source", b.Line, b.Marker)
 		}
-		src, err := c.extractSource(fields[0], fields[1:])
+		rc := c
+		rc.compileOnlyOK = b.TestedBy != ""
+		src, err := rc.extractSource(fields[0], fields[1:])
 		if err != nil {
 			return "", fmt.Errorf("README.md:%d: %w", b.Line, err)
 		}

@@ -148,6 +148,11 @@ func unused() {}
 		{"<!-- source: demo/demo_test.go ExampleRuns -->", "helper()\n// region shown\nfmt.Println(\"shown\")\n// endregion\n// Output:\n// hello\n// shown\n", ""},
 		{"<!-- source: demo/demo_test.go -->", "x\n", "want a path and at least one name"},
 		{"<!-- source: demo/demo_test.go file: -->", src, ""},
+		// A source that only compiles, run by a test elsewhere: the block
+		// is still held to the source.
+		{"<!-- source: demo/demo_test.go ExampleCompiledOnly -->\n<!-- tested-by: webhook TestWebhookHandlerStandardWebhooksDedupesOnWebhookID -->", "fmt.Println(\"not run\")\n", ""},
+		{"<!-- source: demo/demo_test.go ExampleCompiledOnly -->\n<!-- tested-by: webhook TestWebhookHandlerStandardWebhooksDedupesOnWebhookID -->", "fmt.Println(\"drifted\")\n", "differs"},
+		{"<!-- source: demo/demo_test.go ExampleCompiledOnly -->\n<!-- tested-by: webhook TestNothingAtAll -->", "fmt.Println(\"not run\")\n", "no func TestNothingAtAll"},
 		{"<!-- source: demo/demo_test.go file: -->", strings.Replace(src, "hello", "bye", 1), "differs"},
 	} {
 		md := "# demo\n\n" + tc.marker + "\n\n```go\n" + tc.code + "```\n"
