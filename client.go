@@ -218,7 +218,8 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		// net/http may write such a request twice in one attempt: count
 		// the writes, so that Attempts never hides a request the service
 		// may have processed.
-		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: st.wroteRequest})
+		st.trace.WroteRequest = st.wroteRequest
+		ctx = httptrace.WithClientTrace(ctx, &st.trace)
 	}
 	st.Context = ctx
 	return c.send(st, rc.header, payload, out, op)

@@ -302,6 +302,7 @@ type callState struct {
 	written        atomic.Int32 // requests written on the wire, net/http's own re-sends included
 	writtenBefore  int32        // written when the current attempt started
 	resent         int          // writes beyond one in an attempt: net/http's re-sends
+	trace          httptrace.ClientTrace
 	attemptTimeout time.Duration
 	middleware     []Middleware // the call's own, run after the client's
 
