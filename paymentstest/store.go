@@ -180,45 +180,46 @@ func (va *virtualAccount) sdk() payments.VirtualAccount {
 
 // Recipients returns every recipient, in creation order. The values are
 // copies; they carry no LastResponse.
-func (s *Server) Recipients() []payments.Recipient {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]payments.Recipient, 0, len(s.st.recipients))
-	for _, r := range s.st.recipients {
-		out = append(out, r.sdk())
-	}
-	return out
-}
+func (s *Server) Recipients() []payments.Recipient { return sdkAll(s, &s.st.recipients) }
 
 // Recipient returns the recipient with the given id.
 func (s *Server) Recipient(id string) (payments.Recipient, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.st.recipientByID[id]; ok {
-		return r.sdk(), true
-	}
-	return payments.Recipient{}, false
+	return sdkByID(s, s.st.recipientByID, id)
 }
 
 // Payments returns every payment, in creation order, each with its quote.
-func (s *Server) Payments() []payments.Payment {
+func (s *Server) Payments() []payments.Payment { return sdkAll(s, &s.st.payments) }
+
+// Payment returns the payment with the given id.
+func (s *Server) Payment(id string) (payments.Payment, bool) {
+	return sdkByID(s, s.st.paymentByID, id)
+}
+
+// stored is a record of the fake's state that has an SDK form.
+type stored[R any] interface{ sdk() R }
+
+// sdkAll returns the SDK form of every record of *items, read under the
+// server's lock.
+func sdkAll[T stored[R], R any](s *Server, items *[]T) []R {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]payments.Payment, 0, len(s.st.payments))
-	for _, p := range s.st.payments {
-		out = append(out, p.sdk())
+	out := make([]R, 0, len(*items))
+	for _, it := range *items {
+		out = append(out, it.sdk())
 	}
 	return out
 }
 
-// Payment returns the payment with the given id.
-func (s *Server) Payment(id string) (payments.Payment, bool) {
+// sdkByID returns the SDK form of the record with id, read under the
+// server's lock.
+func sdkByID[T stored[R], R any](s *Server, byID map[string]T, id string) (R, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.st.paymentByID[id]; ok {
-		return p.sdk(), true
+	if it, ok := byID[id]; ok {
+		return it.sdk(), true
 	}
-	return payments.Payment{}, false
+	var zero R
+	return zero, false
 }
 
 // PaymentsByReference returns the payments created with a reference, in
