@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/benchbaseline"
 	"github.com/shopspring/decimal"
 )
 
@@ -174,35 +175,8 @@ type (
 		Reference string `json:"reference"`
 		QuoteID   string `json:"quote_id"`
 	}
-	baselineQuote struct {
-		ID           string          `json:"quote_id"`
-		Amount       decimal.Decimal `json:"amount"`
-		Fee          decimal.Decimal `json:"fee"`
-		ExchangeRate decimal.Decimal `json:"exchange_rate"`
-		TotalAmount  decimal.Decimal `json:"total_amount"`
-		Currency     string          `json:"currency"`
-		ExpiresAt    time.Time       `json:"expires_at"`
-	}
-	baselinePayment struct {
-		ID              string          `json:"id"`
-		Reference       string          `json:"reference"`
-		Status          string          `json:"status"`
-		Amount          decimal.Decimal `json:"amount"`
-		Currency        string          `json:"currency"`
-		Description     string          `json:"description"`
-		Type            string          `json:"type"`
-		SubType         string          `json:"sub_type"`
-		Category        string          `json:"category"`
-		TransactionDate time.Time       `json:"transaction_date"`
-		Tags            string          `json:"tags"`
-		IsReversed      bool            `json:"is_reversed"`
-		IsCompleted     bool            `json:"is_completed"`
-		Channel         string          `json:"channel"`
-		Notes           string          `json:"notes"`
-		CreatedAt       time.Time       `json:"created_at"`
-		UpdatedAt       time.Time       `json:"updated_at"`
-		Quote           *baselineQuote  `json:"quote,omitempty"`
-	}
+	baselineQuote      = benchbaseline.Quote
+	baselinePayment    = benchbaseline.Payment
 	baselineVAMetadata struct {
 		BusinessRegNumber string `json:"business_reg_number,omitempty"`
 		Country           string `json:"country,omitempty"`

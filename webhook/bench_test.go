@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/benchbaseline"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -227,7 +227,7 @@ func BenchmarkWebhookConstructEventPayment(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			return json.Unmarshal(ev.Data, new(wbBaselinePayment))
+			return json.Unmarshal(ev.Data, new(benchbaseline.Payment))
 		})
 	})
 }
@@ -249,7 +249,7 @@ func BenchmarkWebhookHandler(b *testing.B) {
 		runWebhookHandlerBench(b, ring, func() http.Handler { return webhook.NewHandler(v, fn) })
 	})
 	b.Run("impl=baseline", func(b *testing.B) {
-		fn := func(ev *baselineEvent) error { return json.Unmarshal(ev.Data, new(wbBaselinePayment)) }
+		fn := func(ev *baselineEvent) error { return json.Unmarshal(ev.Data, new(benchbaseline.Payment)) }
 		runWebhookHandlerBench(b, ring, func() http.Handler {
 			return &baselineReceiver{secret: wbSecret, fn: fn, seen: make(map[string]bool)}
 		})
@@ -298,16 +298,4 @@ func TestWebhookBenchBaselineAgrees(t *testing.T) {
 	require.Error(t, err)
 	_, err = baselineConstructEvent(tampered, header, wbSecret)
 	require.Error(t, err)
-}
-
-// wbBaselinePayment is what a hand-written receiver decodes a payment event
-// into: plain fields, amounts as decimals.
-type wbBaselinePayment struct {
-	ID              string          `json:"id"`
-	Reference       string          `json:"reference"`
-	Status          string          `json:"status"`
-	Amount          decimal.Decimal `json:"amount"`
-	Currency        string          `json:"currency"`
-	Description     string          `json:"description"`
-	TransactionDate time.Time       `json:"transaction_date"`
 }
