@@ -22,6 +22,11 @@
 //     the default, private to one process; the modules eventstore/pgstore
 //     (PostgreSQL) and eventstore/redisstore (Redis) share one store between
 //     replicas.
+//   - Handler.Reconcile recovers the events whose deliveries all failed:
+//     it runs the service's list of events (payments' Webhooks.ListEvents)
+//     through the same function and store, so that each event is processed
+//     once whichever path brings it, and returns a checkpoint to list from
+//     next time.
 //   - SignPayload and SignStandard sign test deliveries the way the service
 //     does, for your own tests.
 //

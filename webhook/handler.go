@@ -249,12 +249,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	defer h.bg.leave()
-	id := h.eventID(ev, r.Header)
-	claimed := time.Now()
-	claim, err := h.claim(ctx, id)
-	if err == nil && claim.Status == ClaimInProgress && h.claimWait > 0 {
-		claim, claimed, err = h.awaitClaim(ctx, id)
-	}
+	claim, claimed, err := h.claimOrWait(ctx, h.eventID(ev, r.Header))
 	switch {
 	case err != nil:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable")
@@ -293,33 +288,15 @@ func ClaimFromContext(ctx context.Context) (Claim, bool) {
 	return c, ok
 }
 
-// process runs fn for a claimed event, renewing the claim meanwhile, and
-// settles the claim: Complete after success (retried in the background when
-// the store fails), Release after an error or a panic, so that the next
-// delivery processes the event. A panic is answered 500 and logged with its
-// stack.
+// process runs a claimed event (runClaimed) and answers: 200 when the
+// function succeeded, 500 when it failed or panicked.
 func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *payments.Event, claim Claim, claimed time.Time) {
-	// The claim must be settled even when the service has hung up.
-	settleCtx := context.WithoutCancel(ctx)
-	start := time.Now()
-	hb := h.startHeartbeat(ctx, ev, claim, claimed)
-	err := h.run(hb.ctx, ev, claim)
-	claim = hb.stop()
+	attrs, err := h.runClaimed(ctx, ev, claim, claimed)
 	if err != nil {
-		h.release(settleCtx, ev, claim)
-		attrs := []slog.Attr{slog.String("duration", time.Since(start).String())}
-		var p *panicError
-		if errors.As(err, &p) {
-			attrs = append(attrs, slog.String("stack", string(p.stack)))
-		}
-		if cause := hb.cause(); cause != nil {
-			attrs = append(attrs, slog.String("cancelled_by", cause.Error()))
-		}
 		h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, err, slog.LevelError, "event processing failed", attrs...)
 		return
 	}
-	h.complete(settleCtx, ev, claim, hb.every)
-	h.answer(ctx, w, http.StatusOK, ev, OutcomeProcessed, nil, slog.LevelInfo, "event processed", slog.String("duration", time.Since(start).String()))
+	h.answer(ctx, w, http.StatusOK, ev, OutcomeProcessed, nil, slog.LevelInfo, "event processed", attrs...)
 }
 
 // panicError is a panic of the EventFunc, turned into an error.

@@ -42,6 +42,19 @@ func (h *Handler) claim(ctx context.Context, id string) (Claim, error) {
 	return h.store.Claim(ctx, id)
 }
 
+// claimOrWait claims id; when another delivery holds it, it waits up to
+// the claim wait for that one to settle (awaitClaim). It returns the claim
+// and the time the Claim that returned it was sent, from which its lease
+// runs.
+func (h *Handler) claimOrWait(ctx context.Context, id string) (Claim, time.Time, error) {
+	claimed := time.Now()
+	claim, err := h.claim(ctx, id)
+	if err == nil && claim.Status == ClaimInProgress && h.claimWait > 0 {
+		return h.awaitClaim(ctx, id)
+	}
+	return claim, claimed, err
+}
+
 // Pauses between the claims of a delivery that waits for another one.
 const (
 	firstWaitPause = 10 * time.Millisecond

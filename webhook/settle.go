@@ -82,6 +82,36 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// runClaimed runs fn for a claimed event, renewing the claim meanwhile, and
+// settles the claim: Complete after success (retried in the background when
+// the store fails), Release after an error or a panic, so that the next
+// delivery processes the event. It returns fn's error (a panic as an error)
+// and the attributes to log with the outcome: the duration, and on failure
+// the panic's stack and why the heartbeat cancelled the function. ServeHTTP
+// and Reconcile both run events through it.
+func (h *Handler) runClaimed(ctx context.Context, ev *payments.Event, claim Claim, claimed time.Time) ([]slog.Attr, error) {
+	// The claim must be settled even when the service has hung up.
+	settleCtx := context.WithoutCancel(ctx)
+	start := time.Now()
+	hb := h.startHeartbeat(ctx, ev, claim, claimed)
+	err := h.run(hb.ctx, ev, claim)
+	claim = hb.stop()
+	if err != nil {
+		h.release(settleCtx, ev, claim)
+		attrs := []slog.Attr{slog.String("duration", time.Since(start).String())}
+		var p *panicError
+		if errors.As(err, &p) {
+			attrs = append(attrs, slog.String("stack", string(p.stack)))
+		}
+		if cause := hb.cause(); cause != nil {
+			attrs = append(attrs, slog.String("cancelled_by", cause.Error()))
+		}
+		return attrs, err
+	}
+	h.complete(settleCtx, ev, claim, hb.every)
+	return []slog.Attr{slog.String("duration", time.Since(start).String())}, nil
+}
+
 // storeCtx bounds one store call. A MemoryStore never waits on anything,
 // so its calls need no timer.
 func (h *Handler) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -15,6 +15,9 @@ const (
 	envScheme = "PAYMENTS_WEBHOOK_SCHEME"
 	envStore  = "PAYMENTS_WEBHOOK_STORE"
 	envAddr   = "PAYMENTS_WEBHOOK_ADDR"
+
+	envReconcileEvery  = "PAYMENTS_RECONCILE_EVERY"
+	envReconcileWindow = "PAYMENTS_RECONCILE_WINDOW"
 )
 
 // environment holds the variables as read, before any check.
@@ -23,6 +26,9 @@ type environment struct {
 	Scheme string // PAYMENTS_WEBHOOK_SCHEME
 	Store  string // PAYMENTS_WEBHOOK_STORE
 	Addr   string // PAYMENTS_WEBHOOK_ADDR
+
+	ReconcileEvery  string // PAYMENTS_RECONCILE_EVERY
+	ReconcileWindow string // PAYMENTS_RECONCILE_WINDOW
 }
 
 // config is the receiver's configuration.
@@ -30,6 +36,8 @@ type config struct {
 	addr     string
 	verifier webhook.Verifier
 	store    storeConfig
+	// reconcile is off when its every is 0.
+	reconcile reconcileConfig
 }
 
 // storeConfig says where processed event ids are kept.
@@ -56,6 +64,11 @@ func loadConfig(env environment) (config, error) {
 	cfg.verifier = verifier
 
 	cfg.store, err = parseStore(env.Store)
+	if err != nil {
+		problems = append(problems, err)
+	}
+
+	cfg.reconcile, err = parseReconcile(env.ReconcileEvery, env.ReconcileWindow, cfg.store.kind)
 	if err != nil {
 		problems = append(problems, err)
 	}

@@ -22,7 +22,8 @@ import (
 
 // envOf is the environment of a map from variable names to values.
 func envOf(m map[string]string) environment {
-	return environment{Secret: m[envSecret], Scheme: m[envScheme], Store: m[envStore], Addr: m[envAddr]}
+	return environment{Secret: m[envSecret], Scheme: m[envScheme], Store: m[envStore], Addr: m[envAddr],
+		ReconcileEvery: m[envReconcileEvery], ReconcileWindow: m[envReconcileWindow]}
 }
 
 func loadEnv(env map[string]string) (config, error) { return loadConfig(envOf(env)) }
@@ -57,7 +58,7 @@ func TestMainReadsTheDocumentedVariables(t *testing.T) {
 	}
 	slices.Sort(read)
 	slices.Sort(doc)
-	want := []string{envAddr, envScheme, envSecret, envStore}
+	want := []string{envReconcileEvery, envReconcileWindow, envAddr, envScheme, envSecret, envStore}
 	if !slices.Equal(read, want) || !slices.Equal(doc, want) {
 		t.Errorf("main reads %v and its documentation lists %v; want %v", read, doc, want)
 	}

@@ -87,13 +87,19 @@ func startReceiver(t *testing.T, env map[string]string) *instance {
 // logs "event processed" once the function returned nil), by event id.
 func (in *instance) processed(t *testing.T) map[string]int {
 	t.Helper()
+	return in.logged(t, "event processed")
+}
+
+// logged counts the log lines with message msg, by event id.
+func (in *instance) logged(t *testing.T, msg string) map[string]int {
+	t.Helper()
 	n := map[string]int{}
 	for _, line := range strings.Split(in.logs.String(), "\n") {
 		var rec struct {
 			Msg     string `json:"msg"`
 			EventID string `json:"event_id"`
 		}
-		if line != "" && json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "event processed" {
+		if line != "" && json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
 			n[rec.EventID]++
 		}
 	}

@@ -5,31 +5,47 @@
 //
 // Configuration comes from the environment:
 //
-//	PAYMENTS_WEBHOOK_SECRET  the endpoint's signing secret (required); while a
-//	                         secret rotates, give both, comma-separated
-//	PAYMENTS_WEBHOOK_SCHEME  how deliveries are signed: payments (the
-//	                         default: the Payments-Signature header) or
-//	                         standard (Standard Webhooks: webhook-id,
-//	                         webhook-timestamp, webhook-signature; the
-//	                         secrets are then whsec_ secrets, and events are
-//	                         deduplicated on webhook-id)
-//	PAYMENTS_WEBHOOK_STORE   where processed event ids are kept: unset for
-//	                         this process's memory (one replica only);
-//	                         postgres://user:password@host:5432/db (or
-//	                         postgresql://) for a PostgreSQL table, created
-//	                         at start-up if missing (the role needs CREATE on
-//	                         the schema for that, the first time; see
-//	                         eventstore/pgstore); redis://:password@host:6379/0
-//	                         (rediss:// for TLS) for Redis. Replicas that
-//	                         share it process each event once between them.
-//	PAYMENTS_WEBHOOK_ADDR    the address to listen on (default ":8080")
+//	PAYMENTS_WEBHOOK_SECRET    the endpoint's signing secret (required); while
+//	                           a secret rotates, give both, comma-separated
+//	PAYMENTS_WEBHOOK_SCHEME    how deliveries are signed: payments (the
+//	                           default: the Payments-Signature header) or
+//	                           standard (Standard Webhooks: webhook-id,
+//	                           webhook-timestamp, webhook-signature; the
+//	                           secrets are then whsec_ secrets, and events
+//	                           are deduplicated on webhook-id)
+//	PAYMENTS_WEBHOOK_STORE     where processed event ids are kept: unset for
+//	                           this process's memory (one replica only);
+//	                           postgres://user:password@host:5432/db (or
+//	                           postgresql://) for a PostgreSQL table, created
+//	                           at start-up if missing (the role needs CREATE
+//	                           on the schema for that, the first time; see
+//	                           eventstore/pgstore); redis://:password@host:6379/0
+//	                           (rediss:// for TLS) for Redis. Replicas that
+//	                           share it process each event once between them.
+//	PAYMENTS_WEBHOOK_ADDR      the address to listen on (default ":8080")
+//	PAYMENTS_RECONCILE_EVERY   how often to recover the events whose
+//	                           deliveries never arrived (a Go duration such
+//	                           as 10m; unset or 0: never): at start-up, then
+//	                           this often, the service's events are listed
+//	                           and run through the same function and store as
+//	                           deliveries (webhook.Handler.Reconcile), so
+//	                           those already processed are skipped. It needs
+//	                           PAYMENTS_WEBHOOK_STORE (the in-memory store
+//	                           forgets what it processed when the program
+//	                           stops), and a client for the list of events:
+//	                           PAYMENTS_API_KEY and PAYMENTS_BASE_URL, as
+//	                           payments.NewClientFromEnv reads them.
+//	PAYMENTS_RECONCILE_WINDOW  how far back reconcile lists events (default
+//	                           24h, at most the stores' 7 days)
 //
 // Every problem in these is reported at once, before anything starts; a
 // store out of reach at start-up stops the program. The store's URL is only
-// ever printed with its password masked. On SIGINT or SIGTERM the program
-// finishes the deliveries in flight, waits for the events it processed but
-// could not yet record as done (the store was unreachable; the handler keeps
-// trying), all within 20 seconds, then closes the store's connections.
+// ever printed with its password masked. A service without the list of
+// events (404) turns reconcile off with a warning. On SIGINT or SIGTERM the
+// program stops reconciling, finishes the deliveries in flight, waits for
+// the events it processed but could not yet record as done (the store was
+// unreachable; the handler keeps trying), all within 20 seconds, then
+// closes the store's connections.
 //
 // Run it, point the dashboard's webhook URL at https://<your host>/webhooks,
 // and send a test event with client.Webhooks.Trigger:
@@ -43,7 +59,8 @@
 //
 // The files: main.go reads the environment, starts and serves; config.go
 // checks the environment; store.go opens the event store; events.go
-// processes each event.
+// processes each event; reconcile.go recovers the events whose deliveries
+// never arrived.
 package main
 
 import (
@@ -70,6 +87,9 @@ func main() {
 		Scheme: os.Getenv("PAYMENTS_WEBHOOK_SCHEME"),
 		Store:  os.Getenv("PAYMENTS_WEBHOOK_STORE"),
 		Addr:   os.Getenv("PAYMENTS_WEBHOOK_ADDR"),
+
+		ReconcileEvery:  os.Getenv("PAYMENTS_RECONCILE_EVERY"),
+		ReconcileWindow: os.Getenv("PAYMENTS_RECONCILE_WINDOW"),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-receiver:", err)
@@ -84,8 +104,9 @@ func main() {
 	}
 }
 
-// run opens the event store, serves until ctx ends, and closes the store
-// once the deliveries in flight are done.
+// run opens the event store, reconciles when asked to and serves until ctx
+// ends, then stops reconciling, and closes the store once the deliveries in
+// flight are done.
 func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	store, closeStore, err := openStore(ctx, cfg.store, logger)
 	if err != nil {
@@ -93,7 +114,17 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	}
 	defer closeStore()
 	mux, hooks := newMux(cfg.verifier, store, logger)
-	return serve(ctx, cfg.addr, mux, hooks.Shutdown, logger)
+	drain := hooks.Shutdown
+	if cfg.reconcile.every > 0 {
+		defer cfg.reconcile.client.Close()
+		stopReconcile := startReconcile(ctx, hooks, cfg.reconcile, logger)
+		defer stopReconcile() // when serve fails before ctx ends
+		drain = func(ctx context.Context) error {
+			stopReconcile() // before Shutdown, which would refuse its next event
+			return hooks.Shutdown(ctx)
+		}
+	}
+	return serve(ctx, cfg.addr, mux, drain, logger)
 }
 
 // newMux routes /webhooks to the SDK's receiver and /healthz to a liveness
