@@ -175,7 +175,6 @@ type (
 		Reference string `json:"reference"`
 		QuoteID   string `json:"quote_id"`
 	}
-	baselineQuote      = benchbaseline.Quote
 	baselinePayment    = benchbaseline.Payment
 	baselineVAMetadata struct {
 		BusinessRegNumber string `json:"business_reg_number,omitempty"`
