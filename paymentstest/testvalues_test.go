@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/readmecheck"
 	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
@@ -304,11 +305,8 @@ var backticked = regexp.MustCompile("`([^`]+)`")
 func TestTestValuesREADMETable(t *testing.T) {
 	b, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "\n## Testing without the service")
-	require.NotEqual(t, -1, start)
-	sec := text[start+1:]
-	sec = sec[:strings.Index(sec, "\n## ")]
+	sec, ok := readmecheck.Section(string(b), "## Testing without the service: `paymentstest` and `payments-sandbox`")
+	require.True(t, ok, "README has the sandbox section")
 	head := strings.Index(sec, "\n| Test value | Constant (`paymentstest.`) | What happens |\n|---|---|---|\n")
 	require.NotEqual(t, -1, head, "the section has the test-value table")
 	seen := map[string]bool{}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsapi/payments-go/internal/readmecheck"
 	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ import (
 // The README section that readme_test.go walks, and the ports its commands
 // spell out: the only things the test changes in them.
 const (
-	readmeHeading      = "## Testing without the service"
+	readmeHeading      = "## Testing without the service: `paymentstest` and `payments-sandbox`"
 	readmeSandboxPort  = "8765"
 	readmeReceiverPort = "8080"
 	sandboxCommand     = "go run ./cmd/payments-sandbox"
@@ -41,31 +42,16 @@ func readmeSection(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "\n"+readmeHeading)
-	require.NotEqual(t, -1, start, "README has no section %q", readmeHeading)
-	sec := text[start+1:]
-	if end := strings.Index(sec, "\n## "); end != -1 {
-		sec = sec[:end]
-	}
+	sec, ok := readmecheck.Section(string(b), readmeHeading)
+	require.True(t, ok, "README has no section %q", readmeHeading)
 	return sec
 }
 
 // shellBlocks returns the contents of the ```sh blocks of a Markdown text.
 func shellBlocks(md string) []string {
 	var blocks []string
-	var cur []string
-	in := false
-	for _, line := range strings.Split(md, "\n") {
-		switch {
-		case !in && strings.TrimSpace(line) == "```sh":
-			in, cur = true, nil
-		case in && strings.TrimSpace(line) == "```":
-			in = false
-			blocks = append(blocks, strings.Join(cur, "\n"))
-		case in:
-			cur = append(cur, line)
-		}
+	for _, code := range readmecheck.Code(md, "sh") {
+		blocks = append(blocks, strings.TrimSuffix(code, "\n"))
 	}
 	return blocks
 }

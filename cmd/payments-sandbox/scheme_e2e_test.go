@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/readmecheck"
 )
 
 // TestSandboxAndReceiverMeetWithStandardWebhooks: the sandbox with
@@ -72,11 +73,8 @@ func TestSandboxAndReceiverMeetWithStandardWebhooks(t *testing.T) {
 func TestREADMEStandardWebhooksCommands(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "\n## Standard Webhooks\n")
-	require.NotEqual(t, -1, start, "README has no Standard Webhooks section")
-	sec := text[start+1:]
-	sec = sec[:strings.Index(sec, "\n## ")]
+	sec, ok := readmecheck.Section(string(b), "## Standard Webhooks")
+	require.True(t, ok, "README has no Standard Webhooks section")
 	blocks := shellBlocks(sec)
 	require.Len(t, blocks, 1, "one sh block")
 	cmds := commandLines(blocks[0])
