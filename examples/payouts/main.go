@@ -121,9 +121,16 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	return payAll(ctx, &payer{client: client, journal: j}, rows, state, cfg.concurrency, out)
 }
 
+// errJournal is the cause with which payAll stops when the journal fails.
+var errJournal = errors.New("the journal could not record a payout")
+
 // payAll pays the rows that the journal does not say are finished, with
 // concurrency goroutines, and prints the summary.
 func payAll(ctx context.Context, p *payer, rows []row, state map[string]record, concurrency int, out io.Writer) (int, error) {
+	// The first journal failure stops the producer and every worker: a
+	// payment whose outcome cannot be recorded must not be followed by more.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	prog := newProgress(out, len(rows))
 	todo := make(chan row)
 	go func() {
@@ -153,10 +160,11 @@ func payAll(ctx context.Context, p *payer, rows []row, state map[string]record, 
 			for r := range todo {
 				rec, err := p.pay(ctx, r, state[r.PayoutID])
 				if err != nil {
-					if ctx.Err() == nil { // the journal failed: stop everything
+					if context.Cause(ctx) == nil { // the journal failed: stop everything (later errors are its consequence)
 						mu.Lock()
 						fatalErr = errors.Join(fatalErr, fmt.Errorf("payout %s: %w", r.PayoutID, err))
 						mu.Unlock()
+						stop(errJournal)
 					}
 					continue
 				}

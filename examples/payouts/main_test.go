@@ -192,3 +192,21 @@ func countLines(path string) int {
 	b, _ := os.ReadFile(path)
 	return bytes.Count(b, []byte("\n"))
 }
+
+// A journal that cannot be written stops the whole run at its first
+// failure: no payout is started once an outcome could not be recorded.
+func TestPayoutsStopWhenTheJournalFails(t *testing.T) {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	dir := t.TempDir()
+	rows := makeRows(t, srv, 200, filepath.Join(dir, "payouts.csv"))
+	j, state, err := openJournal(filepath.Join(dir, "payouts.journal"))
+	require.NoError(t, err)
+	require.NoError(t, j.f.Close()) // every append now fails
+	var out bytes.Buffer
+	_, err = payAll(context.Background(), &payer{client: srv.Client(), journal: j}, rows, state, 4, &out)
+	require.Error(t, err)
+	// Each of the 4 workers had at most one payout in flight when the first
+	// append failed; without the stop every row would be paid.
+	assert.LessOrEqual(t, len(srv.Payments()), 4, "payouts started after the journal failed")
+}

@@ -95,7 +95,11 @@ func (p *payer) failed(ctx context.Context, rec record, err error) (record, erro
 	switch {
 	case errors.Is(err, payments.ErrInvalidParams):
 		rec.Event = eventFailed // nothing was sent
-	case errors.As(err, &apiErr) && !apiErr.Temporary():
+	case errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500 && !apiErr.Temporary():
+		// The service refused it (a 4xx it answered): final. A 5xx, even
+		// one not retried (501, a proxy's 52x), or a 3xx says nothing of
+		// whether the payment was made: it stays unknown, for the next run
+		// to retry with the same keys.
 		rec.Event = eventFailed
 		if errors.Is(err, payments.CodeDuplicateReference) || errors.Is(err, payments.CodeQuoteAlreadyConfirmed) {
 			// Another call, with other keys, used this payout id: it may
