@@ -262,6 +262,12 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 		resp, err = c.http.Do(req)
 	}
 	if err != nil {
+		// net/http's *url.Error names the whole URL, query included, which
+		// may carry personal data: the error keeps the path only, as logs do.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = &url.Error{Op: uerr.Op, URL: c.baseURL + pathOnly(st.path), Err: uerr.Err}
+		}
 		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: st.attemptsMade(),
 			Err: scrubErr(err, c.key.raw), BudgetExhausted: st.budgetExhausted}
 		return nil, terr

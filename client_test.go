@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"runtime"
@@ -382,4 +383,27 @@ func TestClientNeverPrintsItsKey(t *testing.T) {
 	}
 	assert.Equal(t, "payments.Client(https://api.payments.test)", fmt.Sprint(c))
 	assert.Contains(t, forms["slog json"], `"v":{"base_url":"https://api.payments.test"}`)
+}
+
+// A transport error never repeats the request's query string, which may
+// carry personal data: net/http's own text names the whole URL, the
+// TransportError and the log line the path only.
+func TestTransportErrorOmitsTheQuery(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	var logs bytes.Buffer
+	c, err := payments.NewClient("sk_test_key", payments.WithBaseURL("http://"+addr), payments.WithMaxRetries(0),
+		payments.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), http.MethodGet, "/payments/recipients?email=ada.okafor@example.com&name=Ada+Okafor", nil, nil)
+	var terr *payments.TransportError
+	require.ErrorAs(t, err, &terr)
+	assert.Equal(t, "/payments/recipients", terr.Path)
+	for _, text := range []string{err.Error(), fmt.Sprintf("%+v", err), logs.String()} {
+		assert.NotContains(t, text, "ada.okafor")
+		assert.NotContains(t, text, "Okafor")
+	}
+	assert.Contains(t, err.Error(), "connection refused")
 }
