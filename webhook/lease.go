@@ -133,7 +133,9 @@ func (h *Handler) startHeartbeat(ctx context.Context, ev *payments.Event, claim 
 		return hb
 	}
 	hb.every = max(claim.LeaseExpires.Sub(claimed)/3, time.Millisecond)
-	hb.timer = time.AfterFunc(hb.every, hb.loop)
+	// Timed from when the Claim was sent, not from when it returned: a
+	// slow Claim must not eat the renewal's margin.
+	hb.timer = time.AfterFunc(max(time.Until(claimed.Add(hb.every)), 0), hb.loop)
 	return hb
 }
 

@@ -119,6 +119,40 @@ func TestHandlerRenewsTheClaimWhileTheFunctionRuns(t *testing.T) {
 	assert.GreaterOrEqual(t, store.renews.Load(), int32(10), "renewed every third of the lease")
 }
 
+// The first renewal is timed from when the Claim was sent: a Claim that
+// took most of a third of the lease does not leave the lease to run out
+// before the renewal (which cancelled the function).
+func TestHandlerTimesTheFirstRenewalFromTheClaimSent(t *testing.T) {
+	const lease = 600 * time.Millisecond
+	scripted := whLeasedStore(lease)
+	// The claim is granted at once, its answer arrives late (within the
+	// store timeout).
+	store := whSlowClaimAnswer{scripted, lease * 3 / 4}
+	slow := func(ctx context.Context, _ *payments.Event) error {
+		select {
+		case <-time.After(lease):
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	h := whHandler(t, slow, webhook.WithStore(store))
+	assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "the function kept its claim")
+	assert.Positive(t, scripted.renews.Load())
+}
+
+// whSlowClaimAnswer answers each Claim delay after the store granted it.
+type whSlowClaimAnswer struct {
+	*whScriptedStore
+	delay time.Duration
+}
+
+func (s whSlowClaimAnswer) Claim(ctx context.Context, id string) (webhook.Claim, error) {
+	c, err := s.whScriptedStore.Claim(ctx, id)
+	time.Sleep(s.delay)
+	return c, err
+}
+
 // A quick function costs no renewal: the first comes a third of the lease
 // after the claim.
 func TestHandlerQuickFunctionIsNotRenewed(t *testing.T) {

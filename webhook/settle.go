@@ -50,6 +50,10 @@ func (b *background) stopping() chan struct{} {
 // shutdownPoll is how often Shutdown looks whether the work is done.
 const shutdownPoll = 10 * time.Millisecond
 
+// shutdownGrace is how long Shutdown, once its context has ended, waits for
+// the background completions to notice and log the events they leave.
+const shutdownGrace = 100 * time.Millisecond
+
 // Shutdown makes the handler refuse new deliveries (503, so that the
 // service delivers them again, to another replica), and waits for the
 // deliveries in flight and for the completions still being retried in the
@@ -71,8 +75,10 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		case <-ctx.Done():
 			left := h.bg.pending.Load()
 			h.bg.stopOnce.Do(func() { close(stop) })
-			// Each retry loop is at most one store call from its end.
-			for h.bg.pending.Load() != 0 {
+			// Closing stop cancels the store call each retry loop may be
+			// in: give them a moment to log their event and end, never
+			// more (a store that ignores its context is left behind).
+			for end := time.Now().Add(shutdownGrace); h.bg.pending.Load() != 0 && time.Now().Before(end); {
 				<-t.C
 			}
 			return fmt.Errorf("webhook: shutdown with %d processed events not recorded as done: %w", left, context.Cause(ctx))
@@ -164,6 +170,17 @@ const (
 func (h *Handler) completeLater(ctx context.Context, ev *payments.Event, claim Claim, every time.Duration, lost bool) {
 	defer h.bg.pending.Add(-1)
 	stop := h.bg.stopping()
+	// Shutdown's stop cuts the store call in flight too, not only the wait
+	// between attempts.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	pause := firstCompletePause
 	renewed := claim.LeaseExpires.Add(-3 * every) // when the lease was last extended
 	for tries := 1; ; tries++ {

@@ -65,6 +65,35 @@ func TestHandlerShutdownGivesUpAtItsDeadline(t *testing.T) {
 	assert.Contains(t, logs.String(), whEventID)
 }
 
+// whHangingStore's Complete hangs until its context ends, as on a database
+// that holds every packet.
+type whHangingStore struct{ webhook.MemoryStore }
+
+func (s *whHangingStore) Complete(ctx context.Context, _ webhook.Claim) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// With the store hung in a Complete of the background retries, Shutdown
+// still returns soon after its context ends: stopping cuts the call in
+// flight, not only the wait between calls.
+func TestHandlerShutdownCutsAHungStoreCall(t *testing.T) {
+	var logs bytes.Buffer
+	h := whHandler(t, whRecorderFn(), webhook.WithStore(&whHangingStore{}), webhook.WithStoreTimeout(time.Second),
+		webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code) // its Complete hangs for 1 s
+	time.Sleep(100 * time.Millisecond) // the background retry is inside Complete now
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := h.Shutdown(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 600*time.Millisecond, "Shutdown waited for the store call past its context")
+	assert.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "not recorded as done when the handler shut down")
+	}, time.Second, 10*time.Millisecond)
+}
+
 // A Complete that finds the claim lost (the function ran past its lease
 // and another delivery took the event) is logged as such; the handler then
 // claims the event again: once the other delivery completes it, nothing is
