@@ -82,7 +82,7 @@ func TestHandlerShutdownCutsAHungStoreCall(t *testing.T) {
 	h := whHandler(t, whRecorderFn(), webhook.WithStore(&whHangingStore{}), webhook.WithStoreTimeout(time.Second),
 		webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code) // its Complete hangs for 1 s
-	time.Sleep(100 * time.Millisecond) // the background retry is inside Complete now
+	time.Sleep(100 * time.Millisecond)                                                         // the background retry is inside Complete now
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
