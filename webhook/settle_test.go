@@ -81,8 +81,10 @@ func TestHandlerShutdownCutsAHungStoreCall(t *testing.T) {
 	var logs bytes.Buffer
 	h := whHandler(t, whRecorderFn(), webhook.WithStore(&whHangingStore{}), webhook.WithStoreTimeout(time.Second),
 		webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
-	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code) // its Complete hangs for 1 s
-	time.Sleep(100 * time.Millisecond)                                                         // the background retry is inside Complete now
+	// The delivery's Complete hangs for its 1 s timeout, then the
+	// background retries start; after 100 ms one is inside Complete.
+	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
+	time.Sleep(100 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
