@@ -118,9 +118,9 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if cfg.reconcile.every > 0 {
 		defer cfg.reconcile.client.Close()
 		stopReconcile := startReconcile(ctx, hooks, cfg.reconcile, logger)
-		defer stopReconcile() // when serve fails before ctx ends
+		defer stopReconcile(context.Background()) // when serve fails before ctx ends
 		drain = func(ctx context.Context) error {
-			stopReconcile() // before Shutdown, which would refuse its next event
+			stopReconcile(ctx) // before Shutdown, which would refuse its next event
 			return hooks.Shutdown(ctx)
 		}
 	}
@@ -180,15 +180,16 @@ func serve(ctx context.Context, addr string, handler http.Handler, drain func(co
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("graceful shutdown: %w", err)
-	}
+	shutdownErr := srv.Shutdown(shutdownCtx)
 	if drain != nil {
 		// Events processed whose completion the store has not taken yet:
-		// the handler retries it until it lands or this deadline.
-		if err := drain(shutdownCtx); err != nil {
-			return fmt.Errorf("graceful shutdown: %w", err)
-		}
+		// the handler retries it until it lands or this deadline, and
+		// logs what it leaves. Run even when the server did not close in
+		// time, so that nothing is abandoned silently.
+		shutdownErr = errors.Join(shutdownErr, drain(shutdownCtx))
+	}
+	if shutdownErr != nil {
+		return fmt.Errorf("graceful shutdown: %w", shutdownErr)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -75,19 +74,22 @@ func parseReconcile(every, window, storeKind string) (reconcileConfig, error) {
 // rc.every, until ctx ends. It returns the function that stops it and
 // waits for the run in progress to end (its function is cancelled, its
 // event released for the next delivery or run).
-func startReconcile(ctx context.Context, hooks *webhook.Handler, rc reconcileConfig, logger *slog.Logger) (stop func()) {
+func startReconcile(ctx context.Context, hooks *webhook.Handler, rc reconcileConfig, logger *slog.Logger) (stop func(wait context.Context)) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &reconciler{hooks: hooks, rc: rc, logger: logger}
-	var wg sync.WaitGroup
-	wg.Add(1)
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		r.loop(ctx)
 	}()
 	logger.Info("reconcile on", slog.String("every", rc.every.String()), slog.String("window", rc.window.String()))
-	return func() {
+	return func(wait context.Context) {
 		cancel()
-		wg.Wait()
+		select {
+		case <-done:
+		case <-wait.Done(): // a function that ignores its cancelled context: Shutdown still runs
+			logger.Warn("reconcile still running at shutdown: its event is left to the next delivery or run")
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,9 +130,38 @@ func testReconciler(t *testing.T, srv *paymentstest.Server, every time.Duration)
 	verifier, err := webhook.NewSignatureVerifier([]string{testSecret})
 	require.NoError(t, err)
 	hooks := webhook.NewHandler(verifier, (&receiver{logger: logger}).handle, webhook.WithLogger(logger))
-	stop := startReconcile(context.Background(), hooks, reconcileConfig{every: every, window: time.Hour, client: srv.Client()}, logger)
+	stopCtx := startReconcile(context.Background(), hooks, reconcileConfig{every: every, window: time.Hour, client: srv.Client()}, logger)
+	stop := func() { stopCtx(context.Background()) }
 	t.Cleanup(stop)
 	return logs, stop
+}
+
+// Stopping waits for a run only as long as its context allows: a function
+// that ignores its cancelled context does not hold the shutdown.
+func TestReconcileStopIsBounded(t *testing.T) {
+	srv := paymentstest.NewServer() // no webhook URL: every event is missed
+	defer srv.Close()
+	makePayments(t, srv, 1)
+	logs := new(testlog.Buffer)
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	verifier, err := webhook.NewSignatureVerifier([]string{testSecret})
+	require.NoError(t, err)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hooks := webhook.NewHandler(verifier, func(context.Context, *payments.Event) error {
+		once.Do(func() { close(entered) })
+		<-release // ignores its context
+		return nil
+	}, webhook.WithLogger(logger))
+	defer close(release)
+	stop := startReconcile(context.Background(), hooks, reconcileConfig{every: time.Hour, window: time.Hour, client: srv.Client()}, logger)
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	stop(ctx)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Contains(t, logs.String(), "reconcile still running at shutdown")
 }
 
 // Reconcile runs at start, then every PAYMENTS_RECONCILE_EVERY; a later run
