@@ -118,6 +118,8 @@ func TestRateLimitRespectsTheContext(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, 0, terr.Attempts)
 	assert.NotEmpty(t, terr.IdempotencyKey)
+	assert.Contains(t, err.Error(), "; nothing was sent")
+	assert.NotContains(t, err.Error(), "the outcome is unknown", "nothing was sent: the outcome is known")
 
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
