@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
-	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // The hand-written receivers of BenchmarkFloor: what a competent merchant
@@ -52,7 +50,7 @@ RETURNING true`
 		markDone = "UPDATE " + r.table + " SET done = true WHERE event_id = $1 AND token = $2"
 		leaseMs  = pgstore.DefaultLease.Milliseconds()
 	)
-	return baseline(b, func(ctx context.Context, ev *payments.Event) int {
+	return storetest.HandWritten(b, pgstore.DefaultTimeout, func(ctx context.Context, ev *payments.Event) int {
 		var done bool
 		switch err := pool.QueryRow(ctx, selectDone, ev.ID).Scan(&done); {
 		case err == nil && done:
@@ -98,7 +96,7 @@ func baselineTx(b *testing.B, r *pgFloorRun) http.Handler {
 	}
 	mark := "INSERT INTO " + r.table + " (event_id) VALUES ($1) ON CONFLICT DO NOTHING"
 	insert := insertPaid(r.paid)
-	return baseline(b, func(ctx context.Context, ev *payments.Event) int {
+	return storetest.HandWritten(b, pgstore.DefaultTimeout, func(ctx context.Context, ev *payments.Event) int {
 		tx, err := pool.Begin(ctx)
 		if err != nil {
 			return http.StatusServiceUnavailable
@@ -126,29 +124,4 @@ func newToken() string {
 	var t [16]byte
 	_, _ = rand.Read(t[:])
 	return hex.EncodeToString(t[:])
-}
-
-// baseline is the frame of a hand-written receiver: read, verify the
-// signature, parse, then receive the event and answer.
-func baseline(b *testing.B, receive func(ctx context.Context, ev *payments.Event) int) http.Handler {
-	v := storetest.Verifier(b)
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, webhook.DefaultMaxBodyBytes))
-		if err != nil {
-			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			return
-		}
-		if v.Verify(body, req.Header) != nil {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		ev, err := payments.ParseEvent(body)
-		if err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		ctx, cancel := context.WithTimeout(req.Context(), pgstore.DefaultTimeout)
-		defer cancel()
-		w.WriteHeader(receive(ctx, ev))
-	})
 }

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -169,4 +172,35 @@ func (o *FloorOnce) Check(b *testing.B, p *FloorPlan) {
 	if never != 0 || twice != 0 || len(o.n) != len(p.IDs) {
 		b.Fatalf("%d events: %d never processed, %d more than once, %d processed in all", len(p.IDs), never, twice, len(o.n))
 	}
+}
+
+// HandWritten is the frame of a hand-written receiver: it reads the body,
+// verifies the signature (with Verifier: the same in-process cost as ours),
+// parses the event, and answers what receive returns, called with the
+// request's context bounded by timeout (0: not bounded).
+func HandWritten(tb testing.TB, timeout time.Duration, receive func(ctx context.Context, ev *payments.Event) int) http.Handler {
+	v := Verifier(tb)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, webhook.DefaultMaxBodyBytes))
+		if err != nil {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			return
+		}
+		if v.Verify(body, req.Header) != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		ev, err := payments.ParseEvent(body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		ctx := req.Context()
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		w.WriteHeader(receive(ctx, ev))
+	})
 }
