@@ -37,7 +37,8 @@ import (
 // transaction ids the server assigned), WAL bytes (pg_current_wal_lsn), WAL
 // syncs (pg_stat_wal: fsyncs, of commits and of background writes), the server's
 // CPU (its processes' /proc/<pid>/stat), and the share of HOT updates on the
-// receiver's table (pg_stat_user_tables). Under -v it prints the ratios.
+// receiver's table (pg_stat_user_tables). Under -v it prints the ratios;
+// PAYMENTS_FLOOR_ROUNDS=n runs n interleaved rounds.
 func BenchmarkFloor(b *testing.B) {
 	srv := testservers.StartPostgres(b)
 	admin := newPool(b, srv.URL(), 2)
@@ -56,16 +57,18 @@ func BenchmarkFloor(b *testing.B) {
 		{"pg-tx", "ours", oursTx},
 		{"pg-tx", storetest.FloorBaseline, baselineTx},
 	}
-	for _, s := range sides {
-		b.Run(s.mode+"/"+s.side, func(b *testing.B) {
-			r := newPGFloorRun(b, srv.URL(), admin)
-			handlers := make([]http.Handler, storetest.FloorReplicas)
-			for i := range handlers {
-				r.replica = i
-				handlers[i] = s.build(b, r)
-			}
-			table.Report(b, r.measure(b, handlers))
-		})
+	for range storetest.FloorRounds(b) {
+		for _, s := range sides {
+			b.Run(s.mode+"/"+s.side, func(b *testing.B) {
+				r := newPGFloorRun(b, srv.URL(), admin)
+				handlers := make([]http.Handler, storetest.FloorReplicas)
+				for i := range handlers {
+					r.replica = i
+					handlers[i] = s.build(b, r)
+				}
+				table.Report(b, r.measure(b, handlers))
+			})
+		}
 	}
 	table.PrintIfVerbose()
 }

@@ -40,7 +40,8 @@ import (
 // commands the server ran (INFO commandstats, which counts those a script
 // calls besides the script itself; connection set-up and the benchmark's
 // own INFO and PING left out) and the server's CPU (INFO cpu).
-// Under -v it prints the ratios.
+// Under -v it prints the ratios; PAYMENTS_FLOOR_ROUNDS=n runs n interleaved
+// rounds.
 func BenchmarkFloor(b *testing.B) {
 	srv := testservers.StartRedis(b, true)
 	admin := newClient(b, srv.URL(), 2)
@@ -53,15 +54,17 @@ func BenchmarkFloor(b *testing.B) {
 		{"ours-ctxtimeout", oursRedis(true)},
 		{storetest.FloorBaseline, baselineRedis},
 	}
-	for _, s := range sides {
-		b.Run("redis-default/"+s.name, func(b *testing.B) {
-			r := &redisFloorRun{url: srv.URL(), admin: admin, prefix: floorPrefix(b, admin), plan: storetest.NewFloorPlan(b, b.N)}
-			handlers := make([]http.Handler, storetest.FloorReplicas)
-			for i := range handlers {
-				handlers[i] = s.build(b, r)
-			}
-			table.Report(b, r.measure(b, handlers))
-		})
+	for range storetest.FloorRounds(b) {
+		for _, s := range sides {
+			b.Run("redis-default/"+s.name, func(b *testing.B) {
+				r := &redisFloorRun{url: srv.URL(), admin: admin, prefix: floorPrefix(b, admin), plan: storetest.NewFloorPlan(b, b.N)}
+				handlers := make([]http.Handler, storetest.FloorReplicas)
+				for i := range handlers {
+					handlers[i] = s.build(b, r)
+				}
+				table.Report(b, r.measure(b, handlers))
+			})
+		}
 	}
 	table.PrintIfVerbose()
 }

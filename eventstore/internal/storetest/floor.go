@@ -53,11 +53,7 @@ func NewFloorPlan(tb testing.TB, n int) *FloorPlan {
 			p.order = append(p.order, ev)
 		}
 	}
-	p.order = p.order[:n]
-	if last := p.order[n-1]; last == len(p.IDs)-1 {
-		// Trimmed: the last event keeps at least one delivery.
-		p.IDs, p.bodies = p.IDs[:last+1], p.bodies[:last+1]
-	}
+	p.order = p.order[:n] // the last event keeps at least one delivery
 	r := rand.New(rand.NewPCG(29, uint64(n)))
 	for lo := 0; lo < n; lo += floorBlock {
 		block := p.order[lo:min(lo+floorBlock, n)]

@@ -22,6 +22,25 @@ var floorUnits = []string{
 	"hot-%", "conflicts/delivery",
 }
 
+// EnvFloorRounds is how many interleaved rounds BenchmarkFloor runs (each
+// round runs every side once, in turn; default 1). Prefer it to -count,
+// which runs each side's repetitions back to back, so that a change in the
+// machine's load between them shows as a difference between the sides.
+const EnvFloorRounds = "PAYMENTS_FLOOR_ROUNDS"
+
+// FloorRounds is the number of rounds EnvFloorRounds asks for.
+func FloorRounds(tb testing.TB) int {
+	v := os.Getenv(EnvFloorRounds)
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		tb.Fatalf("%s=%q: want a positive number", EnvFloorRounds, v)
+	}
+	return n
+}
+
 // FloorBaseline is the name of the hand-written receiver's sub-benchmark;
 // the other sides of a mode are compared with it.
 const FloorBaseline = "baseline"
@@ -47,7 +66,7 @@ func (t *FloorTable) Report(b *testing.B, m FloorMetrics) {
 	}
 	name := b.Name()
 	if i := strings.LastIndexByte(name, '#'); i > strings.LastIndexByte(name, '/') {
-		name = name[:i] // -count's suffix
+		name = name[:i] // the suffix of a repeated name (rounds, -count)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
