@@ -127,7 +127,7 @@ func (t *FloorTable) Print(w io.Writer) {
 			if path.Dir(side) != mode || side == base {
 				continue
 			}
-			fmt.Fprintf(w, "\n%s: %s beside %s (median of %d runs)\n\n", mode, path.Base(side), FloorBaseline, len(t.final(side)))
+			fmt.Fprintf(w, "\n%s: %s beside %s (median of %d runs)\n\n", path.Base(mode), path.Base(side), FloorBaseline, len(t.final(side)))
 			fmt.Fprintf(w, "| metric | %s | %s | ratio |\n|---|---:|---:|---:|\n", path.Base(side), FloorBaseline)
 			for _, unit := range floorUnits {
 				ours, ok1 := t.median(side, unit)

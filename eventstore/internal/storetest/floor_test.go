@@ -54,7 +54,7 @@ func TestFloorTablePrint(t *testing.T) {
 	var out strings.Builder
 	ft.Print(&out)
 	for _, want := range []string{
-		"BenchmarkFloor/pg: ours beside baseline (median of 2 runs)",
+		"\npg: ours beside baseline (median of 2 runs)",
 		"| deliveries/s | 400 | 200 | 2.00x |",
 		"| hot-% | 90.00 | - | - |",
 	} {
