@@ -47,6 +47,19 @@ func BenchmarkFloor(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// The reload is asynchronous: wait until a new connection sees it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var fsync string
+		if err := newPool(b, srv.URL(), 1).QueryRow(testCtx(b), "SHOW fsync").Scan(&fsync); err != nil {
+			b.Fatal(err)
+		}
+		if fsync == "on" {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("fsync is still off 30s after the reload")
+		}
+	}
 	table := &storetest.FloorTable{}
 	sides := []struct {
 		mode, side string
