@@ -2,7 +2,11 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,25 +45,14 @@ import (
 // PAYMENTS_FLOOR_ROUNDS=n runs n interleaved rounds.
 func BenchmarkFloor(b *testing.B) {
 	srv := testservers.StartPostgres(b)
+	statements := configureFloorServer(b, srv)
 	admin := newPool(b, srv.URL(), 2)
-	for _, q := range []string{"ALTER SYSTEM SET fsync = on", "ALTER SYSTEM SET full_page_writes = on", "SELECT pg_reload_conf()"} {
-		if _, err := admin.Exec(testCtx(b), q); err != nil {
+	if statements {
+		if _, err := admin.Exec(testCtx(b), "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
 			b.Fatal(err)
 		}
 	}
-	// The reload is asynchronous: wait until a new connection sees it.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var fsync string
-		if err := newPool(b, srv.URL(), 1).QueryRow(testCtx(b), "SHOW fsync").Scan(&fsync); err != nil {
-			b.Fatal(err)
-		}
-		if fsync == "on" {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("fsync is still off 30s after the reload")
-		}
-	}
+	breakdowns := map[string]string{}
 	table := &storetest.FloorTable{}
 	sides := []struct {
 		mode, side string
@@ -79,11 +72,48 @@ func BenchmarkFloor(b *testing.B) {
 					r.replica = i
 					handlers[i] = s.build(b, r)
 				}
-				table.Report(b, r.measure(b, handlers))
+				r.statements = statements
+				table.Report(b, r.measure(b, s.mode+"/"+s.side, handlers))
+				breakdowns[s.mode+"/"+s.side] = r.breakdown
 			})
 		}
 	}
 	table.PrintIfVerbose()
+	if testing.Verbose() {
+		for _, s := range sides {
+			fmt.Print(breakdowns[s.mode+"/"+s.side])
+		}
+	}
+}
+
+// configureFloorServer gives the server production durability (fsync and
+// full_page_writes on; synchronous_commit is on already) and, when the
+// module is installed, pg_stat_statements, then restarts it. It says
+// whether pg_stat_statements is loaded.
+func configureFloorServer(b *testing.B, srv *testservers.Postgres) bool {
+	setup := newPool(b, srv.URL(), 1)
+	ctx := testCtx(b)
+	settings := []string{"ALTER SYSTEM SET fsync = on", "ALTER SYSTEM SET full_page_writes = on"}
+	var libdir string
+	if err := setup.QueryRow(ctx, "SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR'").Scan(&libdir); err != nil {
+		b.Fatal(err)
+	}
+	_, err := os.Stat(filepath.Join(libdir, "pg_stat_statements.so"))
+	statements := err == nil
+	if statements {
+		settings = append(settings, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+	} else {
+		b.Logf("pg_stat_statements is not installed (%v): no breakdown by statement", err)
+	}
+	for _, q := range settings {
+		if _, err := setup.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	setup.Close()
+	srv.Stop(b)
+	srv.Start(b)
+	return statements
 }
 
 // pgFloorRun is one run of one side: its replicas' pools, the tables it
@@ -100,6 +130,9 @@ type pgFloorRun struct {
 
 	table string // the receiver's own table, whose HOT ratio is measured
 	paid  string // the merchant's table (pg-tx)
+
+	statements bool   // pg_stat_statements is loaded
+	breakdown  string // its figures for the run, printed under -v
 }
 
 func newPGFloorRun(b *testing.B, url string, admin *pgxpool.Pool) *pgFloorRun {
@@ -175,7 +208,7 @@ func (r *pgFloorRun) serverCPU(b *testing.B) (map[int]time.Duration, bool) {
 // each event was processed once, and returns the metrics. The counters are
 // read once the replicas' connections ended, since a backend reports its
 // statistics when it exits (or, idle, at most every second).
-func (r *pgFloorRun) measure(b *testing.B, handlers []http.Handler) storetest.FloorMetrics {
+func (r *pgFloorRun) measure(b *testing.B, name string, handlers []http.Handler) storetest.FloorMetrics {
 	ctx := testCtx(b)
 	for _, p := range r.pools {
 		conns := make([]*pgxpool.Conn, 0, storetest.FloorSenders)
@@ -193,6 +226,11 @@ func (r *pgFloorRun) measure(b *testing.B, handlers []http.Handler) storetest.Fl
 	before := r.counters(b)
 	cpu0, cpuOK := r.serverCPU(b)
 	r.stmts.Store(0)
+	if r.statements {
+		if _, err := r.admin.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
+			b.Fatal(err)
+		}
+	}
 
 	m := storetest.FloorRun(b, r.plan, handlers)
 
@@ -203,6 +241,9 @@ func (r *pgFloorRun) measure(b *testing.B, handlers []http.Handler) storetest.Fl
 	}
 	r.waitGone(b)
 	after := r.counters(b)
+	if r.statements {
+		r.breakdown = r.byStatement(b, name)
+	}
 	n := float64(b.N)
 	m["stmts/delivery"] = float64(stmts) / n
 	m["write-xacts/delivery"] = float64(after.xids-before.xids) / n
@@ -281,4 +322,42 @@ func (r *pgFloorRun) oursStore(b *testing.B) *pgstore.Store {
 		}
 	}
 	return s
+}
+
+// byStatement is a Markdown table of the run's statements, the most WAL
+// first, from pg_stat_statements (the benchmark's own queries of pg_stat_*
+// views left out).
+func (r *pgFloorRun) byStatement(b *testing.B, name string) string {
+	rows, err := r.admin.Query(testCtx(b), `SELECT calls, wal_records, wal_bytes::bigint, query
+FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE '%pg_total_relation_size%'
+ORDER BY wal_bytes DESC, calls DESC`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	names := []string{r.table, "<table>"}
+	if r.paid != "" {
+		names = append(names, r.paid, "<merchant>")
+	}
+	short := strings.NewReplacer(names...)
+	var out strings.Builder
+	fmt.Fprintf(&out, "\n%s, by statement (pg_stat_statements, the last run: %d deliveries of %d events)\n\n", name, b.N, r.plan.Events())
+	out.WriteString("| calls/delivery | WAL records/call | WAL bytes/call | statement |\n|---:|---:|---:|---|\n")
+	for rows.Next() {
+		var calls, records, bytes int64
+		var query string
+		if err := rows.Scan(&calls, &records, &bytes, &query); err != nil {
+			b.Fatal(err)
+		}
+		query = strings.Join(strings.Fields(query), " ")
+		query = short.Replace(query)
+		if len(query) > 90 {
+			query = query[:90] + "…"
+		}
+		fmt.Fprintf(&out, "| %.3f | %.2f | %.0f | `%s` |\n", float64(calls)/float64(b.N), float64(records)/float64(calls), float64(bytes)/float64(calls), query)
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return out.String()
 }
