@@ -57,7 +57,7 @@ func BenchmarkFloor(b *testing.B) {
 	for range storetest.FloorRounds(b) {
 		for _, s := range sides {
 			b.Run("redis-default/"+s.name, func(b *testing.B) {
-				r := &redisFloorRun{url: srv.URL(), admin: admin, prefix: floorPrefix(b, admin), plan: storetest.NewFloorPlan(b, b.N)}
+				r := &redisFloorRun{url: srv.URL(), admin: admin, prefix: uniquePrefix(b, admin), plan: storetest.NewFloorPlan(b, b.N)}
 				handlers := make([]http.Handler, storetest.FloorReplicas)
 				for i := range handlers {
 					handlers[i] = s.build(b, r)
@@ -111,23 +111,6 @@ func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 		(*atomic.Int64)(h).Add(int64(len(cmds)))
 		return next(ctx, cmds)
 	}
-}
-
-// floorPrefix is a key prefix of its own for the run; its keys are deleted
-// when the run ends.
-func floorPrefix(b *testing.B, admin *redis.Client) string {
-	p := make([]byte, 6)
-	_, _ = rand.Read(p)
-	prefix := "floor:" + hex.EncodeToString(p) + ":"
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		iter := admin.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			admin.Del(ctx, iter.Val())
-		}
-	})
-	return prefix
 }
 
 // redisCounters reads the commands the server ran (but connection set-up
