@@ -1,0 +1,202 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// The floor benchmarks (BenchmarkFloor in each store's module) run our
+// webhook.Handler and a hand-written receiver with the same guarantee, side
+// by side in one run, on the same server, under the same load:
+// FloorSenders goroutines deliver over FloorReplicas handlers (each on a
+// pool or client of its own, as replicas would be), and each event is
+// delivered 2 to 4 times (2, 3, 4 in turn: two thirds of the deliveries
+// are duplicates). Within each block of floorBlock deliveries the order is
+// shuffled (with a fixed seed, the same for every side), so that most
+// duplicates come after the first delivery settled and some while it runs.
+const (
+	FloorSenders  = 16
+	FloorReplicas = 3
+	floorBlock    = 300
+)
+
+// FloorPlan is the deliveries of one run: b.N deliveries of Events()
+// distinct events.
+type FloorPlan struct {
+	// IDs are the events' ids, in the order they were made.
+	IDs    []string
+	bodies [][]byte
+	order  []int // delivery i carries bodies[order[i]]
+}
+
+// NewFloorPlan makes the plan of n deliveries.
+func NewFloorPlan(tb testing.TB, n int) *FloorPlan {
+	p := &FloorPlan{}
+	for len(p.order) < n {
+		ev := len(p.IDs)
+		id := NewEventID(tb)
+		p.IDs = append(p.IDs, id)
+		p.bodies = append(p.bodies, EventBody(id))
+		for range 2 + ev%3 {
+			p.order = append(p.order, ev)
+		}
+	}
+	p.order = p.order[:n] // the last event keeps at least one delivery
+	r := rand.New(rand.NewPCG(29, uint64(n)))
+	for lo := 0; lo < n; lo += floorBlock {
+		block := p.order[lo:min(lo+floorBlock, n)]
+		r.Shuffle(len(block), func(i, j int) { block[i], block[j] = block[j], block[i] })
+	}
+	return p
+}
+
+// Events is how many distinct events the plan delivers.
+func (p *FloorPlan) Events() int { return len(p.IDs) }
+
+// FloorMetrics are what one run of one side measured, by unit: per
+// delivery unless the unit says otherwise.
+type FloorMetrics map[string]float64
+
+// FloorRun delivers the plan to handlers, delivery i to handlers[i %
+// len(handlers)], from FloorSenders goroutines, each signing its delivery
+// just before it calls ServeHTTP. The benchmark's timer runs around the
+// deliveries alone. Every delivery must be answered 200 (processed, or a
+// duplicate) or 409 (in progress elsewhere). It measures deliveries/s, the
+// handler's latency (ServeHTTP alone) at the 50th and 99th percentile, the
+// process's CPU per delivery (getrusage: handlers, senders, driver, GC), and
+// the share of 409 answers.
+func FloorRun(b *testing.B, p *FloorPlan, handlers []http.Handler) FloorMetrics {
+	n := len(p.order)
+	lat := make([]time.Duration, n)
+	codes := make([]int, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	cpu0, cpuOK := processCPU()
+	b.ResetTimer()
+	start := time.Now()
+	for range FloorSenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				body := p.bodies[p.order[i]]
+				req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(webhook.SignatureHeader, webhook.SignPayload(body, time.Now(), Secret))
+				rec := httptest.NewRecorder()
+				t0 := time.Now()
+				handlers[i%len(handlers)].ServeHTTP(rec, req)
+				lat[i], codes[i] = time.Since(t0), rec.Code
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cpu1, _ := processCPU()
+	conflicts := 0
+	for i, c := range codes {
+		switch c {
+		case http.StatusOK:
+		case http.StatusConflict:
+			conflicts++
+		default:
+			b.Fatalf("delivery %d answered %d", i, c)
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	m := FloorMetrics{
+		"deliveries/s":       float64(n) / elapsed.Seconds(),
+		"p50-us":             micros(lat[n/2]),
+		"p99-us":             micros(lat[min(n-1, n*99/100)]),
+		"conflicts/delivery": float64(conflicts) / float64(n),
+	}
+	if cpuOK {
+		m["cpu-us/delivery"] = micros(cpu1-cpu0) / float64(n)
+	}
+	return m
+}
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// FloorOnce counts how many times each event was processed.
+type FloorOnce struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// Add counts one processing of id.
+func (o *FloorOnce) Add(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == nil {
+		o.n = map[string]int{}
+	}
+	o.n[id]++
+}
+
+// Check fails the benchmark unless every event of the plan was processed
+// exactly once: the runs have no faults, so every side must manage that.
+func (o *FloorOnce) Check(b *testing.B, p *FloorPlan) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	never, twice := 0, 0
+	for _, id := range p.IDs {
+		switch c := o.n[id]; {
+		case c == 0:
+			never++
+		case c > 1:
+			twice++
+		}
+	}
+	if never != 0 || twice != 0 || len(o.n) != len(p.IDs) {
+		b.Fatalf("%d events: %d never processed, %d more than once, %d processed in all", len(p.IDs), never, twice, len(o.n))
+	}
+}
+
+// HandWritten is the frame of a hand-written receiver: it reads the body,
+// verifies the signature (with Verifier: the same in-process cost as ours),
+// parses the event, and answers what receive returns, called with the
+// request's context bounded by timeout (0: not bounded).
+func HandWritten(tb testing.TB, timeout time.Duration, receive func(ctx context.Context, ev *payments.Event) int) http.Handler {
+	v := Verifier(tb)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, webhook.DefaultMaxBodyBytes))
+		if err != nil {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			return
+		}
+		if v.Verify(body, req.Header) != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		ev, err := payments.ParseEvent(body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		ctx := req.Context()
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		w.WriteHeader(receive(ctx, ev))
+	})
+}

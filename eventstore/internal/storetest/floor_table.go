@@ -1,0 +1,204 @@
+package storetest
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// floorUnits orders the metrics in the ratio table.
+var floorUnits = []string{
+	"deliveries/s", "p50-us", "p99-us", "cpu-us/delivery",
+	"db-cpu-us/delivery", "redis-cpu-us/delivery",
+	"stmts/delivery", "cmds/delivery", "redis-calls/delivery", "write-xacts/delivery",
+	"wal-bytes/delivery", "wal-syncs/delivery",
+	"hot-%", "conflicts/delivery",
+}
+
+// EnvFloorRounds is how many interleaved rounds BenchmarkFloor runs (each
+// round runs every side once, in turn; default 1). Prefer it to -count,
+// which runs each side's repetitions back to back, so that a change in the
+// machine's load between them shows as a difference between the sides.
+const EnvFloorRounds = "PAYMENTS_FLOOR_ROUNDS"
+
+// FloorRounds is the number of rounds EnvFloorRounds asks for.
+func FloorRounds(tb testing.TB) int {
+	v := os.Getenv(EnvFloorRounds)
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		tb.Fatalf("%s=%q: want a positive number", EnvFloorRounds, v)
+	}
+	return n
+}
+
+// FloorBaseline is the name of the hand-written receiver's sub-benchmark;
+// the other sides of a mode are compared with it.
+const FloorBaseline = "baseline"
+
+// FloorTable keeps the metrics of the floor benchmarks' runs, to print the
+// ratios of each side to the baseline of its mode once they all ran.
+type FloorTable struct {
+	mu    sync.Mutex
+	runs  map[string][]floorEntry // by sub-benchmark name
+	names []string                // in the order they first reported
+}
+
+type floorEntry struct {
+	n int
+	m FloorMetrics
+}
+
+// Report reports m with b.ReportMetric and keeps it for Print. Name the
+// sub-benchmarks mode/side, with the side FloorBaseline for the baseline.
+func (t *FloorTable) Report(b *testing.B, m FloorMetrics) {
+	for unit, v := range m {
+		b.ReportMetric(v, unit)
+	}
+	name := b.Name()
+	if i := strings.LastIndexByte(name, '#'); i > strings.LastIndexByte(name, '/') {
+		name = name[:i] // the suffix of a repeated name (rounds, -count)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.runs == nil {
+		t.runs = map[string][]floorEntry{}
+	}
+	if _, ok := t.runs[name]; !ok {
+		t.names = append(t.names, name)
+	}
+	t.runs[name] = append(t.runs[name], floorEntry{b.N, m})
+}
+
+// final is the runs of name with the most deliveries: the benchmark's own
+// runs, not its probes with b.N = 1.
+func (t *FloorTable) final(name string) []FloorMetrics {
+	maxN := 0
+	for _, e := range t.runs[name] {
+		maxN = max(maxN, e.n)
+	}
+	var ms []FloorMetrics
+	for _, e := range t.runs[name] {
+		if e.n == maxN {
+			ms = append(ms, e.m)
+		}
+	}
+	return ms
+}
+
+// median of unit over the final runs of name.
+func (t *FloorTable) median(name, unit string) (float64, bool) {
+	var vs []float64
+	for _, m := range t.final(name) {
+		if v, ok := m[unit]; ok {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	sort.Float64s(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2], true
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
+}
+
+// Print writes, for each mode, a Markdown table of each side's median
+// metrics beside the baseline's, and their ratio.
+func (t *FloorTable) Print(w io.Writer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, base := range t.names {
+		if path.Base(base) != FloorBaseline {
+			continue
+		}
+		mode := path.Dir(base)
+		for _, side := range t.names {
+			if path.Dir(side) != mode || side == base {
+				continue
+			}
+			fmt.Fprintf(w, "\n%s: %s beside %s (median of %d runs)\n\n", path.Base(mode), path.Base(side), FloorBaseline, len(t.final(side)))
+			fmt.Fprintf(w, "| metric | %s | %s | ratio |\n|---|---:|---:|---:|\n", path.Base(side), FloorBaseline)
+			for _, unit := range floorUnits {
+				ours, ok1 := t.median(side, unit)
+				theirs, ok2 := t.median(base, unit)
+				if !ok1 && !ok2 {
+					continue
+				}
+				ratio := "-"
+				if ok1 && ok2 && theirs != 0 {
+					ratio = fmt.Sprintf("%.2fx", ours/theirs)
+				}
+				fmt.Fprintf(w, "| %s | %s | %s | %s |\n", unit, show(ours, ok1), show(theirs, ok2), ratio)
+			}
+		}
+	}
+}
+
+// PrintIfVerbose prints the table to stdout under go test -v.
+func (t *FloorTable) PrintIfVerbose() {
+	if testing.Verbose() {
+		t.Print(os.Stdout)
+	}
+}
+
+func show(v float64, ok bool) string {
+	switch {
+	case !ok:
+		return "-"
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+// ProcessesCPU is the CPU time (user and system) the local processes pids
+// have used, from /proc: a server's processes when the server runs on this
+// machine. It is false when any of them cannot be read (not Linux, or not
+// local).
+func ProcessesCPU(pids []int) (map[int]time.Duration, bool) {
+	out := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return nil, false
+		}
+		// The command name, in parentheses, may hold spaces: the fields
+		// that follow it start with the state (field 3); utime and stime
+		// are fields 14 and 15, in clock ticks (100 a second on Linux).
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			return nil, false
+		}
+		ut, err1 := strconv.ParseInt(f[11], 10, 64)
+		st, err2 := strconv.ParseInt(f[12], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, false
+		}
+		out[pid] = time.Duration(ut+st) * 10 * time.Millisecond
+	}
+	return out, true
+}
+
+// CPUDelta is the CPU the processes used between two ProcessesCPU readings:
+// a process present only in the second counts in full, one gone by then not
+// at all.
+func CPUDelta(before, after map[int]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, a := range after {
+		d += a - before[pid]
+	}
+	return d
+}

@@ -1,0 +1,65 @@
+package storetest
+
+import (
+	"strings"
+	"testing"
+)
+
+// The plan delivers each event 2, 3 or 4 times in turn (the last one
+// possibly fewer, cut at n), so that two thirds of the deliveries are
+// duplicates, and its order depends on n alone.
+func TestNewFloorPlan(t *testing.T) {
+	const n = 9000
+	p := NewFloorPlan(t, n)
+	if len(p.order) != n || p.Events() != n/3 {
+		t.Fatalf("%d deliveries of %d events, want %d of %d", len(p.order), p.Events(), n, n/3)
+	}
+	count := make([]int, p.Events())
+	for _, ev := range p.order {
+		count[ev]++
+	}
+	for ev, c := range count {
+		if c != 2+ev%3 {
+			t.Fatalf("event %d delivered %d times, want %d", ev, c, 2+ev%3)
+		}
+	}
+	q := NewFloorPlan(t, n)
+	for i := range p.order {
+		if p.order[i] != q.order[i] {
+			t.Fatalf("two plans of %d deliveries differ at %d", n, i)
+		}
+	}
+	if short := NewFloorPlan(t, 4); short.Events() != 2 || len(short.order) != 4 {
+		t.Fatalf("4 deliveries: %d events, %d deliveries; want 2 and 4", short.Events(), len(short.order))
+	}
+}
+
+// Print compares each side with its mode's baseline, on the medians of the
+// runs with the most deliveries.
+func TestFloorTablePrint(t *testing.T) {
+	var ft FloorTable
+	add := func(name string, n int, m FloorMetrics) {
+		if ft.runs == nil {
+			ft.runs = map[string][]floorEntry{}
+		}
+		if _, ok := ft.runs[name]; !ok {
+			ft.names = append(ft.names, name)
+		}
+		ft.runs[name] = append(ft.runs[name], floorEntry{n, m})
+	}
+	add("BenchmarkFloor/pg/ours", 1, FloorMetrics{"deliveries/s": 1})
+	add("BenchmarkFloor/pg/ours", 100, FloorMetrics{"deliveries/s": 300, "hot-%": 90})
+	add("BenchmarkFloor/pg/ours", 100, FloorMetrics{"deliveries/s": 500, "hot-%": 90})
+	add("BenchmarkFloor/pg/baseline", 100, FloorMetrics{"deliveries/s": 200})
+	var out strings.Builder
+	ft.Print(&out)
+	for _, want := range []string{
+		"\npg: ours beside baseline (median of 2 runs)",
+		"| deliveries/s | 400 | 200 | 2.00x |",
+		"| hot-% | 90.00 | - | - |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
