@@ -180,7 +180,7 @@ func writeMain(t *testing.T, dir, src string) {
 
 // checkInstall runs the README's Install commands in a new module outside
 // the repository through proxy, then builds and runs merchantProgram.
-func checkInstall(t *testing.T, readme, proxy, version string) {
+func checkInstall(t *testing.T, readme, proxy, modcache, version string) {
 	t.Helper()
 	cmds := installCommands(t, readme)
 	var got []string
@@ -200,7 +200,7 @@ func checkInstall(t *testing.T, readme, proxy, version string) {
 	}
 
 	dir := newModule(t)
-	env := outsideEnv(t, proxy)
+	env := outsideEnv(t, proxy, modcache)
 	for _, cmd := range cmds {
 		run(t, dir, env, cmd[0], cmd[1:]...)
 	}
@@ -219,11 +219,11 @@ func checkInstall(t *testing.T, readme, proxy, version string) {
 // checkRootOnly installs the root module alone, as the README's first Install
 // command does, and checks that the module graph holds none of the
 // satellites' heavy dependencies and the build only the design's libraries.
-func checkRootOnly(t *testing.T, readme, proxy string) {
+func checkRootOnly(t *testing.T, readme, proxy, modcache string) {
 	t.Helper()
 	first := installCommands(t, readme)[0]
 	dir := newModule(t)
-	env := outsideEnv(t, proxy)
+	env := outsideEnv(t, proxy, modcache)
 	run(t, dir, env, first[0], first[1:]...)
 	writeMain(t, dir, rootOnlyProgram)
 	if out := run(t, dir, env, "go", "run", "."); out != "true true\n" {
@@ -255,11 +255,11 @@ func checkRootOnly(t *testing.T, readme, proxy string) {
 // own, as a merchant who needs only that store or only tracing does, and
 // builds the module's package: there no requirement of the merchant's hides
 // the version at which the satellite requires the root.
-func checkEachAlone(t *testing.T, readme, proxy, version string) {
+func checkEachAlone(t *testing.T, readme, proxy, modcache, version string) {
 	t.Helper()
 	for _, cmd := range installCommands(t, readme)[1:] {
 		dir := newModule(t)
-		env := outsideEnv(t, proxy)
+		env := outsideEnv(t, proxy, modcache)
 		run(t, dir, env, cmd[0], cmd[1:]...)
 		p, _, _ := strings.Cut(cmd[len(cmd)-1], "@")
 		run(t, dir, env, "go", "build", p)
@@ -278,8 +278,9 @@ func checkEachAlone(t *testing.T, readme, proxy, version string) {
 // that a replace to the checkout hides) fails here.
 func TestModulesInstallFromAProxy(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a module proxy and two modules outside the checkout; skipped with -short")
+		t.Skip("builds a module proxy and modules outside the checkout; skipped with -short")
 	}
+	t.Parallel()
 	root := repoRoot(t)
 	version := requiredRelease(t, root)
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -287,7 +288,10 @@ func TestModulesInstallFromAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy := buildProxy(t, source{root: root}, version)
-	t.Run("every module", func(t *testing.T) { checkInstall(t, string(readme), proxy, version) })
-	t.Run("each alone", func(t *testing.T) { checkEachAlone(t, string(readme), proxy, version) })
-	t.Run("root only", func(t *testing.T) { checkRootOnly(t, string(readme), proxy) })
+	// One module cache for the merchants' modules of this proxy: each
+	// module is extracted and compiled once.
+	modcache := filepath.Join(t.TempDir(), "modcache")
+	t.Run("every module", func(t *testing.T) { checkInstall(t, string(readme), proxy, modcache, version) })
+	t.Run("each alone", func(t *testing.T) { checkEachAlone(t, string(readme), proxy, modcache, version) })
+	t.Run("root only", func(t *testing.T) { checkRootOnly(t, string(readme), proxy, modcache) })
 }

@@ -215,9 +215,10 @@ func gitShow(t *testing.T, dir, rev, file string) []byte {
 // outsideEnv is the environment of a go command run in a merchant's module:
 // no workspace, modules from the file proxy first and then from the local
 // module cache's download directory (for pgx, go-redis, OpenTelemetry and
-// the rest, so that no network is needed), no checksum database, and a
-// module cache of its own so that the candidate never lands in the real one.
-func outsideEnv(t *testing.T, proxy string) []string {
+// the rest, so that no network is needed), no checksum database, and the
+// module cache modcache, not the real one, so that the candidate never lands
+// there.
+func outsideEnv(t *testing.T, proxy, modcache string) []string {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
@@ -233,7 +234,7 @@ func outsideEnv(t *testing.T, proxy string) []string {
 		"GOPRIVATE=",
 		"GONOPROXY=",
 		"GOTOOLCHAIN=local",
-		"GOMODCACHE="+filepath.Join(t.TempDir(), "modcache"),
+		"GOMODCACHE="+modcache,
 	)
 }
 

@@ -81,6 +81,7 @@ func TestReleaseScriptTagsWhatAProxyServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("clones the repository and builds a module proxy; skipped with -short")
 	}
+	t.Parallel()
 	root := repoRoot(t)
 	dir := scratchClone(t, root)
 	const version = "v0.99.0"
@@ -141,6 +142,7 @@ func TestReleaseScriptTagsWhatAProxyServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy := buildProxy(t, source{root: dir, fromTags: true}, version)
-	checkInstall(t, string(readme), proxy, version)
-	checkEachAlone(t, string(readme), proxy, version)
+	modcache := filepath.Join(t.TempDir(), "modcache")
+	checkInstall(t, string(readme), proxy, modcache, version)
+	checkEachAlone(t, string(readme), proxy, modcache, version)
 }
