@@ -16,6 +16,9 @@
 // to the repository root. A body must be an Example with an "// Output:"
 // comment (so that go test runs it and checks what it prints) or a Test; a
 // whole function must be used by such an Example or Test of its file.
+//
+// BrokenLinks checks the relative links of a Markdown file: each must name a
+// file or directory of the repository, and an anchor a heading of its file.
 package readmecheck
 
 import (
