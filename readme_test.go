@@ -3,55 +3,123 @@ package payments_test
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/paymentsapi/payments-go/internal/readmecheck"
 )
 
-// Every ```go block of README.md is a copy of code that the tests compile
-// and run, named by a marker on the line before it (see internal/readmecheck).
-// After changing a source, copy it into the README with
+// Every ```go block of README.md and of the guides in docs/ is a copy of code
+// that the tests compile and run, named by a marker on the line before it
+// (see internal/readmecheck). After changing a source, copy it into the
+// Markdown files with
 //
 //	go test -run TestREADMEGoBlocks -update-readme .
 
-const readmePath = "README.md"
-
 var updateREADME = flag.Bool("update-readme", false,
-	"rewrite the README's Go blocks that have a source marker from their sources, then check them")
+	"rewrite the Go blocks of README.md and docs/*.md that have a source marker from their sources, then check them")
 
-// TestREADMEGoBlocks holds every Go block of the README to its source. With
-// -update-readme it first rewrites them from their sources.
-func TestREADMEGoBlocks(t *testing.T) {
-	md, err := os.ReadFile(readmePath)
+// checkedMarkdown returns README.md and the guides in docs/, the files whose
+// Go blocks are checked.
+func checkedMarkdown(t *testing.T) []string {
+	t.Helper()
+	guides, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *updateREADME {
-		updated, err := readmecheck.Checker{Root: "."}.Rewrite(string(md))
+	if len(guides) < 9 {
+		t.Fatalf("found only %v in docs/", guides)
+	}
+	return append([]string{"README.md"}, guides...)
+}
+
+// TestREADMEGoBlocks holds every Go block of README.md and docs/*.md to its
+// source. With -update-readme it first rewrites them from their sources.
+func TestREADMEGoBlocks(t *testing.T) {
+	var goBlocks int
+	for _, name := range checkedMarkdown(t) {
+		md, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(readmePath, []byte(updated), 0o644); err != nil {
-			t.Fatal(err)
+		checker := readmecheck.Checker{Root: ".", File: name}
+		if *updateREADME {
+			updated, err := checker.Rewrite(string(md))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(name, []byte(updated), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			md = []byte(updated)
 		}
-		md = []byte(updated)
+		blocks, err := readmecheck.Blocks(string(md))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, b := range blocks {
+			if b.Lang == "go" {
+				goBlocks++
+			}
+		}
+		for _, p := range checker.Check(string(md)) {
+			t.Error(p)
+		}
 	}
-	blocks, err := readmecheck.Blocks(string(md))
+	if goBlocks < 15 {
+		t.Fatalf("found %d Go blocks in README.md and docs/: the block parser is broken", goBlocks)
+	}
+}
+
+// TestREADMELinks fails on a relative link of README.md, the guides or the
+// other Markdown files at the root that names no file of the repository, or
+// an anchor that no heading of its file has.
+func TestREADMELinks(t *testing.T) {
+	files := checkedMarkdown(t)
+	top, err := filepath.Glob("*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var goBlocks int
-	for _, b := range blocks {
-		if b.Lang == "go" {
-			goBlocks++
+	for _, name := range top {
+		if name != "README.md" {
+			files = append(files, name)
 		}
 	}
-	if goBlocks < 8 {
-		t.Fatalf("found %d Go blocks in README.md: the block parser is broken", goBlocks)
+	var links int
+	for _, name := range files {
+		md, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		links += len(readmecheck.Links(string(md)))
+		for _, p := range (readmecheck.Checker{Root: "."}).BrokenLinks(name, string(md)) {
+			t.Error(p)
+		}
 	}
-	for _, p := range (readmecheck.Checker{Root: "."}).Check(string(md)) {
-		t.Error(p)
+	if links < 40 {
+		t.Fatalf("found %d links: the link parser is broken", links)
+	}
+}
+
+// The README is a path in: short, with a contents list that links to every
+// guide in docs/.
+func TestREADMEIsShortAndLinksEveryGuide(t *testing.T) {
+	md, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(md), "\n"); n > 400 {
+		t.Errorf("README.md has %d lines: move detail into a guide in docs/ (at most 400)", n)
+	}
+	contents, ok := readmecheck.Section(string(md), "## Contents")
+	if !ok {
+		t.Fatal("README.md has no \"## Contents\"")
+	}
+	for _, guide := range checkedMarkdown(t)[1:] {
+		if !strings.Contains(contents, "]("+guide+")") {
+			t.Errorf("README.md's contents list does not link to %s", guide)
+		}
 	}
 }
 

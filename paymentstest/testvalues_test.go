@@ -303,10 +303,10 @@ var backticked = regexp.MustCompile("`([^`]+)`")
 // TestTestValuesREADMETable: the README's table names every test value once,
 // each with the constant's value.
 func TestTestValuesREADMETable(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/testing.md")
 	require.NoError(t, err)
 	sec, ok := readmecheck.Section(string(b), "## Testing without the service: `paymentstest` and `payments-sandbox`")
-	require.True(t, ok, "README has the sandbox section")
+	require.True(t, ok, "docs/testing.md has the sandbox section")
 	head := strings.Index(sec, "\n| Test value | Constant (`paymentstest.`) | What happens |\n|---|---|---|\n")
 	require.NotEqual(t, -1, head, "the section has the test-value table")
 	seen := map[string]bool{}

@@ -40,10 +40,10 @@ type readmeSteps struct {
 // readmeSection returns the README's section about the sandbox.
 func readmeSection(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/testing.md")
 	require.NoError(t, err)
 	sec, ok := readmecheck.Section(string(b), readmeHeading)
-	require.True(t, ok, "README has no section %q", readmeHeading)
+	require.True(t, ok, "docs/testing.md has no section %q", readmeHeading)
 	return sec
 }
 

@@ -71,10 +71,10 @@ func TestSandboxAndReceiverMeetWithStandardWebhooks(t *testing.T) {
 // and makes it print PAYMENTS_WEBHOOK_SCHEME=standard, which the receiver
 // command, run after pasting the export lines, needs no more than.
 func TestREADMEStandardWebhooksCommands(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/webhooks.md")
 	require.NoError(t, err)
 	sec, ok := readmecheck.Section(string(b), "## Standard Webhooks")
-	require.True(t, ok, "README has no Standard Webhooks section")
+	require.True(t, ok, "docs/webhooks.md has no Standard Webhooks section")
 	blocks := shellBlocks(sec)
 	require.Len(t, blocks, 1, "one sh block")
 	cmds := commandLines(blocks[0])

@@ -12,14 +12,14 @@ import (
 	"github.com/paymentsapi/payments-go/internal/readmecheck"
 )
 
-// readmeSection returns the README's section under heading, up to the
-// next one.
-func readmeSection(t *testing.T, heading string) string {
+// readmeSection returns the section under heading of the guide in docs/
+// named file, up to the next one.
+func readmeSection(t *testing.T, file, heading string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/" + file)
 	require.NoError(t, err)
 	sec, ok := readmecheck.Section(string(b), heading)
-	require.True(t, ok, "README has no section %q", heading)
+	require.True(t, ok, "docs/%s has no section %q", file, heading)
 	return sec
 }
 
@@ -38,8 +38,8 @@ func shellLines(sec string) []string {
 func TestREADMECommands(t *testing.T) {
 	var cmds int
 	var sample []string
-	for _, heading := range []string{"## The command-line tool: `payments`", "## When a webhook never arrives"} {
-		sec := readmeSection(t, heading)
+	for file, heading := range map[string]string{"cli.md": "## The command-line tool: `payments`", "reconciliation.md": "## When a webhook never arrives"} {
+		sec := readmeSection(t, file, heading)
 		if heading == "## When a webhook never arrives" {
 			// Inline commands: `payments ...`.
 			for _, m := range regexp.MustCompile("`(payments [^`]+)`").FindAllStringSubmatch(sec, -1) {
@@ -69,7 +69,7 @@ func TestREADMECommands(t *testing.T) {
 	// The listen session's output lines.
 	var attempts int
 	attempt := regexp.MustCompile(`^# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  [a-z_.]+  [0-9a-f-]{36}  --> POST \S+ \[\d{3}\] \d+ms( \(attempt \d of 5(, next in 1s)?\))?$`)
-	for _, line := range shellLines(readmeSection(t, "## The command-line tool: `payments`")) {
+	for _, line := range shellLines(readmeSection(t, "cli.md", "## The command-line tool: `payments`")) {
 		if regexp.MustCompile(`^# \d{4}-`).MatchString(line) {
 			assert.Regexp(t, attempt, line)
 			attempts++

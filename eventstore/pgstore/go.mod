@@ -2,7 +2,7 @@ module github.com/paymentsapi/payments-go/eventstore/pgstore
 
 go 1.24
 
-require github.com/paymentsapi/payments-go v0.0.0-00010101000000-000000000000
+require github.com/paymentsapi/payments-go v0.2.0
 
 replace github.com/paymentsapi/payments-go => ../..
 

@@ -154,13 +154,13 @@ func TestMigrationSQLIsInThePackageDocAndREADME(t *testing.T) {
 	if !strings.Contains(doc.String(), s.MigrationSQL()) {
 		t.Errorf("doc.go's indented block does not contain the migration:\n%s", s.MigrationSQL())
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/webhooks.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	section, _ := readmecheck.Section(string(readme), "## Running several replicas")
 	if sql := readmecheck.Code(section, "sql"); len(sql) != 1 || sql[0] != s.MigrationSQL() {
-		t.Errorf("the README's sql block of \"Running several replicas\" is not the migration:\n%s", s.MigrationSQL())
+		t.Errorf("the sql block of docs/webhooks.md's \"Running several replicas\" is not the migration:\n%s", s.MigrationSQL())
 	}
 }
 

@@ -2,11 +2,11 @@ module github.com/paymentsapi/payments-go/examples/webhook-receiver
 
 go 1.24
 
-require github.com/paymentsapi/payments-go v0.0.0-00010101000000-000000000000
+require github.com/paymentsapi/payments-go v0.2.0
 
-require github.com/paymentsapi/payments-go/eventstore/pgstore v0.0.0-00010101000000-000000000000
+require github.com/paymentsapi/payments-go/eventstore/pgstore v0.2.0
 
-require github.com/paymentsapi/payments-go/eventstore/redisstore v0.0.0-00010101000000-000000000000
+require github.com/paymentsapi/payments-go/eventstore/redisstore v0.2.0
 
 replace github.com/paymentsapi/payments-go => ../..
 
@@ -17,6 +17,8 @@ replace github.com/paymentsapi/payments-go/eventstore/redisstore => ../../events
 require (
 	github.com/jackc/pgx/v5 v5.7.6
 	github.com/redis/go-redis/v9 v9.22.0
+	github.com/shopspring/decimal v1.6.0
+	github.com/stretchr/testify v1.12.1
 )
 
 require (
@@ -27,8 +29,8 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
-	github.com/shopspring/decimal v1.6.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.37.0 // indirect
 	golang.org/x/sync v0.13.0 // indirect
 	golang.org/x/sys v0.35.0 // indirect

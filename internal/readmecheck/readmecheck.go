@@ -16,6 +16,9 @@
 // to the repository root. A body must be an Example with an "// Output:"
 // comment (so that go test runs it and checks what it prints) or a Test; a
 // whole function must be used by such an Example or Test of its file.
+//
+// BrokenLinks checks the relative links of a Markdown file: each must name a
+// file or directory of the repository, and an anchor a heading of its file.
 package readmecheck
 
 import (
@@ -35,9 +38,20 @@ type Checker struct {
 	// Root is the repository's root, as a path from the test's directory
 	// ("." at the root, "../.." two levels down).
 	Root string
+	// File is the checked file's path from the root, for the messages
+	// ("README.md" when empty).
+	File string
 	// ReadFile, when set, reads a source file by its path from the root
 	// instead of the file system (for the checker's own tests).
 	ReadFile func(path string) ([]byte, error)
+}
+
+// name returns the checked file's name for messages.
+func (c Checker) name() string {
+	if c.File == "" {
+		return "README.md"
+	}
+	return c.File
 }
 
 // read reads a file of the repository by its path from the root.
@@ -120,7 +134,8 @@ func Blocks(md string) ([]Block, error) {
 	return blocks, nil
 }
 
-// Check returns a problem for every Go block of md that has no marker,
+// Check returns a problem for every Go block of md (the text of c.File)
+// that has no marker,
 // whose marker names nothing, or that differs from its source.
 func (c Checker) Check(md string) []string {
 	blocks, err := Blocks(md)
@@ -132,7 +147,7 @@ func (c Checker) Check(md string) []string {
 		if b.Lang != "go" {
 			continue
 		}
-		where := fmt.Sprintf("README.md:%d (%s)", b.Line, b.Heading)
+		where := fmt.Sprintf("%s:%d (%s)", c.name(), b.Line, b.Heading)
 		if err := c.checkBlock(b); err != nil {
 			problems = append(problems, where+": "+err.Error())
 		}
@@ -264,13 +279,13 @@ func (c Checker) Rewrite(md string) (string, error) {
 		}
 		fields := strings.Fields(m[2])
 		if len(fields) < 2 {
-			return "", fmt.Errorf("README.md:%d: marker %q names no source", b.Line, b.Marker)
+			return "", fmt.Errorf("%s:%d: marker %q names no source", c.name(), b.Line, b.Marker)
 		}
 		rc := c
 		rc.compileOnlyOK = b.TestedBy != ""
 		src, err := rc.extractSource(fields[0], fields[1:])
 		if err != nil {
-			return "", fmt.Errorf("README.md:%d: %w", b.Line, err)
+			return "", fmt.Errorf("%s:%d: %w", c.name(), b.Line, err)
 		}
 		n := strings.Count(b.Code, "\n") // lines between the fences
 		code := strings.Split(strings.TrimSuffix(src, "\n"), "\n")
