@@ -38,12 +38,21 @@ func (s *Server) dashboardAction(w http.ResponseWriter, r *http.Request, name st
 		if errors.Is(err, ErrUnknownEvent) || errors.Is(err, ErrUnknownResource) {
 			status = http.StatusNotFound
 		}
+		var missing *dashNotFound
+		if errors.As(err, &missing) {
+			status = http.StatusNotFound
+		}
 		r.URL.RawQuery = ""
 		s.dashboardPage(w, r, strings.TrimPrefix(err.Error(), "paymentstest: "), status)
 		return
 	}
 	http.Redirect(w, r, DashboardPath+"?notice="+s.dash.notice(notice), http.StatusSeeOther)
 }
+
+// dashNotFound is an action's refusal of an id that names nothing: 404.
+type dashNotFound struct{ msg string }
+
+func (e *dashNotFound) Error() string { return e.msg }
 
 type dashboardActionFunc func(s *Server, r *http.Request) (notice string, err error)
 
@@ -53,7 +62,7 @@ var dashboardActions = map[string]dashboardActionFunc{
 		dl, err := s.RedeliverTo(id, to)
 		switch {
 		case errors.Is(err, ErrUnknownEvent):
-			return "", fmt.Errorf("no event %q in the event log: nothing was sent", id)
+			return "", &dashNotFound{fmt.Sprintf("no event %q in the event log: nothing was sent", id)}
 		case errors.Is(err, ErrNoWebhookURL):
 			return "", errors.New("no webhook URL is set: set one, or give a URL to redeliver to")
 		case err != nil:
@@ -80,7 +89,7 @@ var dashboardActions = map[string]dashboardActionFunc{
 	"webhook-url": func(s *Server, r *http.Request) (string, error) {
 		u := strings.TrimSpace(r.PostFormValue("url"))
 		if err := s.SetWebhookURL(u); err != nil {
-			return "", fmt.Errorf("%q: %w", u, errors.Unwrap(err))
+			return "", fmt.Errorf("%q: %s", u, strings.TrimPrefix(err.Error(), "paymentstest: SetWebhookURL: "))
 		}
 		if u == "" {
 			return "Webhook deliveries turned off", nil
