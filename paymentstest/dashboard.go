@@ -97,7 +97,7 @@ func (s *Server) serveDashboard(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", dashboardCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make the form posts' Origin "null"
 	h.Set("Cache-Control", "no-store")
 	if msg, ok := s.dash.allowed(r); !ok {
 		http.Error(w, msg, http.StatusForbidden)

@@ -187,6 +187,7 @@ func TestDashboardRefusesCrossSiteActions(t *testing.T) {
 		"another origin":        {"Origin": "http://evil.example"},
 		"a cross-site fetch":    {"Sec-Fetch-Site": "cross-site"},
 		"another host's origin": {"Origin": "http://localhost:1"},
+		"an opaque origin":      {"Origin": "null"},
 	} {
 		p := dashPost(t, srv, "redeliver", form, h)
 		assert.Equal(t, http.StatusForbidden, p.status, name)
