@@ -52,8 +52,11 @@ type dispatcher struct {
 	running    int         // attempts in flight
 	pending    int         // deliveries neither delivered nor failed
 	seq        uint64
-	scheduled  int           // late work that will send events (later.go)
-	changed    chan struct{} // closed and replaced on every change
+	scheduled  int // late work that will send events (later.go)
+
+	redeliveries  ring[redelivery] // admin_redeliveries.go
+	redeliverySeq int64
+	changed       chan struct{} // closed and replaced on every change
 }
 
 func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *dispatcher {
@@ -82,6 +85,8 @@ func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *disp
 
 		events:     newRing[Event](cfg.logLimit),
 		deliveries: newRing[*Delivery](cfg.logLimit),
+
+		redeliveries: newRing[redelivery](cfg.logLimit),
 	}
 	if d.concurrency < 1 {
 		d.concurrency = DefaultWebhookConcurrency

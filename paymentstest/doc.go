@@ -197,6 +197,10 @@
 //	POST   /_sandbox/payments/{id}/settle  {"status": "completed"|"failed"|"rejected"}: SettlePayment;
 //	                                       data is the payment; 409 "payment_not_settleable" when
 //	                                       it is not pending after a confirm
+//	GET    /_sandbox/redeliveries?after=N  data {"last_seq", "redeliveries": [{"seq", "event_id", "event",
+//	                                       "url", "created_at", "body", "to_webhook_url"}]}: the redeliveries asked for
+//	                                       after seq N (without after: none, and last_seq), which
+//	                                       "payments listen" follows
 //	GET    /_sandbox/delivery-chaos        data {"delay", "delay_seconds", "duplicate", "newest_first"}
 //	PUT    /_sandbox/delivery-chaos        {"delay": "2s", "duplicate": true, "newest_first": true}
 //	                                       (members left out are off): SetDeliveryChaos

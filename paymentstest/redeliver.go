@@ -98,7 +98,8 @@ func (s *Server) RedeliverTo(id, url string) (Delivery, error) {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if url == "" {
+	configured := url == ""
+	if configured {
 		if err := d.canDeliver(); err != nil {
 			return Delivery{}, err
 		}
@@ -120,6 +121,7 @@ func (s *Server) RedeliverTo(id, url string) (Delivery, error) {
 	}
 	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: url, Body: ev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
 	d.enqueue(dl, 0)
+	d.logRedelivery(dl, configured)
 	return copyDelivery(dl), nil
 }
 
@@ -157,7 +159,9 @@ func (s *Server) RedeliverFailed() ([]string, error) {
 			continue
 		}
 		prev := last[id]
-		d.enqueue(&Delivery{EventID: id, Event: prev.Event, URL: d.url, Body: prev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}, 0)
+		dl := &Delivery{EventID: id, Event: prev.Event, URL: d.url, Body: prev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
+		d.enqueue(dl, 0)
+		d.logRedelivery(dl, true)
 		ids = append(ids, id)
 	}
 	return ids, nil

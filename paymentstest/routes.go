@@ -49,6 +49,7 @@ var (
 		{method: http.MethodPut, pattern: "/_sandbox/webhook-retries", h: (*Server).adminSetWebhookRetries},
 		{method: http.MethodPost, pattern: "/_sandbox/events/{id}/redeliver", h: (*Server).adminRedeliverTo},
 		{method: http.MethodPost, pattern: "/_sandbox/events/trigger", h: (*Server).adminTrigger},
+		{method: http.MethodGet, pattern: "/_sandbox/redeliveries", h: (*Server).adminRedeliveries},
 		{method: http.MethodPost, pattern: "/_sandbox/deliveries/pause", h: (*Server).adminPause},
 		{method: http.MethodPost, pattern: "/_sandbox/deliveries/resume", h: (*Server).adminResume},
 		{method: http.MethodPost, pattern: "/_sandbox/payments/{id}/settle", h: (*Server).adminSettle},
