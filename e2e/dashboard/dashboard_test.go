@@ -50,18 +50,21 @@ func newReceiver(t *testing.T, status int) *receiver {
 	return rc
 }
 
-func (rc *receiver) got(kind payments.EventType, resourceID string) bool {
+// count returns how many events of kind about the resource id the
+// receiver got.
+func (rc *receiver) count(kind payments.EventType, id string) int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	n := 0
 	for _, ev := range rc.events {
 		var data struct {
 			ID string `json:"id"`
 		}
-		if ev.Type == kind && json.Unmarshal(ev.Data, &data) == nil && data.ID == resourceID {
-			return true
+		if ev.Type == kind && json.Unmarshal(ev.Data, &data) == nil && data.ID == id {
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 const xssName = `<img src=x onerror=alert(1)>`
@@ -160,9 +163,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.Click(`#trigger`),
 		chromedp.WaitVisible(`#notice`),
 	))
-	require.Eventually(t, func() bool {
-		return rc.got(payments.EventRecipientVerified, r.ID) && countOf(rc, payments.EventRecipientVerified, r.ID) == 2
-	},
+	require.Eventually(t, func() bool { return rc.count(payments.EventRecipientVerified, r.ID) == 2 },
 		30*time.Second, 20*time.Millisecond, "the receiver gets the triggered event (the second recipient.verified of Ada)")
 
 	// A bad input shows its problem on the page and changes nothing.
@@ -181,21 +182,6 @@ func TestDashboardInABrowser(t *testing.T) {
 		screenshot(t, tab, srv.DashboardURL(), path)
 	}
 	assert.Zero(t, dialogs.Load(), "no script opened a dialog")
-}
-
-func countOf(rc *receiver, kind payments.EventType, id string) int {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	n := 0
-	for _, ev := range rc.events {
-		var data struct {
-			ID string `json:"id"`
-		}
-		if ev.Type == kind && json.Unmarshal(ev.Data, &data) == nil && data.ID == id {
-			n++
-		}
-	}
-	return n
 }
 
 // TestDashboardOnANarrowWindow: at 400 px the page needs no sideways
