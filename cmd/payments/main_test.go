@@ -106,7 +106,7 @@ func TestRunUsageErrors(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{f.env, []string{"refund"}, `payments: unknown command "refund" (listen, trigger, events, open; see payments --help)`},
+		{f.env, []string{"refund"}, `payments: unknown command "refund" (listen, trigger, events, open, sandbox; see payments --help)`},
 		{f.env, []string{"trigger"}, "payments: trigger takes one event type, such as payment.completed (got 0 arguments; see payments trigger --help)"},
 		{f.env, []string{"trigger", "payment.completed", "payment.failed"}, "payments: trigger takes one event type, such as payment.completed (got 2 arguments; see payments trigger --help)"},
 		{f.env, []string{"trigger", "--api-key", "k", "payment.completed"}, "payments: trigger: flag provided but not defined: -api-key (see trigger --help)"},
