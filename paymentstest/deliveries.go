@@ -17,7 +17,8 @@ import (
 // DefaultWebhookConcurrency is how many delivery attempts are in flight at
 // once unless WithWebhookConcurrency says otherwise: one, so that first
 // attempts go out in the order the events occurred, while each retry waits
-// on its own schedule without holding anything up.
+// on its own schedule without holding anything up
+// (TestDeliveriesPauseAndResume, TestDeliveriesFailingEventDoesNotHoldUpTheNext).
 const DefaultWebhookConcurrency = 1
 
 // dispatcher sends webhook deliveries. Each delivery has its own schedule:
