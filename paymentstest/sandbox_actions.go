@@ -122,7 +122,8 @@ func (s *Server) resourceFor(kind payments.EventType, id string) (any, error) {
 // AmountCompletesLate, before its processing delay has passed) as status
 // says: payments.PaymentStatusCompleted, Failed or Rejected, and sends the
 // matching payment.* event. A failed or rejected payment gives its total
-// back to the balance. The late completion it replaces never comes. It
+// back to the balance. The late completion it replaces never comes
+// (TestSettlePaymentReplacesTheLateCompletion). It
 // returns the payment as settled; ErrUnknownResource for an unknown id,
 // ErrNotSettleable when the payment is not pending after a confirm, and an
 // error for any other status, changing nothing then. The dashboard's
