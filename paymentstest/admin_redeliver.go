@@ -101,19 +101,6 @@ func (s *Server) redeliverFailure(err error, id string) *response {
 	return s.internal(err)
 }
 
-// adminRedeliver is POST /_sandbox/events/{id}/redeliver: Redeliver; data
-// is the new delivery, queued.
-func (s *Server) adminRedeliver(rq *apiRequest) *response {
-	if bad := s.adminNoFields(rq); bad != nil {
-		return bad
-	}
-	dl, err := s.Redeliver(rq.param)
-	if err != nil {
-		return s.redeliverFailure(err, rq.param)
-	}
-	return s.adminOK("Event queued for delivery again", deliveryJSON(dl))
-}
-
 // adminRedeliverFailed is POST /_sandbox/events/redeliver-failed:
 // RedeliverFailed; data {"event_ids"}.
 func (s *Server) adminRedeliverFailed(rq *apiRequest) *response {

@@ -3,6 +3,7 @@ package paymentstest_test
 import (
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,11 @@ func TestCloseStopsEverything(t *testing.T) {
 		_, err := c.Recipients.Create(ctx(t), recipientParams())
 		slow <- err
 	}()
-	require.Eventually(t, func() bool { return len(serverGoroutines()) > 2 }, time.Second, time.Millisecond)
+	// Wait for the request to sleep in its latency (the deliveries' own
+	// goroutines come and go, so a count of goroutines proves nothing).
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(serverGoroutines(), func(g string) bool { return strings.Contains(g, "(*Server).pause") })
+	}, 10*time.Second, time.Millisecond)
 
 	begin := time.Now()
 	srv.Close()

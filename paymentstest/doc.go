@@ -188,6 +188,40 @@
 //	                                       422 "webhook_not_configured" when deliveries are off
 //	POST   /_sandbox/events/redeliver-failed
 //	                                       RedeliverFailed; data {"event_ids": [...]}
+//	POST   /_sandbox/events/{id}/redeliver {"url": "http://..."} (optional): RedeliverTo another URL
+//	POST   /_sandbox/events/trigger        {"event": "payment.completed", "resource_id": "..."}:
+//	                                       TriggerEvent; data {"id", "event", "created_at"}; 404 for
+//	                                       an unknown resource, 422 for an unknown event
+//	POST   /_sandbox/deliveries/pause      PauseDeliveries; data {"paused": true}
+//	POST   /_sandbox/deliveries/resume     ResumeDeliveries; data {"paused": false}
+//	POST   /_sandbox/payments/{id}/settle  {"status": "completed"|"failed"|"rejected"}: SettlePayment;
+//	                                       data is the payment; 409 "payment_not_settleable" when
+//	                                       it is not pending after a confirm
+//	GET    /_sandbox/redeliveries?after=N  data {"last_seq", "redeliveries": [{"seq", "event_id", "event",
+//	                                       "url", "created_at", "body", "to_webhook_url"}]}: the redeliveries asked for
+//	                                       after seq N (without after: none, and last_seq), which
+//	                                       "payments listen" follows
+//	GET    /_sandbox/delivery-chaos        data {"delay", "delay_seconds", "duplicate", "newest_first"}
+//	PUT    /_sandbox/delivery-chaos        {"delay": "2s", "duplicate": true, "newest_first": true}
+//	                                       (members left out are off): SetDeliveryChaos
+//
+// # Dashboard
+//
+// WithDashboard serves a web page of the server's state at DashboardPath
+// (DashboardURL): recipients, payments with their events, virtual
+// accounts, balances, and every event with each delivery attempt, updated
+// every second, with buttons for the actions above. It answers loopback
+// clients only (WithDashboardRemote opens it), needs no API key and shows
+// none, nor any webhook secret, whole signature or whole account number.
+//
+// # Deliveries
+//
+// Each delivery has its own schedule: its first attempt when its event
+// occurs, each retry when its wait has passed. At most
+// WithWebhookConcurrency attempts (one by default, so first attempts keep
+// the events' order) are in flight, and a delivery waiting for a retry
+// holds up nothing. WithDeliveryChaos makes deliveries late, duplicated or
+// newest first, as real senders can be.
 //
 // For example, to expire every quote issued so far:
 //

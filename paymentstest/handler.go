@@ -29,10 +29,15 @@ type handlerFunc func(s *Server, rq *apiRequest) *response
 // webhook delivery). Each request is added to the Requests log before its
 // answer is sent (or its connection dropped), so a client that got an answer
 // finds its request logged. With WithAdminAPI, requests under AdminPrefix
-// go to the admin API instead.
+// go to the admin API instead; with WithDashboard, GET / and requests under
+// DashboardPath go to the dashboard.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.admin && isAdminPath(r.URL.EscapedPath()) {
 		s.serveAdmin(w, r)
+		return
+	}
+	if s.dash != nil && isDashboardPath(r.URL.EscapedPath()) {
+		s.serveDashboard(w, r)
 		return
 	}
 	start := time.Now()

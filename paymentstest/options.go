@@ -39,6 +39,10 @@ type config struct {
 	admin          bool
 	logLimit       int
 	timeouts       HTTPTimeouts
+	// The dashboard and the delivery engine: dashboard.go, deliveries.go.
+	dashboard, dashboardRemote bool
+	webhookConcurrency         int
+	chaos                      DeliveryChaos
 	// The test values' settings: testvalues.go and balance.go.
 	processingDelay     time.Duration
 	balance, balanceLow decimal.Decimal

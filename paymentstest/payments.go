@@ -279,12 +279,8 @@ func (s *Server) confirmPayment(rq *apiRequest) *response {
 func (s *Server) completeLate(pay *payment) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next := *pay
-	next.Status, next.IsCompleted, next.UpdatedAt = payments.PaymentStatusCompleted, true, s.clock.now()
-	data, err := json.Marshal(next.json())
-	if err != nil { // the server's own types: cannot happen
+	if pay.Status != payments.PaymentStatusPending { // SettlePayment ended it first
 		return
 	}
-	*pay = next
-	s.emit(payments.EventPaymentCompleted, data)
+	s.settle(pay, payments.PaymentStatusCompleted, payments.EventPaymentCompleted)
 }

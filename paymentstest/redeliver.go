@@ -82,12 +82,30 @@ func (s *Server) WebhookRetryWaits() []time.Duration {
 // event is not in the event log, ErrNoWebhookURL when deliveries are off,
 // and ErrClosed once Close has started. The admin API's POST
 // /_sandbox/events/{id}/redeliver calls it.
-func (s *Server) Redeliver(id string) (Delivery, error) {
+func (s *Server) Redeliver(id string) (Delivery, error) { return s.RedeliverTo(id, "") }
+
+// RedeliverTo is Redeliver to url instead of the webhook URL (the webhook
+// URL when url is ""), which it leaves as it is: a receiver behind another
+// address, or a tunnel, gets the event once. It fails, and queues nothing,
+// for a url that is not absolute http or https (even while deliveries are
+// off, a url given is enough). The dashboard's Redeliver button, POST
+// /_sandbox/events/{id}/redeliver {"url": ...} and "payments events resend
+// --to" call it.
+func (s *Server) RedeliverTo(id, url string) (Delivery, error) {
+	if err := checkWebhookURL(url); err != nil {
+		return Delivery{}, fmt.Errorf("paymentstest: RedeliverTo: %w", err)
+	}
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.canDeliver(); err != nil {
-		return Delivery{}, err
+	configured := url == ""
+	if configured {
+		if err := d.canDeliver(); err != nil {
+			return Delivery{}, err
+		}
+		url = d.url
+	} else if d.ctx.Err() != nil {
+		return Delivery{}, ErrClosed
 	}
 	var (
 		ev    Event
@@ -101,8 +119,9 @@ func (s *Server) Redeliver(id string) (Delivery, error) {
 	if !found {
 		return Delivery{}, ErrUnknownEvent
 	}
-	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: d.url, Body: ev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
-	d.enqueue(dl)
+	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: url, Body: ev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
+	d.enqueue(dl, 0)
+	d.logRedelivery(dl, configured)
 	return copyDelivery(dl), nil
 }
 
@@ -140,7 +159,9 @@ func (s *Server) RedeliverFailed() ([]string, error) {
 			continue
 		}
 		prev := last[id]
-		d.enqueue(&Delivery{EventID: id, Event: prev.Event, URL: d.url, Body: prev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true})
+		dl := &Delivery{EventID: id, Event: prev.Event, URL: d.url, Body: prev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
+		d.enqueue(dl, 0)
+		d.logRedelivery(dl, true)
 		ids = append(ids, id)
 	}
 	return ids, nil

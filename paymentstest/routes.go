@@ -47,7 +47,14 @@ var (
 		{method: http.MethodPut, pattern: "/_sandbox/webhook-url", h: (*Server).adminSetWebhookURL},
 		{method: http.MethodGet, pattern: "/_sandbox/webhook-retries", h: (*Server).adminWebhookRetries},
 		{method: http.MethodPut, pattern: "/_sandbox/webhook-retries", h: (*Server).adminSetWebhookRetries},
-		{method: http.MethodPost, pattern: "/_sandbox/events/{id}/redeliver", h: (*Server).adminRedeliver},
+		{method: http.MethodPost, pattern: "/_sandbox/events/{id}/redeliver", h: (*Server).adminRedeliverTo},
+		{method: http.MethodPost, pattern: "/_sandbox/events/trigger", h: (*Server).adminTrigger},
+		{method: http.MethodGet, pattern: "/_sandbox/redeliveries", h: (*Server).adminRedeliveries},
+		{method: http.MethodPost, pattern: "/_sandbox/deliveries/pause", h: (*Server).adminPause},
+		{method: http.MethodPost, pattern: "/_sandbox/deliveries/resume", h: (*Server).adminResume},
+		{method: http.MethodPost, pattern: "/_sandbox/payments/{id}/settle", h: (*Server).adminSettle},
+		{method: http.MethodGet, pattern: "/_sandbox/delivery-chaos", h: (*Server).adminChaos},
+		{method: http.MethodPut, pattern: "/_sandbox/delivery-chaos", h: (*Server).adminSetChaos},
 		{method: http.MethodPost, pattern: "/_sandbox/events/redeliver-failed", h: (*Server).adminRedeliverFailed},
 	})
 )

@@ -43,6 +43,7 @@ type Server struct {
 	admin   bool          // WithAdminAPI
 	delay   time.Duration // WithProcessingDelay
 	later   later
+	dash    *dashboard // WithDashboard; nil without it
 
 	writeTimeout time.Duration // of WithHTTPTimeouts; 0: none
 
@@ -123,6 +124,11 @@ func StartServer(opts ...Option) (*Server, error) {
 	s.st.init()
 	s.st.money = balances{start: cfg.balance, threshold: cfg.balanceLow}
 	s.delay = cfg.processingDelay
+	if cfg.dashboard {
+		if s.dash, err = newDashboard(cfg.dashboardRemote); err != nil {
+			return nil, fmt.Errorf("paymentstest: starting the dashboard: %w", err)
+		}
+	}
 	s.reqs.entries = newRing[RequestRecord](cfg.logLimit)
 
 	ln, err := net.Listen("tcp", cfg.addr)

@@ -11,6 +11,8 @@
 //	                 [-webhook-retries 1s,2s,4s,8s|none]
 //	                 [-balance 1000000000000.00] [-balance-low-threshold 10000.00]
 //	                 [-processing-delay 2s] [-admin=true] [-quiet]
+//	                 [-dashboard=true] [-dashboard-remote] [-webhook-concurrency 1]
+//	                 [-deliver-late 2s] [-deliver-twice] [-deliver-newest-first]
 //
 // It prints its URL and API key, and the lines to export so that the SDK
 // (payments.NewClientFromEnv) and the examples use it:
@@ -71,6 +73,21 @@
 // is set (never the API key or the webhook secret). State lives in memory
 // and is lost when the command stops. SIGINT or SIGTERM stops it gracefully:
 // requests being handled are finished first.
+//
+// The dashboard (-dashboard=false turns it off) is a web page at the root
+// of the same port, printed at start (payments open prints it too): the
+// recipients, payments, virtual accounts, balances, and every event with
+// each delivery attempt, live, with buttons to redeliver, trigger, pause
+// deliveries, change the webhook URL and retries, move the clock and settle
+// a payment. It answers this machine only; -dashboard-remote opens it to
+// others (it has no login), and the sandbox then says so. docs/sandbox-dashboard.md
+// shows it.
+//
+// Each delivery retries on its own schedule, so a receiver that fails one
+// event does not hold up the next; at most -webhook-concurrency attempts
+// are in flight. -deliver-late, -deliver-twice and -deliver-newest-first
+// make deliveries misbehave the way real senders do (PUT
+// /_sandbox/delivery-chaos changes them at run time).
 //
 // The server has the timeouts of examples/webhook-receiver's (5 s to read
 // a request's headers, 15 s the whole request, 30 s to answer, 60 s for an
@@ -152,6 +169,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			", amount "+paymentstest.AmountCompletesLate+")")
 	admin := fs.Bool("admin", true, "serve the admin API under "+paymentstest.AdminPrefix+" (clock, incoming payments, faults, deliveries)")
 	quiet := fs.Bool("quiet", false, "do not log requests and webhook attempts")
+	dash := fs.Bool("dashboard", true, "serve the dashboard, a web page of the sandbox's state and deliveries, at / of the same port")
+	dashRemote := fs.Bool("dashboard-remote", false,
+		"let other machines use the dashboard (it has no login); without it, it answers this machine only")
+	concurrency := fs.Int("webhook-concurrency", paymentstest.DefaultWebhookConcurrency,
+		"how many webhook delivery attempts may be in flight at once (1 keeps first attempts in event order)")
+	var chaos paymentstest.DeliveryChaos
+	fs.DurationVar(&chaos.Delay, "deliver-late", 0, "hold each event's first delivery attempt this long, as a slow sender would")
+	fs.BoolVar(&chaos.Duplicate, "deliver-twice", false, "deliver every event twice (the same event id)")
+	fs.BoolVar(&chaos.NewestFirst, "deliver-newest-first", false, "among the deliveries due, send the newest first (with -deliver-late: out of order)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -199,6 +225,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *admin {
 		opts = append(opts, paymentstest.WithAdminAPI())
 	}
+	opts = append(opts, paymentstest.WithWebhookConcurrency(*concurrency), paymentstest.WithDeliveryChaos(chaos))
+	switch {
+	case *dashRemote:
+		opts = append(opts, paymentstest.WithDashboardRemote())
+	case *dash:
+		opts = append(opts, paymentstest.WithDashboard())
+	}
 	if !*quiet {
 		opts = append(opts, paymentstest.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
 	}
@@ -209,6 +242,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer srv.Close()
 
 	printBanner(stdout, srv, creds, *hookURL, startBalance, lowThreshold)
+	printDashboard(stdout, srv, *addr, *dashRemote, chaos)
 	if *admin {
 		printAdminHelp(stdout, srv.URL(), srv.APIKey(), slices.Contains(creds.reused, envAPIKey))
 	}

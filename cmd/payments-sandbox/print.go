@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 
@@ -113,4 +114,32 @@ func shellWord(s string) string {
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// printDashboard prints where the dashboard is, and says loudly when it is
+// open to other machines.
+func printDashboard(w io.Writer, srv *paymentstest.Server, addr string, remote bool, chaos paymentstest.DeliveryChaos) {
+	if u := srv.DashboardURL(); u != "" {
+		fmt.Fprintf(w, "Dashboard: %s (payments open prints it again)\n", u)
+		host, _, err := net.SplitHostPort(addr)
+		switch {
+		case remote:
+			fmt.Fprintf(w, "WARNING: -dashboard-remote: anyone who can reach %s can see the sandbox and use its buttons (no login).\n", addr)
+		case err == nil && !isLoopback(host):
+			fmt.Fprintf(w, "Note: the API listens on %s, but the dashboard answers this machine only (-dashboard-remote opens it).\n", addr)
+		}
+	}
+	if chaos != (paymentstest.DeliveryChaos{}) {
+		fmt.Fprintf(w, "Deliveries misbehave on purpose: late by %s, twice: %v, newest first: %v.\n", chaos.Delay, chaos.Duplicate, chaos.NewestFirst)
+	}
+	fmt.Fprintln(w)
+}
+
+// isLoopback reports whether host is localhost or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -5,17 +5,31 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
 )
 
-const eventsUsage = `Usage: payments events list [flags]
+const eventsUsage = `Usage: payments events list|resend [flags]
 
 Commands:
-  list   list the service's events, oldest first
+  list     list the service's events, oldest first
+  resend   deliver an event again (the sandbox's admin API)
 
-Run "payments events list --help" for its flags.
+Run "payments events list --help" or "payments events resend --help" for their flags.
+`
+
+var eventsResendUsage = `Usage: payments events resend EVENT_ID [--to URL]
+
+Asks the sandbox (cmd/payments-sandbox, or paymentstest with its admin API) to
+deliver the event again: to its webhook URL, or to --to (the webhook URL stays
+as it is). The body is the same, so the event id is the same: a receiver that
+processed it already drops it as a duplicate. The dashboard's Redeliver button
+does the same. The real service has no such operation: against it, this fails
+with the service's 404.
 `
 
 var eventsListUsage = `Usage: payments events list [--since TIME|DURATION] [--after ID] [--type TYPE]... [--limit N] [--json]
@@ -38,13 +52,15 @@ func (c *cli) events(ctx context.Context, args []string) error {
 	switch sub := firstArg(args); sub {
 	case "list":
 		return c.eventsList(ctx, args[1:])
+	case "resend":
+		return c.eventsResend(ctx, args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(c.stdout, eventsUsage)
 		return nil
 	case "":
-		return usagef("events needs a subcommand: payments events list (see payments events --help)")
+		return usagef("events needs a subcommand: payments events list|resend (see payments events --help)")
 	default:
-		return usagef("unknown events subcommand %q: payments events list (see payments events --help)", sub)
+		return usagef("unknown events subcommand %q: payments events list|resend (see payments events --help)", sub)
 	}
 }
 
@@ -107,4 +123,34 @@ func eventTime(ev *payments.Event) string {
 		return "-"
 	}
 	return ev.CreatedAt.UTC().Format(time.RFC3339)
+}
+
+// eventsResend is "payments events resend EVENT_ID [--to URL]": POST
+// /_sandbox/events/{id}/redeliver of the sandbox's admin API.
+func (c *cli) eventsResend(ctx context.Context, args []string) error {
+	fs := c.newFlagSet("events resend", eventsResendUsage)
+	to := fs.String("to", "", "deliver to this `URL` instead of the sandbox's webhook URL")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
+		return usagef("events resend takes one event id (got %d arguments; see payments events resend --help)", len(pos))
+	}
+	if u, err := url.Parse(*to); *to != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return usagef("--to %q: give an http or https URL, such as http://localhost:8080/webhooks", *to)
+	}
+	body := []byte("{}")
+	if *to != "" {
+		body, _ = json.Marshal(map[string]string{"url": *to}) // a string: cannot fail
+	}
+	var queued struct {
+		URL string `json:"url"`
+	}
+	stan, err := c.admin(ctx, http.MethodPost, "/_sandbox/events/"+url.PathEscape(pos[0])+"/redeliver", body, &queued)
+	if err != nil {
+		return fmt.Errorf("events resend %s: %w", show(pos[0]), err)
+	}
+	fmt.Fprintf(c.stdout, "Event %s queued for delivery again to %s (stan %s)\n", show(pos[0]), show(queued.URL), orNone(stan))
+	return nil
 }

@@ -100,8 +100,10 @@ func (c *cli) listen(ctx context.Context, args []string) error {
 	out := &lines{w: c.stdout, now: time.Now}
 	fwd := newForwarder(cfg.target, sign, cfg.waits, out)
 	p := &poller{client: client, fwd: fwd, out: out, types: cfg.types, since: start, seen: newIDSet(recentIDs)}
+	rd := c.followRedeliveries(ctx, fwd, out, cfg.types) // listen_redeliveries.go
 	for {
 		p.poll(ctx)
+		rd.poll(ctx)
 		t := time.NewTimer(cfg.interval)
 		select {
 		case <-ctx.Done():

@@ -12,6 +12,9 @@
 //	                [--retries 1s,2s,4s,8s|none]
 //	payments trigger <event-type>
 //	payments events list [--since 1h] [--after ID] [--type TYPE]... [--limit 100] [--json]
+//	payments events resend EVENT_ID [--to URL]
+//	payments open
+//	payments sandbox pause|resume|webhook-url|retries|advance|trigger|settle ...
 //
 // The API key comes from PAYMENTS_API_KEY and nowhere else (no flag, so
 // that it stays out of shell history), the base URL from PAYMENTS_BASE_URL,
@@ -93,6 +96,9 @@ Usage:
   payments listen --forward-to URL   forward the service's events to a local receiver, signed
   payments trigger EVENT-TYPE        ask the service to send a test event
   payments events list               list the service's events
+  payments events resend EVENT_ID    deliver an event again (sandbox; --to URL)
+  payments open                      print the sandbox dashboard's address
+  payments sandbox COMMAND           the sandbox's controls: pause, resume, advance, settle, ...
 
 Run "payments COMMAND --help" for a command's flags.
 
@@ -120,11 +126,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = c.trigger(ctx, args[1:])
 	case "events":
 		err = c.events(ctx, args[1:])
+	case "open":
+		err = c.open(ctx, args[1:])
+	case "sandbox":
+		err = c.sandbox(ctx, args[1:])
 	case "":
 		fmt.Fprint(stderr, topUsage)
 		return exitUsage
 	default:
-		err = usagef("unknown command %q (listen, trigger, events; see payments --help)", cmd)
+		err = usagef("unknown command %q (listen, trigger, events, open, sandbox; see payments --help)", cmd)
 	}
 	return c.exitCode(err)
 }

@@ -82,7 +82,7 @@ func TestRunHelp(t *testing.T) {
 		{[]string{"listen", "--forward-to", "http://x", "-help"}, "Usage: payments listen --forward-to URL [flags]", nil},
 		{[]string{"trigger", "--help"}, "Usage: payments trigger EVENT-TYPE", []string{"virtual_account.payment_received"}},
 		{[]string{"trigger", "payment.completed", "-h"}, "Usage: payments trigger EVENT-TYPE", nil},
-		{[]string{"events", "--help"}, "Usage: payments events list [flags]", nil},
+		{[]string{"events", "--help"}, "Usage: payments events list|resend [flags]", nil},
 		{[]string{"events", "list", "--help"}, "Usage: payments events list [--since TIME|DURATION] [--after ID] [--type TYPE]... [--limit N] [--json]", []string{"-since time", "-after id", "-type type", "-limit N", "-json"}},
 	} {
 		// No environment: help needs no API key.
@@ -106,12 +106,12 @@ func TestRunUsageErrors(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{f.env, []string{"refund"}, `payments: unknown command "refund" (listen, trigger, events; see payments --help)`},
+		{f.env, []string{"refund"}, `payments: unknown command "refund" (listen, trigger, events, open, sandbox; see payments --help)`},
 		{f.env, []string{"trigger"}, "payments: trigger takes one event type, such as payment.completed (got 0 arguments; see payments trigger --help)"},
 		{f.env, []string{"trigger", "payment.completed", "payment.failed"}, "payments: trigger takes one event type, such as payment.completed (got 2 arguments; see payments trigger --help)"},
 		{f.env, []string{"trigger", "--api-key", "k", "payment.completed"}, "payments: trigger: flag provided but not defined: -api-key (see trigger --help)"},
-		{f.env, []string{"events"}, "payments: events needs a subcommand: payments events list (see payments events --help)"},
-		{f.env, []string{"events", "show"}, `payments: unknown events subcommand "show": payments events list (see payments events --help)`},
+		{f.env, []string{"events"}, "payments: events needs a subcommand: payments events list|resend (see payments events --help)"},
+		{f.env, []string{"events", "show"}, `payments: unknown events subcommand "show": payments events list|resend (see payments events --help)`},
 		{f.env, []string{"events", "list", "extra"}, `payments: events list takes no arguments (got "extra"; see payments events list --help)`},
 		{f.env, []string{"events", "list", "--limit", "-1"}, "payments: --limit -1: give 0 (all) or more"},
 		{f.env, []string{"events", "list", "--since", "yesterday"}, `payments: events list: invalid value "yesterday" for flag -since: give an RFC 3339 time (2025-01-31T09:00:00Z) or a duration before now (90s, 30m, 1h) (see events list --help)`},

@@ -1,0 +1,246 @@
+package paymentstest
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// The dashboard's view of the server: what the page template shows. Every
+// value is text that html/template escapes; nothing here is a secret (the
+// signature and account numbers are masked).
+
+// dashboardEventLimit is how many events the page lists, newest first.
+const dashboardEventLimit = 200
+
+type dashView struct {
+	Token      string
+	Now        string
+	WebhookURL string
+	Scheme     string
+	Retries    string
+	Paused     bool
+	Remote     bool
+	Notice     string
+	Problem    string
+
+	Kind, Resource string // the events' filter
+	Kinds          []string
+	Balances       []balanceView
+	OtherBalance   string // every currency not listed
+	Threshold      string
+	Recipients     []recipientView
+	Payments       []paymentView
+	Accounts       []accountView
+	Events         []eventView
+	EventsShown    int
+	EventsTotal    int
+}
+
+type balanceView struct {
+	Currency, Amount string
+	Low              bool
+}
+
+type recipientView struct {
+	ID, Name, Account, Currency, Bank, Verification, Limit string
+}
+
+type paymentView struct {
+	ID, Reference, Recipient, Amount, Currency, Status string
+	QuoteID, Fee, Total, Rate, ExpiresAt               string
+	Confirmed, Pending                                 bool
+	Timeline                                           []timelineItem
+}
+
+type timelineItem struct {
+	At, Kind, EventID string
+}
+
+type accountView struct {
+	ID, Name, Number, Currency, Bank string
+	Received                         []incomingView
+}
+
+type incomingView struct {
+	At, Amount, Currency, Reference string
+}
+
+type eventView struct {
+	ID, Kind, At, Resource string
+	Deliveries             []deliveryView
+}
+
+type deliveryView struct {
+	URL, Status, NextRetry string
+	Redelivery             bool
+	Attempts               []attemptView
+}
+
+type attemptView struct {
+	At, Scheme, Signature, Result, Latency, Body string
+	OK                                           bool
+}
+
+// dashboardView reads the server's state for the page, with the events
+// filtered by kind and resource id ("" for any).
+func (s *Server) dashboardView(kind, resource string) *dashView {
+	v := &dashView{Token: s.dash.token, Now: stamp(s.clock.now()), Remote: s.dash.remote, Kind: kind, Resource: resource}
+	for _, k := range payments.EventTypes() {
+		v.Kinds = append(v.Kinds, string(k))
+	}
+	s.readState(v)
+	s.readEvents(v, kind, resource)
+	return v
+}
+
+// readState fills in the recipients, payments, accounts and balances.
+func (s *Server) readState(v *dashView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := map[string]string{}
+	for _, r := range s.st.recipients {
+		names[r.ID] = r.AccountName
+		rv := recipientView{
+			ID: r.ID, Name: r.AccountName, Account: maskAccount(r.AccountNumber), Currency: r.AccountCurrency,
+			Bank: r.AccountBankName, Verification: [...]string{"verified", "verifying", "verification failed"}[r.Verify], Limit: "none",
+		}
+		if r.Limit != nil {
+			rv.Limit = money(*r.Limit)
+		}
+		v.Recipients = append(v.Recipients, rv)
+	}
+	for _, p := range s.st.payments {
+		q := p.Quote
+		v.Payments = append(v.Payments, paymentView{
+			ID: p.ID, Reference: p.Reference, Recipient: names[p.RecipientID], Amount: money(p.Amount), Currency: p.Currency,
+			Status: string(p.Status), QuoteID: q.ID, Fee: money(q.Fee), Total: money(q.TotalAmount),
+			Rate: q.ExchangeRate.String(), ExpiresAt: stamp(q.ExpiresAt), Confirmed: p.executed(),
+			Pending: p.Status == payments.PaymentStatusPending,
+		})
+	}
+	byAccount := map[string]int{}
+	for _, va := range s.st.accounts {
+		byAccount[va.ID] = len(v.Accounts)
+		v.Accounts = append(v.Accounts, accountView{
+			ID: va.ID, Name: va.AccountName, Number: maskAccount(va.AccountNumber), Currency: va.Currency, Bank: va.BankName,
+		})
+	}
+	for _, in := range s.st.incoming {
+		if i, ok := byAccount[in.VirtualAccountID]; ok {
+			v.Accounts[i].Received = append(v.Accounts[i].Received, incomingView{
+				At: stamp(in.CreatedAt), Amount: money(in.Amount), Currency: in.Currency, Reference: in.Reference,
+			})
+		}
+	}
+	m := &s.st.money
+	for c, amount := range m.held {
+		v.Balances = append(v.Balances, balanceView{Currency: c, Amount: money(amount), Low: amount.LessThan(m.threshold)})
+	}
+	slices.SortFunc(v.Balances, func(a, b balanceView) int { return strings.Compare(a.Currency, b.Currency) })
+	v.OtherBalance, v.Threshold = money(m.start), money(m.threshold)
+}
+
+// eventRefs are the ids an event's data names: its resource, and the
+// account or recipient it belongs to.
+type eventRefs struct {
+	ID               string `json:"id"`
+	RecipientID      string `json:"recipient_id"`
+	VirtualAccountID string `json:"virtual_account_id"`
+}
+
+func (e eventRefs) names(id string) bool {
+	return id != "" && (e.ID == id || e.RecipientID == id || e.VirtualAccountID == id)
+}
+
+// readEvents fills in the events (newest first, filtered), each with its
+// deliveries, and the payments' timelines.
+func (s *Server) readEvents(v *dashView, kind, resource string) {
+	d := s.hooks
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	byEvent := map[string][]*Delivery{}
+	d.deliveries.each(func(_ int, dl *Delivery) { byEvent[dl.EventID] = append(byEvent[dl.EventID], dl) })
+	payment := map[string]int{}
+	for i, p := range v.Payments {
+		payment[p.ID] = i
+	}
+	var all []eventView
+	d.events.each(func(_ int, ev Event) {
+		var refs eventRefs
+		_ = json.Unmarshal(ev.Data, &refs) // the server's own JSON
+		if i, ok := payment[refs.ID]; ok && strings.HasPrefix(string(ev.Type), "payment.") {
+			v.Payments[i].Timeline = append(v.Payments[i].Timeline, timelineItem{At: stamp(ev.CreatedAt), Kind: string(ev.Type), EventID: ev.ID})
+		}
+		if (kind != "" && string(ev.Type) != kind) || (resource != "" && !refs.names(resource) && ev.ID != resource) {
+			return
+		}
+		all = append(all, eventView{ID: ev.ID, Kind: string(ev.Type), At: stamp(ev.CreatedAt), Resource: refs.ID})
+	})
+	v.EventsTotal = len(all)
+	slices.Reverse(all)
+	if len(all) > dashboardEventLimit {
+		all = all[:dashboardEventLimit]
+	}
+	for i := range all {
+		for _, dl := range byEvent[all[i].ID] {
+			all[i].Deliveries = append(all[i].Deliveries, deliveryViewOf(dl))
+		}
+	}
+	v.Events, v.EventsShown = all, len(all)
+	v.WebhookURL, v.Scheme, v.Paused = d.url, string(d.scheme), d.paused
+	waits := make([]string, len(d.retries))
+	for i, w := range d.retries {
+		waits[i] = w.String()
+	}
+	v.Retries = strings.Join(waits, ",")
+}
+
+func deliveryViewOf(dl *Delivery) deliveryView {
+	out := deliveryView{URL: dl.URL, Status: string(dl.Status), Redelivery: dl.Redelivery}
+	if dl.Status == DeliveryPending && !dl.NextAttemptAt.IsZero() {
+		out.NextRetry = stamp(dl.NextAttemptAt)
+	}
+	for _, a := range dl.Attempts {
+		av := attemptView{
+			At: stamp(a.At), Scheme: string(a.Scheme), Signature: maskSignature(a.Signature),
+			Latency: fmt.Sprintf("%d ms", a.Duration.Round(time.Millisecond).Milliseconds()), Body: a.ResponseBody,
+			OK: a.StatusCode >= 200 && a.StatusCode <= 299,
+		}
+		switch {
+		case a.Error != "":
+			av.Result = "error: " + a.Error
+		default:
+			av.Result = fmt.Sprintf("HTTP %d", a.StatusCode)
+		}
+		out.Attempts = append(out.Attempts, av)
+	}
+	return out
+}
+
+// longToken is a run of signature characters long enough to be a MAC.
+var longToken = regexp.MustCompile(`[A-Za-z0-9+/_=-]{16,}`)
+
+// maskSignature keeps the shape of a signature header (its t= and
+// version labels) and the first 6 characters of each signature.
+func maskSignature(sig string) string {
+	return longToken.ReplaceAllStringFunc(sig, func(t string) string {
+		if i := strings.LastIndexAny(t, "=,"); i >= 0 && i < len(t)-16 && strings.HasPrefix(t, "v1") {
+			return t[:i+1] + t[i+1:i+7] + "…"
+		}
+		return t[:6] + "…"
+	})
+}
+
+// maskAccount shows the last 4 digits of an account number.
+func maskAccount(n string) string {
+	if len(n) <= 4 {
+		return "••••"
+	}
+	return "••••" + n[len(n)-4:]
+}
