@@ -267,7 +267,9 @@ type poller struct {
 }
 
 // poll lists and forwards the new events, and returns when the list is
-// exhausted or fails. A failure is printed once, and so is the recovery.
+// exhausted or fails (payments.ErrEventCursorCycle included: a service whose
+// cursors cycle ends each poll). A failure is printed once, and so is the
+// recovery: a list that runs to its end.
 func (p *poller) poll(ctx context.Context) {
 	params := &payments.EventListParams{Types: p.types, Limit: payments.EventListMaxLimit}
 	if p.cursor != "" {
@@ -286,8 +288,8 @@ func (p *poller) poll(ctx context.Context) {
 			p.failing = true
 			return
 		}
-		p.answered()
 		if err != nil {
+			p.answered()
 			// The service forgot the last event (a sandbox restarted, or
 			// a log that rolled over): list again from its time, and skip
 			// what was forwarded already.

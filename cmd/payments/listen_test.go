@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -319,4 +320,53 @@ func TestListenListFailuresAndAForgottenCursor(t *testing.T) {
 	l.waitFor(t, deliveryLine(evs[1], rc.URL(), "[200]", ""))
 	assert.Equal(t, 3, rc.requests(), "e1 is not forwarded again")
 	assert.Equal(t, 1, strings.Count(l.stdout.String(), "listing events failed"))
+}
+
+// A service whose cursors cycle (evt-2, evt-4, evt-2 again) ends a poll with
+// payments.ErrEventCursorCycle, said once; each event is forwarded once. The
+// poll used to list for ever, a request per page.
+func TestListenStopsAPollWhenTheCursorsCycle(t *testing.T) {
+	page := func(from, to int) string {
+		var evs []string
+		for n := from; n <= to; n++ {
+			evs = append(evs, fmt.Sprintf(`{"id":"evt-%d","event":"payment.completed","created_at":"2025-01-31T09:00:0%dZ","data":{}}`, n, n))
+		}
+		return `{"success":true,"message":"ok","stan":"0b6c3e0c-5c5e-4bb5-9b8e-6f1f3c1d2a10","data":{"events":[` + strings.Join(evs, ",") + `],"has_more":true}}`
+	}
+	pages := map[string]string{"": page(1, 2), "evt-2": page(3, 4), "evt-4": page(1, 2)}
+	var lists atomic.Int64
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lists.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, pages[r.URL.Query().Get("after")])
+	}))
+	defer svc.Close()
+	rc := newReceiver(t)
+	rc.override = func(int, []byte) int { return http.StatusOK }
+	client, err := payments.NewClient("sk_test_cycle", payments.WithBaseURL(svc.URL))
+	require.NoError(t, err)
+	sign, err := newSigner(schemePayments, []string{"whsec_cycle"}, "--secret")
+	require.NoError(t, err)
+	var stdout strings.Builder
+	out := &lines{w: &stdout, now: time.Now}
+	fwd := newForwarder(rc.URL(), sign, nil, out)
+	p := &poller{client: client, fwd: fwd, out: out, seen: newIDSet(recentIDs)}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		done := make(chan struct{})
+		go func() { p.poll(ctx); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(wait):
+			cancel()
+			<-done
+			t.Fatalf("the poll did not end: %d list requests", lists.Load())
+		}
+	}
+	fwd.stop()
+	assert.EqualValues(t, 3+2, lists.Load(), "3 pages, then 2 from the cursor evt-2: no request after a repeated cursor")
+	assert.Equal(t, 1, strings.Count(stdout.String(), "listing events failed, trying again every poll: payments: malformed response: the page after event evt-4 ends at event evt-2, already listed after: "+payments.ErrEventCursorCycle.Error()), stdout.String())
+	assert.Equal(t, 4, rc.requests(), "each event forwarded once")
 }
