@@ -370,3 +370,42 @@ func TestListenStopsAPollWhenTheCursorsCycle(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(stdout.String(), "listing events failed, trying again every poll: payments: malformed response: the page after event evt-4 ends at event evt-2, already listed after: "+payments.ErrEventCursorCycle.Error()), stdout.String())
 	assert.Equal(t, 4, rc.requests(), "each event forwarded once")
 }
+
+// A plain http --forward-to to a host that is not loopback would send the
+// events (payment data) across the network in clear text: refused, exit 2,
+// nothing listed, unless --insecure-plain-http says so. The SDK's
+// PAYMENTS_INSECURE_PLAIN_HTTP=1 (about the base URL) does not allow it.
+func TestListenRefusesPlainHTTPToAnotherHost(t *testing.T) {
+	f := startFake(t)
+	for _, tc := range []struct{ target, shown string }{
+		{"http://10.0.0.5:8080/webhooks", "http://10.0.0.5:8080/webhooks"},
+		{"http://receiver:8080/webhooks", "http://receiver:8080/webhooks"},
+		{"http://ops:hunter2@203.0.113.9/hook", "http://ops:xxxxx@203.0.113.9/hook"},
+		{"http://localhost.example.com/", "http://localhost.example.com/"},
+	} {
+		for _, env := range []map[string]string{f.env, f.with(envInsecureHTTP, "1")} {
+			before := len(f.Requests())
+			code, stdout, stderr := runCLI(t, env, "listen", "--forward-to", tc.target)
+			assert.Equal(t, exitUsage, code, tc.target)
+			assert.Empty(t, stdout)
+			assert.Equal(t, "payments: --forward-to "+tc.shown+" is plain http to a host that is not loopback: "+
+				"the events would cross the network in clear text. Use https, or pass --insecure-plain-http (a private network you trust only)\n", stderr)
+			assert.NotContains(t, stderr, "hunter2")
+			assert.Len(t, f.Requests(), before, "%s: nothing is listed", tc.target)
+		}
+	}
+
+	c := &cli{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	for _, args := range [][]string{
+		{"--forward-to", "https://10.0.0.5:8443/webhooks"},
+		{"--forward-to", "http://localhost:8080/webhooks"},
+		{"--forward-to", "http://LOCALHOST:8080/webhooks"},
+		{"--forward-to", "http://127.0.0.2:8080/webhooks"},
+		{"--forward-to", "http://[::1]:8080/webhooks"},
+		{"--forward-to", "http://10.0.0.5:8080/webhooks", "--insecure-plain-http"},
+	} {
+		cfg, err := c.listenConfig(args)
+		require.NoError(t, err, args)
+		assert.Equal(t, args[1], cfg.target)
+	}
+}
