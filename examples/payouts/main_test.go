@@ -289,12 +289,7 @@ func TestPayoutsRestartedAfterTheQuotesExpired(t *testing.T) {
 	for _, r := range rows {
 		rec := state[r.PayoutID]
 		assert.Equal(t, eventDone, rec.Event, r.PayoutID)
-		var completed []payments.Payment
-		for _, p := range srv.PaymentsByReference(r.PayoutID) {
-			if p.Status == payments.PaymentStatusCompleted {
-				completed = append(completed, p)
-			}
-		}
+		completed := completedPayments(srv, r.PayoutID)
 		if assert.Len(t, completed, 1, "%s is paid exactly once", r.PayoutID) {
 			assert.Equal(t, rec.PaymentID, completed[0].ID)
 			total = total.Add(completed[0].Quote.TotalAmount)
@@ -315,6 +310,18 @@ func TestPayoutsRestartedAfterTheQuotesExpired(t *testing.T) {
 		}
 	}
 	assert.Equal(t, stuck, moved, "every row stuck with an expired quote, and no other, moved to generation 1")
+}
+
+// completedPayments returns the payments of srv with this reference that
+// completed: paid.
+func completedPayments(srv *paymentstest.Server, reference string) []payments.Payment {
+	var completed []payments.Payment
+	for _, p := range srv.PaymentsByReference(reference) {
+		if p.Status == payments.PaymentStatusCompleted {
+			completed = append(completed, p)
+		}
+	}
+	return completed
 }
 
 // journalRecords reads every record of the journal at path, in order.

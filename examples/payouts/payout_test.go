@@ -154,12 +154,7 @@ func TestPayoutsRefusedForBalancePaidAfterFunding(t *testing.T) {
 			for _, r := range rows {
 				rec := state[r.PayoutID]
 				assert.Equal(t, eventDone, rec.Event)
-				var completed []payments.Payment
-				for _, p := range srv.PaymentsByReference(r.PayoutID) {
-					if p.Status == payments.PaymentStatusCompleted {
-						completed = append(completed, p)
-					}
-				}
+				completed := completedPayments(srv, r.PayoutID)
 				require.Len(t, completed, 1, r.PayoutID)
 				total = total.Add(completed[0].Quote.TotalAmount)
 				if expire {
