@@ -6,16 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // WithBodyField adds the top-level field name, with value encoded as JSON,
-// to the call's request body, or replaces the field of that name the SDK
-// sends: for a field the service requires that this SDK does not know yet.
-// value may be a json.RawMessage, sent as it is once checked. Fields are
-// added after the SDK's own, in the order given; the last one given for a
-// name wins.
+// to the call's request body: for a field the service requires that this SDK
+// does not know yet. value may be a json.RawMessage, sent as it is once
+// checked. Fields are added after the SDK's own, in the order given; the
+// last one given for a name wins.
+//
+// It never replaces or shadows a field the call's params have: a name equal
+// to one of their JSON field names in any letter case ("amount", "AMOUNT",
+// "Currency"), sent or left out as empty, is a *ValidationError and nothing
+// is sent, since that value would skip the params' validation (and a
+// service that matches names without case would take the last). Set such
+// a field through the params. With Client.Do, the names of the body given
+// are the params.
 //
 // It changes the body only, never a header: the Idempotency-Key stays the
 // call's own (a field named like it, "idempotency_key" say, is refused: use
@@ -60,13 +69,63 @@ func checkBodyFields(v *validator, fields []bodyField) {
 	}
 }
 
+// checkFieldCollisions refuses every field whose name equals, in any letter
+// case, a field of the body: one its Go type declares (sent or omitted as
+// empty) or one its JSON has. Such a field would replace or shadow a value
+// the params validate.
+func checkFieldCollisions(v *validator, body any, members []member, fields []bodyField) {
+	typed := jsonFieldNames(reflect.TypeOf(body), nil, 0)
+	for _, m := range members {
+		typed = append(typed, m.name)
+	}
+	for _, f := range fields {
+		for _, name := range typed {
+			if strings.EqualFold(f.name, name) {
+				v.add("WithBodyField("+f.name+")", "is the params' field "+strconv.Quote(name)+
+					": set it in the params, where it is validated")
+				break
+			}
+		}
+	}
+}
+
+// jsonFieldNames appends to names the JSON names of the fields of struct
+// type t (through pointers and embedded structs, as encoding/json does).
+func jsonFieldNames(t reflect.Type, names []string, depth int) []string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct || depth > 8 {
+		return names
+	}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if sf.Anonymous && name == "" {
+			names = jsonFieldNames(sf.Type, names, depth+1)
+			continue
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
 // errBodyNotObject is why fields cannot be added to a body.
 var errBodyNotObject = errors.New("the request body is not a JSON object")
 
-// withBodyFields returns body (compact JSON, or nil for none) with fields
-// set: a field the body has keeps its place with the new value, the others
-// follow in order. The SDK's own bodies are objects; nil becomes one.
-func withBodyFields(body []byte, fields []bodyField) ([]byte, error) {
+// objectMembers returns the members of body (compact JSON, or nil for none),
+// in order. The SDK's own bodies are objects; nil has no members.
+func objectMembers(body []byte) ([]member, error) {
 	var members []member
 	if body != nil {
 		dec := json.NewDecoder(bytes.NewReader(body))
@@ -86,6 +145,16 @@ func withBodyFields(body []byte, fields []bodyField) ([]byte, error) {
 			members = append(members, m)
 		}
 	}
+	return members, nil
+}
+
+// withBodyFields returns the object of members with fields set after them,
+// in order: the last one given for a name wins.
+func withBodyFields(members []member, fields []bodyField) []byte {
+	n := 2
+	for _, m := range members {
+		n += len(m.name) + len(m.value) + 4
+	}
 	for _, f := range fields {
 		i := 0
 		for i < len(members) && members[i].name != f.name {
@@ -96,7 +165,7 @@ func withBodyFields(body []byte, fields []bodyField) ([]byte, error) {
 		}
 		members[i].value = f.raw
 	}
-	out := make([]byte, 0, len(body)+64)
+	out := make([]byte, 0, n+64)
 	out = append(out, '{')
 	for i, m := range members {
 		if i > 0 {
@@ -105,7 +174,7 @@ func withBodyFields(body []byte, fields []bodyField) ([]byte, error) {
 		name, _ := json.Marshal(m.name)
 		out = append(append(append(out, name...), ':'), m.value...)
 	}
-	return append(out, '}'), nil
+	return append(out, '}')
 }
 
 // member is one name and value of a JSON object.
@@ -136,10 +205,13 @@ func (c *Client) encodeBody(op *operation, body any, fields []bodyField) ([]byte
 	if bytes.Equal(b, []byte("null")) {
 		b = nil
 	}
-	b, err := withBodyFields(b, fields)
+	members, err := objectMembers(b)
 	if err != nil {
 		v.add("WithBodyField", err.Error())
 		return nil, v.err()
 	}
-	return b, nil
+	if checkFieldCollisions(&v, body, members, fields); v.err() != nil {
+		return nil, v.err()
+	}
+	return withBodyFields(members, fields), nil
 }

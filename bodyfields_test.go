@@ -13,23 +13,60 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 )
 
-func TestWithBodyFieldAddsAndReplacesTopLevelFields(t *testing.T) {
+func TestWithBodyFieldAddsTopLevelFields(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
 	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
 		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 	},
 		payments.WithBodyField("purpose_code", "SALA"),
-		payments.WithBodyField("currency", "USD"), // replaced in place
 		payments.WithBodyField("beneficiary", json.RawMessage(` {"tax_id": "X1", "n": 1.50} `)),
 		payments.WithBodyField("purpose_code", "SUPP"), // the last one wins
 		payments.WithIdempotencyKey("payout-7-initiate"),
 	)
 	require.NoError(t, err)
 	req := h.onlyRequest(t)
-	assert.Equal(t, `{"amount":15000.5,"currency":"USD","recipient_id":"`+recipientUUID+`","reference":"order-1042",`+
+	assert.Equal(t, `{"amount":15000.5,"currency":"NGN","recipient_id":"`+recipientUUID+`","reference":"order-1042",`+
 		`"purpose_code":"SUPP","beneficiary":{"tax_id":"X1","n":1.50}}`, string(req.Body))
 	assert.Equal(t, "payout-7-initiate", req.Header.Get("Idempotency-Key"))
+}
+
+// A body field named like a field of the call's params, in any letter case,
+// sent or left out as empty, is refused and nothing is sent: "AMOUNT": -5
+// beside the validated "amount" would reach a service that matches names
+// without case, and an exact "amount" would replace it unvalidated.
+func TestWithBodyFieldRefusesTheParamsFields(t *testing.T) {
+	h := newHarness(t)
+	initiate := func(name string, value any) error {
+		_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
+			Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+		}, payments.WithBodyField("purpose_code", "SALA"), payments.WithBodyField(name, value))
+		return err
+	}
+	for name, want := range map[string]string{
+		"AMOUNT": "amount", "amount": "amount", "Amount": "amount", "currency": "currency", "CURRENCY": "currency",
+		"Reference": "reference", "description": "description", "Transaction_Tags": "transaction_tags",
+	} {
+		err := initiate(name, "-5")
+		var verr *payments.ValidationError
+		require.ErrorAs(t, err, &verr, name)
+		assert.ErrorIs(t, err, payments.ErrInvalidParams)
+		assert.True(t, verr.Has("WithBodyField("+name+")"), "%s: %v", name, verr.Fields)
+		assert.Contains(t, err.Error(), `the params' field "`+want+`"`)
+		assert.NotContains(t, err.Error(), "-5", "the value is never repeated")
+	}
+	recipient := func(name string) error {
+		_, err := h.client.Recipients.Create(context.Background(), validRecipientParams(), payments.WithBodyField(name, "1"))
+		return err
+	}
+	for _, name := range []string{"ACCOUNT_NUMBER", "amount_limit", "Identification", "payment_details"} {
+		assert.ErrorIs(t, recipient(name), payments.ErrInvalidParams, name)
+	}
+	// Client.Do: the body given is the params.
+	_, err := h.client.Do(context.Background(), http.MethodPost, "/things", map[string]any{"amount": 1}, nil,
+		payments.WithBodyField("Amount", -5))
+	assert.ErrorIs(t, err, payments.ErrInvalidParams)
+	assert.Zero(t, h.calls(), "nothing was sent")
 }
 
 // A body field changes the body only: named like a header the SDK owns, it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,26 +132,36 @@ func TestRetryBudgetBoundsRetriesOfManyGoroutines(t *testing.T) {
 }
 
 // A retry after a timed-out attempt costs TimeoutCost, more than after an
-// error status: the same 20 tokens pay for 2 retries after timeouts.
+// error status: the same 20 tokens pay for 2 retries after timeouts. Every
+// attempt times out by construction (a transport that answers only when the
+// attempt's deadline ends), so how busy the machine is cannot turn one into
+// another kind of failure.
 func TestRetryBudgetTimeoutsCostMore(t *testing.T) {
-	srv := paymentstest.NewServer()
-	defer srv.Close()
+	var sent atomic.Int64
+	hang := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		sent.Add(1)
+		<-req.Context().Done()
+		return nil, req.Context().Err()
+	})
 	budget := &payments.RetryBudget{Tokens: 20, RetryCost: 5, TimeoutCost: 10, SuccessRefund: 1}
-	c := srv.Client(payments.WithRetryBudget(budget), payments.WithRetryWait(0, 0),
-		payments.WithAttemptTimeout(20*time.Millisecond), payments.WithMaxRetries(10))
-	srv.SetLatency(time.Second)
+	c, err := payments.NewClient("sk_test_budget", payments.WithBaseURL("https://api.example.com"),
+		payments.WithHTTPClient(&http.Client{Transport: hang}), payments.WithRetryBudget(budget),
+		payments.WithRetryWait(0, 0), payments.WithAttemptTimeout(time.Millisecond), payments.WithMaxRetries(10))
+	require.NoError(t, err)
 
-	_, err := newRecipient(context.Background(), c)
+	_, err = newRecipient(context.Background(), c)
 	var terr *payments.TransportError
 	require.ErrorAs(t, err, &terr)
 	assert.Equal(t, 3, terr.Attempts, "20 tokens: two retries at 10")
+	assert.EqualValues(t, 3, sent.Load())
 	assert.True(t, terr.BudgetExhausted)
 	assert.ErrorIs(t, err, payments.ErrRetryBudgetExhausted)
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "the cause is still there")
 	assert.Contains(t, err.Error(), terr.IdempotencyKey)
 	assert.Contains(t, err.Error(), "retry budget is exhausted")
 
-	srv.SetLatency(0)
+	srv := paymentstest.NewServer()
+	defer srv.Close()
 	budget.Tokens = 20 // the Client keeps its own copy: this changes nothing
 	outage(t, srv)
 	c = srv.Client(payments.WithRetryBudget(&payments.RetryBudget{Tokens: 20, RetryCost: 5, TimeoutCost: 10}),
@@ -174,3 +185,8 @@ func TestWithRetryBudgetRefusesNonsense(t *testing.T) {
 	assert.Equal(t, payments.RetryBudget{Tokens: 500, RetryCost: 5, TimeoutCost: 10, SuccessRefund: 1}, d,
 		"the AWS SDK's standard retry mode")
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

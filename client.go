@@ -50,6 +50,8 @@ type Client struct {
 	hook           hook
 	attemptTimeout time.Duration
 	now            func() time.Time
+	// sleep waits for d or until ctx ends: every wait between attempts.
+	sleep func(ctx context.Context, d time.Duration) error
 
 	// The retry settings of every call, unless it has its own.
 	maxRetries                 int
@@ -118,6 +120,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		userAgent: userAgent(cfg.userAgent),
 		logger:    cfg.logger,
 		now:       time.Now,
+		sleep:     sleep,
 
 		hook:           chainHooks(cfg.hooks()),
 		middleware:     len(cfg.middleware) > 0,

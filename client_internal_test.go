@@ -4,6 +4,7 @@ package payments
 // and exports hooks (below) to the external tests of package payments_test.
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -13,6 +14,12 @@ import (
 
 // SetClockForTest makes c read the time from now. Call it before c is used.
 func SetClockForTest(c *Client, now func() time.Time) { c.now = now }
+
+// SetSleepForTest makes c wait between attempts with sleep (the back-off,
+// the pause after a 429, the rate limit's turn). Call it before c is used.
+func SetSleepForTest(c *Client, sleep func(ctx context.Context, d time.Duration) error) {
+	c.sleep = sleep
+}
 
 // RetryLoggerForTest returns the Logger of the go-retryablehttp client under c.
 func RetryLoggerForTest(c *Client) any { return c.http.Logger }

@@ -14,7 +14,8 @@ const (
 	// input. Nothing was done.
 	CodeValidationFailed ErrorCode = "validation_failed"
 	// CodeQuoteExpired: the service refused a Confirm because the quote's
-	// five minutes ran out. Nothing was paid: initiate a new payment.
+	// five minutes ran out. Nothing was paid: initiate a new payment, with
+	// new idempotency keys (the old keys replay the old answers).
 	CodeQuoteExpired ErrorCode = "quote_expired"
 	// CodeQuoteAlreadyConfirmed: this quote was confirmed before, by a call
 	// with another idempotency key. The payment may be done: look it up by
@@ -54,16 +55,20 @@ const (
 	CodeShuttingDown ErrorCode = "shutting_down"
 	// CodeInsufficientBalance: Confirm was refused because the merchant's
 	// balance in the payment's currency cannot cover the quote's total.
-	// Nothing was paid: fund the account and confirm again before the
-	// quote expires (the sandbox: paymentstest.WithBalance).
+	// Nothing was paid. Fund the account (the sandbox:
+	// paymentstest.WithBalance), then confirm again with a NEW idempotency
+	// key before the quote expires: the same key replays this refusal
+	// (APIError.Replayed).
 	CodeInsufficientBalance ErrorCode = "insufficient_balance"
 	// CodeRecipientVerificationFailed: Initiate was refused because the
 	// recipient failed verification (recipient.verification_failed). Update
-	// its account number, which verifies it again, or pay someone else.
+	// its account number, which verifies it again, or pay someone else;
+	// either way initiate with a new idempotency key.
 	CodeRecipientVerificationFailed ErrorCode = "recipient_verification_failed"
 	// CodeRecipientNotVerified: Initiate was refused because the
 	// recipient's verification is not finished. Initiate again once
-	// recipient.verified has arrived.
+	// recipient.verified has arrived, with a NEW idempotency key: the same
+	// key replays this refusal (APIError.Replayed).
 	CodeRecipientNotVerified ErrorCode = "recipient_not_verified"
 )
 

@@ -229,6 +229,7 @@ func (c *Client) apiErrorFrom(r *Response, raw []byte, env *envelope) *APIError 
 		Header:         r.Header,
 		IdempotencyKey: r.IdempotencyKey,
 		Attempts:       r.Attempts,
+		Replayed:       strings.EqualFold(strings.TrimSpace(r.Header.Get("Idempotent-Replayed")), "true"),
 	}
 	msg := env.Message
 	if msg == "" {

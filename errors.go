@@ -88,10 +88,17 @@ type APIError struct {
 	// been retried, because its Client's retry budget was empty (see
 	// RetryBudget); errors.Is(err, ErrRetryBudgetExhausted) reports it.
 	BudgetExhausted bool
+	// Replayed is true when the service said (header Idempotent-Replayed:
+	// true) that this answer is the one it stored for IdempotencyKey: the
+	// same key with the same body gets the first answer again, refusals
+	// included. A cause fixed since (the account funded, the recipient
+	// verified) needs a call with a new idempotency key.
+	Replayed bool
 }
 
 // Error describes the failure: status, the service's (masked) message and
-// field problems, code, stan, idempotency key and attempts.
+// field problems, code, stan, idempotency key and attempts, and whether the
+// answer was a replay.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "payments: HTTP %d", e.StatusCode)
@@ -106,11 +113,18 @@ func (e *APIError) Error() string {
 	}
 	writeDetails(&b, "code", string(e.Code), "stan", e.Stan, "idempotency_key", e.IdempotencyKey)
 	fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	if e.Replayed {
+		b.WriteString(replayedText)
+	}
 	if e.BudgetExhausted {
 		b.WriteString(budgetExhaustedText)
 	}
 	return b.String()
 }
+
+// replayedText ends the text of an error whose answer the service replayed
+// for its idempotency key.
+const replayedText = "; a replayed answer (the first one to this idempotency key): a cause fixed since needs a new key"
 
 // budgetExhaustedText ends the text of an error whose call the retry budget
 // stopped.

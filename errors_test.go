@@ -338,3 +338,50 @@ func TestErrorCodesAgreeWithTheFake(t *testing.T) {
 		assert.Equal(t, string(sdk), fake)
 	}
 }
+
+// A refusal is stored for its idempotency key: the same key with the same
+// body replays it after its cause is gone (the account funded here), and the
+// error says so; a new key does the work.
+func TestAPIErrorSaysWhenItsAnswerWasReplayed(t *testing.T) {
+	srv := paymentstest.NewServer(paymentstest.WithBalance(decimal.RequireFromString("5000")))
+	defer srv.Close()
+	c := srv.Client()
+	ctx := context.Background()
+	rcpt, err := c.Recipients.Create(ctx, validRecipientParams())
+	require.NoError(t, err)
+	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: decimal.RequireFromString("4990"), Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-7",
+	}, payments.WithIdempotencyKey("order-7-initiate"))
+	require.NoError(t, err)
+
+	confirm := func(key string) error {
+		_, err := c.Payments.Confirm(ctx, p.ConfirmParams(), payments.WithIdempotencyKey(key))
+		return err
+	}
+	err = confirm("order-7-confirm")
+	var first *payments.APIError
+	require.ErrorAs(t, err, &first)
+	assert.ErrorIs(t, err, payments.CodeInsufficientBalance)
+	assert.False(t, first.Replayed, "the first answer is not a replay")
+	assert.NotContains(t, err.Error(), "replayed")
+
+	va, err := c.VirtualAccounts.Create(ctx, benchVirtualAccountParams())
+	require.NoError(t, err)
+	_, err = srv.SimulateIncomingPayment(va.AccountNumber, decimal.RequireFromString("100000"), "NGN")
+	require.NoError(t, err)
+
+	err = confirm("order-7-confirm")
+	var again *payments.APIError
+	require.ErrorAs(t, err, &again)
+	assert.ErrorIs(t, err, payments.CodeInsufficientBalance, "funded, but the same key replays the refusal")
+	assert.True(t, again.Replayed)
+	assert.Equal(t, first.Stan, again.Stan, "the very same answer")
+	assert.Equal(t, "payments: HTTP 422 Unprocessable Entity: "+again.Message+" (code=insufficient_balance, stan="+again.Stan+
+		", idempotency_key=order-7-confirm) after 1 attempt(s); a replayed answer (the first one to this idempotency key): a cause fixed since needs a new key",
+		err.Error())
+
+	require.NoError(t, confirm("order-7-confirm-2"), "a new key confirms")
+	paid := srv.PaymentsByReference("order-7")
+	require.Len(t, paid, 1)
+	assert.Equal(t, payments.PaymentStatusCompleted, paid[0].Status)
+}

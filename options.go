@@ -124,7 +124,8 @@ func WithMaxRetries(n int) ClientOrRequestOption {
 // WithRetryWait sets the shortest and the longest wait between attempts
 // (defaults 500ms and 10s). The first retry waits between min and 1.5*min,
 // each later one twice as long (with the same jitter), never more than max; a
-// Retry-After header from the service is honoured but never beyond max.
+// Retry-After header from the service is honoured within min and max (a
+// Retry-After of 0 waits min).
 // Given to NewClient it applies to every call (and the client's max also
 // bounds the pause a 429 imposes on all calls), given to one call to that
 // call. It needs 0 <= min <= max.

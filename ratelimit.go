@@ -58,7 +58,7 @@ func (p *pause) note(resp *http.Response, now time.Time) {
 	if !ok || d <= 0 {
 		return
 	}
-	until := time.Now().Add(min(d, p.max)).UnixNano()
+	until := now.Add(min(d, p.max)).UnixNano()
 	for {
 		cur := p.until.Load()
 		if cur >= until || p.until.CompareAndSwap(cur, until) {
@@ -67,29 +67,30 @@ func (p *pause) note(resp *http.Response, now time.Time) {
 	}
 }
 
-// left is how long the pause still lasts.
-func (p *pause) left() time.Duration {
+// left is how long the pause still lasts at now.
+func (p *pause) left(now time.Time) time.Duration {
 	until := p.until.Load()
 	if until == 0 {
 		return 0
 	}
-	return time.Until(time.Unix(0, until))
+	return time.Unix(0, until).Sub(now)
 }
 
 // beforeAttempt waits before an attempt of st: first the call's own back-off
 // (retries only), then the client-wide pause, then its turn under the rate
-// limit. It returns an error, and the attempt is not made, when the context
+// limit. Every wait reads the Client's clock (c.now) and waits with c.sleep,
+// so that tests can compute the waits exactly on a fake clock. It returns an error, and the attempt is not made, when the context
 // ends first.
 func (c *Client) beforeAttempt(st *callState, backoff time.Duration) error {
 	if backoff > 0 {
-		if err := sleep(st, backoff); err != nil {
+		if err := c.sleep(st, backoff); err != nil {
 			return err
 		}
 	}
-	if d := c.pause.left(); d > 0 {
-		start := time.Now()
-		err := sleep(st, d)
-		st.waited += time.Since(start)
+	if d := c.pause.left(c.now()); d > 0 {
+		start := c.now()
+		err := c.sleep(st, d)
+		st.waited += c.now().Sub(start)
 		if err != nil {
 			return err
 		}
@@ -97,7 +98,7 @@ func (c *Client) beforeAttempt(st *callState, backoff time.Duration) error {
 	if c.limiter == nil {
 		return nil
 	}
-	now := time.Now()
+	now := c.now()
 	r := c.limiter.ReserveN(now, 1)
 	d := r.DelayFrom(now)
 	if d <= 0 {
@@ -107,10 +108,10 @@ func (c *Client) beforeAttempt(st *callState, backoff time.Duration) error {
 		r.CancelAt(now)
 		return fmt.Errorf("payments: the rate limit's wait of %s would pass the context's deadline: %w", d.Round(time.Millisecond), context.DeadlineExceeded)
 	}
-	err := sleep(st, d)
-	st.waited += time.Since(now)
+	err := c.sleep(st, d)
+	st.waited += c.now().Sub(now)
 	if err != nil {
-		r.Cancel() // give the turn back to the other calls
+		r.CancelAt(c.now()) // give the turn back to the other calls
 	}
 	return err
 }

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,44 +18,92 @@ import (
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
-// arrivals returns when srv received each request to path, oldest first.
-func arrivals(srv *paymentstest.Server, path string) []time.Time {
-	var at []time.Time
-	for _, r := range srv.Requests() {
-		if r.Path == path {
-			at = append(at, r.At)
-		}
-	}
-	return at
+// fakeTime is a Client's clock and its waits between attempts, for tests
+// that compute waits exactly: nothing waits on the wall clock. Each wait is
+// recorded; with advance it moves the clock on by its length (one call at a
+// time), without it the clock stands still (the waits are then the turns
+// the limiter gives calls all made at once). With block, a wait lasts until
+// its context ends.
+type fakeTime struct {
+	mu      sync.Mutex
+	now     time.Time
+	advance bool
+	block   bool
+	waits   []time.Duration
 }
 
-// The rate limit holds the rate the server sees within 10% of the setting,
-// whatever the number of goroutines pushing.
-func TestRateLimitHoldsTheRate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timed: runs for 2 seconds")
+func newFakeTime(c *payments.Client, advance bool) *fakeTime {
+	ft := &fakeTime{now: time.Now(), advance: advance}
+	payments.SetClockForTest(c, ft.Now)
+	payments.SetSleepForTest(c, ft.sleep)
+	return ft
+}
+
+func (ft *fakeTime) Now() time.Time {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	return ft.now
+}
+
+func (ft *fakeTime) sleep(ctx context.Context, d time.Duration) error {
+	ft.mu.Lock()
+	ft.waits = append(ft.waits, d)
+	if ft.advance {
+		ft.now = ft.now.Add(d)
 	}
-	const perSecond, run = 50, 2 * time.Second
+	block := ft.block
+	ft.mu.Unlock()
+	if block {
+		<-ctx.Done()
+	}
+	return ctx.Err()
+}
+
+// recorded returns the waits so far, and forgets them.
+func (ft *fakeTime) recorded() []time.Duration {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	w := ft.waits
+	ft.waits = nil
+	return w
+}
+
+// The rate limit gives the n-th attempt its turn n/perSecond after the
+// first, whatever the number of goroutines pushing: 200 calls from 8
+// goroutines, all at one instant of a clock that stands still, are given
+// waits of exactly 20 ms, 40 ms, ... 3.98 s (50/s, burst 1), each once, and
+// the first goes at once. The waits are the limiter's own figures, never
+// wall-clock rates, so a busy machine cannot change them.
+func TestRateLimitHoldsTheRate(t *testing.T) {
+	const perSecond, goroutines, each = 50, 8, 25
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	c := srv.Client(payments.WithRateLimit(perSecond, 1))
-	ctx, cancel := context.WithTimeout(context.Background(), run)
-	defer cancel()
+	ft := newFakeTime(c, false)
 	var wg sync.WaitGroup
-	for range 8 {
+	errs := make(chan error, goroutines*each)
+	for range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				_, _ = newRecipient(ctx, c)
+			for range each {
+				_, err := newRecipient(context.Background(), c)
+				errs <- err
 			}
 		}()
 	}
 	wg.Wait()
-	at := arrivals(srv, "/payments/recipients")
-	require.Greater(t, len(at), 50)
-	rate := float64(len(at)-1) / at[len(at)-1].Sub(at[0]).Seconds()
-	assert.InEpsilon(t, perSecond, rate, 0.10, "observed %.1f requests/s", rate)
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Len(t, srv.Requests(), goroutines*each, "every call was sent once")
+	waits := ft.recorded()
+	slices.Sort(waits)
+	require.Len(t, waits, goroutines*each-1, "every call but the first waited its turn")
+	for i, w := range waits {
+		assert.InDelta(t, time.Duration(i+1)*time.Second/perSecond, w, float64(time.Microsecond), "turn %d", i+1)
+	}
 }
 
 // Waiting for the rate limit is not an attempt: observers see it as
@@ -68,21 +116,23 @@ func TestRateLimitWaitIsAWaitNotAnAttempt(t *testing.T) {
 		mu      sync.Mutex
 		results []payments.OperationResult
 		inMW    []time.Duration
+		ft      *fakeTime
 	)
 	observer := func(ctx context.Context, _ payments.Operation) (context.Context, func(payments.OperationResult)) {
 		return ctx, func(r payments.OperationResult) { mu.Lock(); results = append(results, r); mu.Unlock() }
 	}
 	mw := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-		start := time.Now()
+		start := ft.Now()
 		resp, err := next(req)
 		mu.Lock()
-		inMW = append(inMW, time.Since(start))
+		inMW = append(inMW, ft.Now().Sub(start))
 		mu.Unlock()
 		return resp, err
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := srv.Client(payments.WithRateLimit(5, 1), payments.WithObserver(observer), payments.WithMiddleware(mw), payments.WithLogger(logger))
+	ft = newFakeTime(c, true)
 
 	for range 2 {
 		r, err := newRecipient(context.Background(), c)
@@ -91,28 +141,28 @@ func TestRateLimitWaitIsAWaitNotAnAttempt(t *testing.T) {
 	}
 	require.Len(t, results, 2)
 	assert.Zero(t, results[0].Waited, "the burst lets the first call go at once")
-	assert.Greater(t, results[1].Waited, 120*time.Millisecond, "the second waits its turn: 200ms at 5/s")
+	assert.InDelta(t, 200*time.Millisecond, results[1].Waited, float64(time.Microsecond), "the second waits its turn: 200ms at 5/s")
 	assert.Equal(t, 1, results[1].Attempts)
-	require.Len(t, inMW, 2)
-	assert.Less(t, inMW[1], 100*time.Millisecond, "the attempt itself does not include the wait")
-	assert.Regexp(t, `msg="payments: request" .*attempts=1 .*waited=\d`, logs.String())
+	assert.Equal(t, []time.Duration{0, 0}, inMW, "the attempts themselves do not include the wait")
+	assert.Regexp(t, `msg="payments: request" .*attempts=1 .*waited=200ms`, logs.String())
 	assert.NotContains(t, logs.String(), "retrying")
 }
 
 // A call whose deadline would pass before its turn fails at once, sends
-// nothing and counts no attempt; a cancelled wait ends at once too.
+// nothing, waits for nothing and counts no attempt; a cancelled wait ends
+// the call with the context's error, nothing sent.
 func TestRateLimitRespectsTheContext(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	c := srv.Client(payments.WithRateLimit(0.5, 1))
+	ft := newFakeTime(c, false)
 	_, err := newRecipient(context.Background(), c) // takes the burst
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err = newRecipient(ctx, c)
-	assert.Less(t, time.Since(start), 250*time.Millisecond, "no pointless wait for a turn after the deadline")
+	assert.Empty(t, ft.recorded(), "no pointless wait for a turn after the deadline (2 s away)")
 	var terr *payments.TransportError
 	require.ErrorAs(t, err, &terr)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
@@ -121,12 +171,14 @@ func TestRateLimitRespectsTheContext(t *testing.T) {
 	assert.Contains(t, err.Error(), "; nothing was sent")
 	assert.NotContains(t, err.Error(), "the outcome is unknown", "nothing was sent: the outcome is known")
 
+	ft.mu.Lock()
+	ft.block = true
+	ft.mu.Unlock()
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	start = time.Now()
 	_, err = newRecipient(ctx, c)
-	assert.Less(t, time.Since(start), time.Second)
 	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, []time.Duration{2 * time.Second}, ft.recorded(), "it was waiting for its turn, 2 s at 0.5/s")
 	assert.Len(t, srv.Requests(), 1, "only the first call was sent")
 }
 
@@ -144,63 +196,43 @@ func TestWithRateLimitRefusesNonsense(t *testing.T) {
 
 // A 429 with Retry-After to one call holds back the next attempts of every
 // call on the Client until it has passed, bounded by the client's longest
-// retry wait.
+// retry wait: on the Client's clock, the next call, to another path, waits
+// exactly what is left of the pause, and one after it waits nothing.
 func TestTooManyRequestsPausesTheWholeClient(t *testing.T) {
 	for _, tc := range []struct {
-		name           string
-		retryAfter     time.Duration
-		maxWait        time.Duration
-		minGap, maxGap time.Duration
+		name       string
+		retryAfter time.Duration
+		maxWait    time.Duration
+		want       time.Duration
 	}{
-		{"Retry-After 1s", time.Second, 5 * time.Second, 800 * time.Millisecond, 3 * time.Second},
-		{"capped at the client's max wait", 30 * time.Second, 300 * time.Millisecond, 200 * time.Millisecond, 2 * time.Second},
+		{"Retry-After 1s", time.Second, 5 * time.Second, time.Second},
+		{"capped at the client's max wait", 30 * time.Second, 300 * time.Millisecond, 300 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := paymentstest.NewServer()
 			defer srv.Close()
 			c := srv.Client(payments.WithRetryWait(time.Millisecond, tc.maxWait))
+			ft := newFakeTime(c, true)
 			require.NoError(t, srv.InjectFault(paymentstest.Fault{
 				Kind: paymentstest.FaultStatus, Status: http.StatusTooManyRequests, RetryAfter: tc.retryAfter,
 				Path: "/payments/recipients",
 			}))
-			var got429 atomic.Bool
-			saw := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-				resp, err := next(req)
-				if err == nil && resp.StatusCode == http.StatusTooManyRequests {
-					got429.Store(true)
-				}
-				return resp, err
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := c.Recipients.Create(context.Background(), validRecipientParams(), payments.WithMiddleware(saw))
-				done <- err
-			}()
-			require.Eventually(t, got429.Load, 5*time.Second, time.Millisecond)
-			time.Sleep(20 * time.Millisecond) // the 429 has been noted by now
+			_, err := c.Recipients.Create(context.Background(), validRecipientParams(), payments.WithMaxRetries(0))
+			var apiErr *payments.APIError
+			require.ErrorAs(t, err, &apiErr)
+			require.Equal(t, http.StatusTooManyRequests, apiErr.StatusCode)
+			require.Empty(t, ft.recorded())
 
 			// Another call, to another path, after the 429.
-			_, err := c.Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)
-			var apiErr *payments.APIError
+			_, err = c.Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)
 			if err != nil {
 				require.ErrorAs(t, err, &apiErr) // no webhook URL: the fake refuses it, after it arrived
 			}
-			require.NoError(t, <-done)
-
-			var t429, other time.Time
-			for _, r := range srv.Requests() {
-				switch {
-				case r.StatusCode == http.StatusTooManyRequests:
-					t429 = r.At
-				case r.Path != "/payments/recipients" && other.IsZero():
-					other = r.At
-				}
-			}
-			require.False(t, t429.IsZero())
-			require.False(t, other.IsZero())
-			gap := other.Sub(t429)
-			assert.GreaterOrEqual(t, gap, tc.minGap, "the other call waited out the pause")
-			assert.Less(t, gap, tc.maxGap)
+			assert.Equal(t, []time.Duration{tc.want}, ft.recorded(), "the other call waited out the pause")
+			_, err = newRecipient(context.Background(), c)
+			require.NoError(t, err)
+			assert.Empty(t, ft.recorded(), "the pause has passed")
+			assert.Len(t, srv.Requests(), 3)
 		})
 	}
 }

@@ -109,6 +109,13 @@ const CodeUnknownEventCursor ErrorCode = "unknown_cursor"
 var ErrListEventsUnavailable = errors.New("payments: the service has no list-events operation at GET /webhooks/events " +
 	"(the path is an assumption of this SDK; call the service's list operation with Client.Do)")
 
+// ErrEventCursorCycle matches the error ListEvents yields when a page would
+// continue after an event it has already continued after (the service's
+// cursors cycle: A, B, A): the list would never end, a request per page. The
+// error is also a *MalformedResponseError, with the page's stan; the events
+// yielded before it stand.
+var ErrEventCursorCycle = errors.New("payments: the service's event cursors cycle (the list would never end)")
+
 // EventListParams selects the events ListEvents and ListEventsPage list.
 // The zero value (or nil) lists every event the service keeps, oldest first.
 type EventListParams struct {
@@ -291,7 +298,9 @@ func (s *WebhooksService) ListEventsPage(ctx context.Context, params *EventListP
 //
 // An error (invalid params, a page that failed after its retries, a
 // cancelled context, checked before each page so that no further request
-// is sent) is yielded once, as (nil, err), and ends the loop; the events
+// is sent, a page that would continue after an event already continued
+// after, matching ErrEventCursorCycle) is yielded once, as (nil, err), and
+// ends the loop; the events
 // yielded before it stand. Breaking out of the loop sends nothing more.
 // The wire format, GET /webhooks/events with after, since, type and limit,
 // is an assumption: see ListEventsPage; a 404 matches
@@ -302,7 +311,12 @@ func (s *WebhooksService) ListEvents(ctx context.Context, params *EventListParam
 		if p == nil {
 			p = &EventListParams{}
 		}
+		// The cursors listed after so far: one met again means a cycle.
+		seen := map[string]bool{}
 		for {
+			if p.After != "" {
+				seen[p.After] = true
+			}
 			if err := ctx.Err(); err != nil {
 				where := "the first page"
 				if p.After != "" {
@@ -328,7 +342,12 @@ func (s *WebhooksService) ListEvents(ctx context.Context, params *EventListParam
 			case next.After == p.After:
 				// A service that answers the same page again would
 				// keep this loop going for ever.
-				yield(nil, newMalformed("the page does not advance past event "+p.After, page.LastResponse(), nil, s.client.key.raw))
+				yield(nil, newMalformed("the page does not advance past event "+p.After, page.LastResponse(), ErrEventCursorCycle, s.client.key.raw))
+				return
+			case seen[next.After]:
+				// So would one whose cursors cycle: A, B, A.
+				yield(nil, newMalformed("the page after event "+p.After+" ends at event "+next.After+", already listed after",
+					page.LastResponse(), ErrEventCursorCycle, s.client.key.raw))
 				return
 			}
 			p = next

@@ -284,7 +284,54 @@ func TestWireListEventsStopsOnAPageThatDoesNotAdvance(t *testing.T) {
 	assert.Equal(t, []string{"evt-1", "evt-1"}, ids)
 	require.Len(t, errs, 1)
 	assert.ErrorIs(t, errs[0], payments.ErrMalformedResponse)
+	assert.ErrorIs(t, errs[0], payments.ErrEventCursorCycle)
 	assert.Len(t, h.requests(), 2, "no third request")
+}
+
+// Cursors that cycle (A, B, A) end the list with ErrEventCursorCycle at the
+// first cursor met again, whether the loop or the caller listed after it
+// first: the list used to go on for ever, a request per page.
+func TestWireListEventsStopsWhenTheCursorsCycle(t *testing.T) {
+	cycle := map[string]httpmock.Responder{
+		"":      jsonResponder(200, whListPage(1, 2, true)),
+		"evt-2": jsonResponder(200, whListPage(3, 4, true)),
+		"evt-4": jsonResponder(200, whListPage(1, 2, true)), // back to evt-2
+	}
+	for _, tc := range []struct {
+		after    string
+		ids      []string
+		requests int
+	}{
+		{"", []string{"evt-1", "evt-2", "evt-3", "evt-4", "evt-1", "evt-2"}, 3},
+		{"evt-2", []string{"evt-3", "evt-4", "evt-1", "evt-2"}, 2},
+	} {
+		t.Run("after "+tc.after, func(t *testing.T) {
+			h := newHarness(t)
+			h.on(http.MethodGet, "/webhooks/events", whPager(t, cycle))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var (
+				ids  []string
+				errs []error
+			)
+			for ev, err := range h.client.Webhooks.ListEvents(ctx, &payments.EventListParams{After: tc.after}) {
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				ids = append(ids, ev.ID)
+				require.Less(t, len(ids), 100, "the list never ends")
+			}
+			assert.Equal(t, tc.ids, ids, "the pages before the repeated cursor stand")
+			require.Len(t, errs, 1)
+			assert.ErrorIs(t, errs[0], payments.ErrEventCursorCycle)
+			var malformed *payments.MalformedResponseError
+			require.ErrorAs(t, errs[0], &malformed)
+			assert.Equal(t, stanUUID, malformed.Response.Stan)
+			assert.Contains(t, errs[0].Error(), "the page after event evt-4 ends at event evt-2, already listed after")
+			assert.Len(t, h.requests(), tc.requests, "no request after the repeated cursor")
+		})
+	}
 }
 
 // FuzzListEventsPage: whatever a 200 answer holds, ListEventsPage returns

@@ -229,3 +229,17 @@ func TestDashboardAnswersOnlyThisMachine(t *testing.T) {
 	assert.Equal(t, http.StatusOK, w.Code)
 	assert.Contains(t, w.Body.String(), "Open to other machines")
 }
+
+// TestDashboardInAGoTest is the guide's "In a Go test": a fake started with
+// the dashboard logs an address that serves the page.
+func TestDashboardInAGoTest(t *testing.T) {
+	rc := newReceiver(t, nil)
+	receiverURL := rc.URL
+	// region dashboard-in-a-test
+	srv := paymentstest.NewServer(paymentstest.WithDashboard(), paymentstest.WithWebhook(receiverURL))
+	defer srv.Close()
+	t.Log("dashboard:", srv.DashboardURL())
+	// endregion
+	p := dashGet(t, srv.DashboardURL(), nil)
+	assert.Equal(t, http.StatusOK, p.status)
+}

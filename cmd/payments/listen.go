@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -42,6 +43,9 @@ Give that to your receiver (examples/webhook-receiver reads it), or reuse a
 secret with PAYMENTS_WEBHOOK_SECRET or --secret (comma-separated secrets all
 sign). It starts from the service's current time, or from --since.
 
+A plain http URL must name this machine (localhost, 127.0.0.1, ::1): to
+forward in clear text to another host, pass --insecure-plain-http.
+
 Each attempt prints a line: time, event type, event id, and the receiver's
 answer, such as
   2025-01-31 09:00:02  payment.completed  0b6c...  --> POST http://localhost:8080/webhooks [200] 12ms
@@ -63,6 +67,8 @@ type listenConfig struct {
 	from     string // where the secret came from, when not made
 	types    []payments.EventType
 	waits    []time.Duration
+	// plainHTTP allows a plain http --forward-to whose host is not loopback.
+	plainHTTP bool
 }
 
 // listen is "payments listen".
@@ -131,6 +137,7 @@ func (c *cli) listenConfig(args []string) (*listenConfig, error) {
 	secret := fs.String("secret", "", "sign with this `secret`; it stays in your shell history, which "+envWebhookSecret+" does not (default: $"+envWebhookSecret+", else a new one, printed)")
 	fs.Var(&types, "events", "forward only events of these `types`, comma-separated (default: all)")
 	retries := fs.String("retries", defaultRetries, "the `waits` before each retry of a failed delivery, comma-separated, or none")
+	fs.BoolVar(&cfg.plainHTTP, "insecure-plain-http", false, "allow a plain http --forward-to whose host is not loopback: the events cross the network in clear text (a private network you trust only)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, err
@@ -139,7 +146,7 @@ func (c *cli) listenConfig(args []string) (*listenConfig, error) {
 	if len(pos) > 0 {
 		return nil, usagef("listen takes no arguments (got %q; see payments listen --help)", pos[0])
 	}
-	if err := checkTarget(cfg.target); err != nil {
+	if err := checkTarget(cfg.target, cfg.plainHTTP); err != nil {
 		return nil, err
 	}
 	if cfg.interval <= 0 {
@@ -176,8 +183,12 @@ func (c *cli) listenConfig(args []string) (*listenConfig, error) {
 	return cfg, nil
 }
 
-// checkTarget checks --forward-to: an absolute http or https URL.
-func checkTarget(target string) error {
+// checkTarget checks --forward-to: an absolute http or https URL, and plain
+// http only to a loopback host (localhost, 127.0.0.0/8, ::1) unless
+// plainHTTP (--insecure-plain-http): the events carry payment data, and
+// would cross the network in clear text, as the SDK refuses for its own
+// base URL without WithInsecurePlainHTTP.
+func checkTarget(target string, plainHTTP bool) error {
 	if target == "" {
 		return usagef("listen needs --forward-to URL, such as http://localhost:8080/webhooks")
 	}
@@ -185,7 +196,21 @@ func checkTarget(target string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usagef("--forward-to %q: give an http or https URL, such as http://localhost:8080/webhooks", target)
 	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) && !plainHTTP {
+		return usagef("--forward-to %s is plain http to a host that is not loopback: the events would cross the network in clear text. "+
+			"Use https, or pass --insecure-plain-http (a private network you trust only)", u.Redacted())
+	}
 	return nil
+}
+
+// isLoopback reports whether host names this machine: localhost, or a
+// loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // parseWaits reads --retries: comma-separated durations, or none.
@@ -269,7 +294,9 @@ type poller struct {
 }
 
 // poll lists and forwards the new events, and returns when the list is
-// exhausted or fails. A failure is printed once, and so is the recovery.
+// exhausted or fails (payments.ErrEventCursorCycle included: a service whose
+// cursors cycle ends each poll). A failure is printed once, and so is the
+// recovery: a list that runs to its end.
 func (p *poller) poll(ctx context.Context) {
 	params := &payments.EventListParams{Types: p.types, Limit: payments.EventListMaxLimit}
 	if p.cursor != "" {
@@ -288,8 +315,8 @@ func (p *poller) poll(ctx context.Context) {
 			p.failing = true
 			return
 		}
-		p.answered()
 		if err != nil {
+			p.answered()
 			// The service forgot the last event (a sandbox restarted, or
 			// a log that rolled over): list again from its time, and skip
 			// what was forwarded already.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -319,4 +320,92 @@ func TestListenListFailuresAndAForgottenCursor(t *testing.T) {
 	l.waitFor(t, deliveryLine(evs[1], rc.URL(), "[200]", ""))
 	assert.Equal(t, 3, rc.requests(), "e1 is not forwarded again")
 	assert.Equal(t, 1, strings.Count(l.stdout.String(), "listing events failed"))
+}
+
+// A service whose cursors cycle (evt-2, evt-4, evt-2 again) ends a poll with
+// payments.ErrEventCursorCycle, said once; each event is forwarded once. The
+// poll used to list for ever, a request per page.
+func TestListenStopsAPollWhenTheCursorsCycle(t *testing.T) {
+	page := func(from, to int) string {
+		var evs []string
+		for n := from; n <= to; n++ {
+			evs = append(evs, fmt.Sprintf(`{"id":"evt-%d","event":"payment.completed","created_at":"2025-01-31T09:00:0%dZ","data":{}}`, n, n))
+		}
+		return `{"success":true,"message":"ok","stan":"0b6c3e0c-5c5e-4bb5-9b8e-6f1f3c1d2a10","data":{"events":[` + strings.Join(evs, ",") + `],"has_more":true}}`
+	}
+	pages := map[string]string{"": page(1, 2), "evt-2": page(3, 4), "evt-4": page(1, 2)}
+	var lists atomic.Int64
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lists.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, pages[r.URL.Query().Get("after")])
+	}))
+	defer svc.Close()
+	rc := newReceiver(t)
+	rc.override = func(int, []byte) int { return http.StatusOK }
+	client, err := payments.NewClient("sk_test_cycle", payments.WithBaseURL(svc.URL))
+	require.NoError(t, err)
+	sign, err := newSigner(schemePayments, []string{"whsec_cycle"}, "--secret")
+	require.NoError(t, err)
+	var stdout strings.Builder
+	out := &lines{w: &stdout, now: time.Now}
+	fwd := newForwarder(rc.URL(), sign, nil, out)
+	p := &poller{client: client, fwd: fwd, out: out, seen: newIDSet(recentIDs)}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		done := make(chan struct{})
+		go func() { p.poll(ctx); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(wait):
+			cancel()
+			<-done
+			t.Fatalf("the poll did not end: %d list requests", lists.Load())
+		}
+	}
+	fwd.stop()
+	assert.EqualValues(t, 3+2, lists.Load(), "3 pages, then 2 from the cursor evt-2: no request after a repeated cursor")
+	assert.Equal(t, 1, strings.Count(stdout.String(), "listing events failed, trying again every poll: payments: malformed response: the page after event evt-4 ends at event evt-2, already listed after: "+payments.ErrEventCursorCycle.Error()), stdout.String())
+	assert.Equal(t, 4, rc.requests(), "each event forwarded once")
+}
+
+// A plain http --forward-to to a host that is not loopback would send the
+// events (payment data) across the network in clear text: refused, exit 2,
+// nothing listed, unless --insecure-plain-http says so. The SDK's
+// PAYMENTS_INSECURE_PLAIN_HTTP=1 (about the base URL) does not allow it.
+func TestListenRefusesPlainHTTPToAnotherHost(t *testing.T) {
+	f := startFake(t)
+	for _, tc := range []struct{ target, shown string }{
+		{"http://10.0.0.5:8080/webhooks", "http://10.0.0.5:8080/webhooks"},
+		{"http://receiver:8080/webhooks", "http://receiver:8080/webhooks"},
+		{"http://ops:hunter2@203.0.113.9/hook", "http://ops:xxxxx@203.0.113.9/hook"},
+		{"http://localhost.example.com/", "http://localhost.example.com/"},
+	} {
+		for _, env := range []map[string]string{f.env, f.with(envInsecureHTTP, "1")} {
+			before := len(f.Requests())
+			code, stdout, stderr := runCLI(t, env, "listen", "--forward-to", tc.target)
+			assert.Equal(t, exitUsage, code, tc.target)
+			assert.Empty(t, stdout)
+			assert.Equal(t, "payments: --forward-to "+tc.shown+" is plain http to a host that is not loopback: "+
+				"the events would cross the network in clear text. Use https, or pass --insecure-plain-http (a private network you trust only)\n", stderr)
+			assert.NotContains(t, stderr, "hunter2")
+			assert.Len(t, f.Requests(), before, "%s: nothing is listed", tc.target)
+		}
+	}
+
+	c := &cli{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	for _, args := range [][]string{
+		{"--forward-to", "https://10.0.0.5:8443/webhooks"},
+		{"--forward-to", "http://localhost:8080/webhooks"},
+		{"--forward-to", "http://LOCALHOST:8080/webhooks"},
+		{"--forward-to", "http://127.0.0.2:8080/webhooks"},
+		{"--forward-to", "http://[::1]:8080/webhooks"},
+		{"--forward-to", "http://10.0.0.5:8080/webhooks", "--insecure-plain-http"},
+	} {
+		cfg, err := c.listenConfig(args)
+		require.NoError(t, err, args)
+		assert.Equal(t, args[1], cfg.target)
+	}
 }

@@ -9,7 +9,7 @@
 //	payments listen --forward-to http://localhost:8080/webhooks [--since 1h]
 //	                [--scheme payments|standard] [--secret SECRET]
 //	                [--events payment.completed,...] [--interval 2s]
-//	                [--retries 1s,2s,4s,8s|none]
+//	                [--retries 1s,2s,4s,8s|none] [--insecure-plain-http]
 //	payments trigger <event-type>
 //	payments events list [--since 1h] [--after ID] [--type TYPE]... [--limit 100] [--json]
 //	payments events resend EVENT_ID [--to URL]
@@ -27,7 +27,9 @@
 // secret it prints at start (or PAYMENTS_WEBHOOK_SECRET, or --secret). It
 // prints a line per delivery attempt, retries a failed one on its own
 // schedule while later events go on, and stops cleanly on SIGINT or
-// SIGTERM. See listen --help.
+// SIGTERM. A plain http --forward-to must name this machine (localhost,
+// 127.0.0.1, ::1) unless --insecure-plain-http is given: the events carry
+// payment data. See listen --help.
 //
 // Every command has --help. Exit codes: 0 success, 1 the service or the
 // forwarding failed (the SDK's error is printed, with the stan when the

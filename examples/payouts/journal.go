@@ -16,8 +16,9 @@ import (
 // to disk before the program goes on: a record on disk means the outcome is
 // known, and a row without a final record is paid again with the same
 // idempotency keys, which the service answers with what it did the first
-// time. Nothing is ever rewritten; the last record of a payout id is its
-// state.
+// time, unless its last record is a refusal with a cause a later try may
+// cure: that row is tried under the next key generation (see keyFor).
+// Nothing is ever rewritten; the last record of a payout id is its state.
 
 // Events of the journal.
 const (
@@ -25,6 +26,10 @@ const (
 	eventDone      = "done"      // confirmed: the payment is the service's
 	eventFailed    = "failed"    // refused for good: never retried
 	eventUnknown   = "unknown"   // no answer: retry with the same key
+	// eventRefused: refused for a cause a later try may cure (the balance,
+	// the recipient's verification, an expired quote); nothing was paid.
+	// The next run tries it under the next key generation.
+	eventRefused = "refused"
 )
 
 // record is one line of the journal.
@@ -34,12 +39,17 @@ type record struct {
 	Event    string    `json:"event"`
 	// Step is the call the record is about: "initiate" or "confirm".
 	Step string `json:"step"`
-	// IdempotencyKey is the key the step sent (derived from the payout id,
-	// so the same on every run).
+	// IdempotencyKey is the key the step sent (derived from the payout id
+	// and the generation, so the same on every run).
 	IdempotencyKey string `json:"idempotency_key"`
-	QuoteID        string `json:"quote_id,omitempty"`
-	PaymentID      string `json:"payment_id,omitempty"`
-	Status         string `json:"status,omitempty"`
+	// Generation is the key generation of the step (0, the first, is left
+	// out): see keyFor.
+	Generation int `json:"generation,omitempty"`
+	// Code is the service's error code of a refusal.
+	Code      string `json:"code,omitempty"`
+	QuoteID   string `json:"quote_id,omitempty"`
+	PaymentID string `json:"payment_id,omitempty"`
+	Status    string `json:"status,omitempty"`
 	// Reason says why a step failed or its outcome is unknown: the SDK's
 	// error text, which carries no secret or personal data.
 	Reason string `json:"reason,omitempty"`

@@ -13,6 +13,14 @@
 // Rows whose outcome stayed unknown (the service could not be reached) are
 // counted as such; run again to learn them.
 //
+// The service replays a refusal for its key as well. A row refused for a
+// cause a later try may cure (insufficient_balance, recipient_not_verified,
+// recipient_verification_failed) is counted as refused: fix the cause and
+// run again, and it is tried under the next key generation, recorded in the
+// journal. A quote that expired (a run restarted more than five minutes
+// after a crash) gets a new one, under the next generation, at once. A new
+// generation starts only after a refusal, never after an unknown outcome.
+//
 // With no PAYMENTS_API_KEY set it starts the fake service of paymentstest in
 // process and pays a generated file:
 //
@@ -182,6 +190,9 @@ func payAll(ctx context.Context, p *payer, rows []row, state map[string]record, 
 	}
 	if n := prog.unknown.Load(); n > 0 {
 		fmt.Fprintf(out, "%d outcomes unknown: run again to learn them (the journal keeps their keys)\n", n)
+	}
+	if n := prog.refused.Load(); n > 0 {
+		fmt.Fprintf(out, "%d refused, nothing paid, for a cause that can be fixed (the journal's reasons: balance, recipient verification): fix it and run again; they are tried with new keys\n", n)
 	}
 	return int(prog.unknown.Load()), nil
 }

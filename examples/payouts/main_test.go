@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -41,7 +42,7 @@ func TestPayoutsOnTheFake(t *testing.T) {
 	unknown, err := run(context.Background(), []string{"-rows", "50", "-rate", "1000"}, &out)
 	require.NoError(t, err)
 	assert.Zero(t, unknown)
-	assert.Contains(t, out.String(), "payouts: 50 rows: 50 done, 0 failed, 0 unknown (")
+	assert.Contains(t, out.String(), "payouts: 50 rows: 50 done, 0 failed, 0 unknown, 0 refused (")
 }
 
 var summaryLine = regexp.MustCompile(`payouts: (\d+) rows: (\d+) done, (\d+) failed, (\d+) unknown`)
@@ -78,11 +79,7 @@ func TestPayoutsSurviveKills(t *testing.T) {
 		},
 		Seed: seed,
 	}))
-	keyOwner := make(map[string]string, 2*n)
-	for _, r := range rows {
-		keyOwner[keyFor("initiate", r.PayoutID)] = r.PayoutID
-		keyOwner[keyFor("confirm", r.PayoutID)] = r.PayoutID
-	}
+	keyOwner := ownerOfKeys(rows, 3)
 
 	child := func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-csv", csvPath, "-journal", journalPath, "-concurrency", "16", "-rate", "2000")
@@ -156,6 +153,19 @@ func TestPayoutsSurviveKills(t *testing.T) {
 	t.Logf("faults injected: %d of %d requests", srv.FaultsInjected(), len(srv.Requests()))
 }
 
+// ownerOfKeys maps the keys of the first gens key generations of rows to
+// their payout ids.
+func ownerOfKeys(rows []row, gens int) map[string]string {
+	owner := make(map[string]string, 2*gens*len(rows))
+	for _, r := range rows {
+		for gen := range gens {
+			owner[keyFor(stepInitiate, r.PayoutID, gen)] = r.PayoutID
+			owner[keyFor(stepConfirm, r.PayoutID, gen)] = r.PayoutID
+		}
+	}
+	return owner
+}
+
 // makeRows saves recipients on srv and writes n payouts to them to path.
 func makeRows(t *testing.T, srv *paymentstest.Server, n int, path string) []row {
 	c := srv.Client()
@@ -209,4 +219,128 @@ func TestPayoutsStopWhenTheJournalFails(t *testing.T) {
 	// Each of the 4 workers had at most one payout in flight when the first
 	// append failed; without the stop every row would be paid.
 	assert.LessOrEqual(t, len(srv.Payments()), 4, "payouts started after the journal failed")
+}
+
+// TestPayoutsRestartedAfterTheQuotesExpired kills the program while its
+// confirms fail (so rows are journaled initiated, or unknown at confirm),
+// moves the fake's clock past the quotes' five minutes, and runs it again
+// until nothing is unknown: each stuck row's confirm is refused
+// quote_expired, and the row is initiated and confirmed again under the
+// next key generation, recorded in the journal (a row whose initiate the
+// kill cut off before it was journaled too: its replayed quote has expired
+// as well). Every row is paid exactly
+// once: one completed payment each, the expired quotes never confirmed, and
+// the balance drawn once per row. Before key generations such rows were
+// journaled failed for good, and never paid.
+func TestPayoutsRestartedAfterTheQuotesExpired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the program several times; skipped with -short")
+	}
+	const n = 60
+	srv := paymentstest.NewServer(paymentstest.WithLogLimit(100_000))
+	defer srv.Close()
+	dir := t.TempDir()
+	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")
+	rows := makeRows(t, srv, n, csvPath)
+	start := srv.Balance("NGN")
+	child := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-csv", csvPath, "-journal", journalPath, "-concurrency", "8", "-rate", "2000")
+		cmd.Env = append(os.Environ(), "PAYOUTS_CHILD=1", "PAYMENTS_API_KEY="+srv.APIKey(), "PAYMENTS_BASE_URL="+srv.URL())
+		return cmd
+	}
+
+	// Every confirm fails: the rows pile up as initiated, or unknown at
+	// confirm; the program is killed among them.
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable,
+		Path: "/payments/confirm", Times: 1_000_000}))
+	cmd := child()
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(60 * time.Second)
+	for countLines(journalPath) < 12 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	stuck := 0
+	for _, rec := range readState(t, journalPath) {
+		require.Contains(t, []string{eventInitiated, eventUnknown}, rec.Event)
+		require.NotEmpty(t, rec.QuoteID, "%s: the quote was made", rec.PayoutID)
+		stuck++
+	}
+	require.Positive(t, stuck, "rows were left with a quote")
+	// Every quote made so far expires unconfirmed: those journaled, and
+	// those whose initiate the kill cut off before the journal had it
+	// (the next run's initiate replays them).
+	quoted := len(srv.Payments())
+	require.GreaterOrEqual(t, quoted, stuck)
+	srv.ClearFaults()
+	srv.Advance(payments.QuoteLifetime + time.Minute)
+
+	for attempt := 0; ; attempt++ {
+		require.Less(t, attempt, 5, "outcomes still unknown after 5 runs")
+		out, err := child().CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
+			t.Fatalf("run failed: %v\n%s", err, out)
+		}
+		last := summaryLine.FindStringSubmatch(string(out))
+		require.NotNil(t, last, "no summary in %s", out)
+		if last[4] == "0" {
+			assert.Equal(t, []string{strconv.Itoa(n), strconv.Itoa(n), "0", "0"}, last[1:], "%s", out)
+			break
+		}
+	}
+
+	state := readState(t, journalPath)
+	total := decimal.Zero
+	for _, r := range rows {
+		rec := state[r.PayoutID]
+		assert.Equal(t, eventDone, rec.Event, r.PayoutID)
+		completed := completedPayments(srv, r.PayoutID)
+		if assert.Len(t, completed, 1, "%s is paid exactly once", r.PayoutID) {
+			assert.Equal(t, rec.PaymentID, completed[0].ID)
+			total = total.Add(completed[0].Quote.TotalAmount)
+		}
+	}
+	assert.True(t, start.Sub(total).Equal(srv.Balance("NGN")), "the balance was drawn once per row")
+
+	// The stuck rows went to generation 1 through a journaled refusal;
+	// the others stayed at generation 0.
+	moved := 0
+	for _, rec := range journalRecords(t, journalPath) {
+		if rec.Event == eventRefused {
+			assert.Equal(t, string(payments.CodeQuoteExpired), rec.Code)
+			assert.Equal(t, 0, rec.Generation)
+			assert.Equal(t, 1, state[rec.PayoutID].Generation, rec.PayoutID)
+			assert.Equal(t, keyFor(stepConfirm, rec.PayoutID, 1), state[rec.PayoutID].IdempotencyKey)
+			moved++
+		}
+	}
+	assert.Equal(t, quoted, moved, "every row with an expired quote, and no other, moved to generation 1")
+}
+
+// completedPayments returns the payments of srv with this reference that
+// completed: paid.
+func completedPayments(srv *paymentstest.Server, reference string) []payments.Payment {
+	var completed []payments.Payment
+	for _, p := range srv.PaymentsByReference(reference) {
+		if p.Status == payments.PaymentStatusCompleted {
+			completed = append(completed, p)
+		}
+	}
+	return completed
+}
+
+// journalRecords reads every record of the journal at path, in order.
+func journalRecords(t *testing.T, path string) []record {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var recs []record
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var rec record
+		require.NoError(t, json.Unmarshal(line, &rec))
+		recs = append(recs, rec)
+	}
+	return recs
 }

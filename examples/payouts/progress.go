@@ -18,6 +18,7 @@ type progress struct {
 	start                 time.Time
 	total                 int
 	done, failed, unknown atomic.Int64
+	refused               atomic.Int64 // refused for a curable cause
 	finished              atomic.Int64 // rows finished by this run
 	stop                  chan struct{}
 	wg                    sync.WaitGroup
@@ -48,6 +49,8 @@ func (p *progress) count(event string, thisRun bool) {
 		p.failed.Add(1)
 	case eventUnknown:
 		p.unknown.Add(1)
+	case eventRefused:
+		p.refused.Add(1)
 	}
 	if thisRun {
 		p.finished.Add(1)
@@ -56,8 +59,8 @@ func (p *progress) count(event string, thisRun bool) {
 
 func (p *progress) line() string {
 	rate := float64(p.finished.Load()) / max(time.Since(p.start).Seconds(), 1e-3)
-	return fmt.Sprintf("%d rows: %d done, %d failed, %d unknown (%.1f rows/s)",
-		p.total, p.done.Load(), p.failed.Load(), p.unknown.Load(), rate)
+	return fmt.Sprintf("%d rows: %d done, %d failed, %d unknown, %d refused (%.1f rows/s)",
+		p.total, p.done.Load(), p.failed.Load(), p.unknown.Load(), p.refused.Load(), rate)
 }
 
 // run prints the progress line until end is called.

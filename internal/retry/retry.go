@@ -63,17 +63,15 @@ func Check(ctx context.Context, allowed bool, resp *http.Response, err error) (b
 }
 
 // Backoff returns how long to wait before attempt number attempt+1 (attempt
-// counts from 0). A Retry-After header on resp is honoured, capped at hi;
-// otherwise the wait doubles from lo for each attempt, plus up to half of it
-// again at random, and never exceeds hi: the first retry waits between lo
-// and 1.5*lo.
+// counts from 0). A Retry-After header on resp is honoured within [lo, hi]:
+// one below lo (0, or a date already past) waits lo, so a service cannot
+// make the client retry at once; one above hi waits hi. Otherwise the wait
+// doubles from lo for each attempt, plus up to half of it again at random,
+// and never exceeds hi: the first retry waits between lo and 1.5*lo.
 func Backoff(lo, hi time.Duration, attempt int, resp *http.Response, now time.Time) time.Duration {
 	if resp != nil {
 		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
-			if d > hi {
-				return hi
-			}
-			return d
+			return min(max(d, lo), hi)
 		}
 	}
 	if lo <= 0 {

@@ -118,9 +118,19 @@ func TestBackoffHonoursRetryAfterUpToMax(t *testing.T) {
 	}
 	assert.Equal(t, 3*time.Second, Backoff(time.Millisecond, 10*time.Second, 0, withRA("3"), now))
 	assert.Equal(t, 10*time.Second, Backoff(time.Millisecond, 10*time.Second, 0, withRA("3600"), now))
-	assert.Equal(t, time.Duration(0), Backoff(time.Millisecond, 10*time.Second, 0, withRA("0"), now))
+	assert.Equal(t, time.Millisecond, Backoff(time.Millisecond, 10*time.Second, 0, withRA("0"), now))
 	assert.Equal(t, 7*time.Second, Backoff(time.Millisecond, 10*time.Second, 0, withRA(now.Add(7*time.Second).Format(http.TimeFormat)), now))
 	assert.Equal(t, 10*time.Second, Backoff(time.Millisecond, 10*time.Second, 0, withRA(now.Add(time.Hour).Format(http.TimeFormat)), now))
+
+	// A Retry-After below the minimum wait (0, or a date already past) waits
+	// exactly the minimum, never less: the service cannot make the client
+	// retry at once.
+	for _, v := range []string{"0", "1", now.Add(-time.Hour).Format(http.TimeFormat), now.Format(http.TimeFormat)} {
+		for attempt := range 3 {
+			assert.Equal(t, 2*time.Second, Backoff(2*time.Second, 10*time.Second, attempt, withRA(v), now), "Retry-After %q, attempt %d", v, attempt)
+		}
+	}
+	assert.Equal(t, time.Duration(0), Backoff(0, 10*time.Second, 0, withRA("0"), now), "a minimum of 0 allows no wait")
 
 	// Garbage or a negative value falls back to the exponential wait.
 	for _, v := range []string{"soon", "-5", ""} {
