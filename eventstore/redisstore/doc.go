@@ -12,8 +12,14 @@
 //
 // # Keys
 //
-// Each event is one key, the prefix (DefaultPrefix, WithPrefix) and the
-// event id. Claim is SET key "processing:<token>" NX PX <lease>, and when the
+// Each event is one key: the prefix (DefaultPrefix, WithPrefix), then the
+// event id with '%' written "%25" and ':' written "%3A". A prefix that does
+// not end with ':', or holds a '%', is written the same way and followed by
+// "%:". The last ':' of a key thus ends its prefix, and no two (prefix, id)
+// pairs share a key (TestKeysDoNotCollide): "tenant1" with "0evt_1" and
+// "tenant10" with "evt_1" are two events. With the default prefix, the key
+// of an id without ':' or '%' (as the service makes them) is
+// "payments:webhook-event:<id>". Claim is SET key "processing:<token>" NX PX <lease>, and when the
 // key exists its value tells "in progress" from "done", in one script.
 // Renew is a script that extends the TTL of "processing:<token>"; Complete
 // one that rewrites it into "done:<token>" with the retention as TTL (or

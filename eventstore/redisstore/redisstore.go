@@ -15,7 +15,8 @@ import (
 
 const (
 	// DefaultPrefix starts every key the store writes, unless WithPrefix
-	// says otherwise: the key of an event is the prefix and its id.
+	// says otherwise: the key of an event is the prefix and its id, with
+	// ':' and '%' in the id escaped (see Store.Key).
 	DefaultPrefix = "payments:webhook-event:"
 	// DefaultLease is how long a claim lasts, unless renewed, before
 	// another delivery may take the event over (WithLease):
@@ -51,8 +52,12 @@ type options struct {
 
 // WithPrefix sets the prefix of the store's keys (default DefaultPrefix;
 // not empty, at most 256 bytes). Give each receiver that must not share
-// processed ids its own prefix. Every operation touches the event's key
-// only, so any prefix works on Redis Cluster.
+// processed ids its own prefix: two stores with different prefixes never
+// share a key, whatever the ids (TestPrefixesDoNotShareEvents). A prefix
+// that ends with ':' and holds no '%' starts the keys as it is; any other
+// is escaped and followed by "%:" (WithPrefix("tenant1") writes
+// "tenant1%:<id>"). Every operation touches the event's key only, so any
+// prefix works on Redis Cluster.
 func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
 // WithLease sets how long a claim lasts unless renewed (default
@@ -87,8 +92,9 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 // TTL once processed. Make it with New; it is safe for concurrent use and
 // starts no goroutine.
 type Store struct {
-	client redis.UniversalClient
-	opts   options
+	client    redis.UniversalClient
+	opts      options
+	keyPrefix string // keyPrefix(opts.prefix)
 	// direct: the client keeps contexts' deadlines itself
 	// (ContextTimeoutEnabled), so commands need no goroutine.
 	direct bool
@@ -114,7 +120,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if err := lease.Check("redisstore", o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
-	return &Store{client: client, opts: o, direct: keepsDeadlines(client), runner: runner{idle: make(chan *command)}}, nil
+	return &Store{client: client, opts: o, keyPrefix: keyPrefix(o.prefix), direct: keepsDeadlines(client), runner: runner{idle: make(chan *command)}}, nil
 }
 
 // keepsDeadlines says whether client stops waiting for a reply at its
@@ -129,9 +135,6 @@ func keepsDeadlines(client redis.UniversalClient) bool {
 	}
 	return false
 }
-
-// Key returns the key that holds eventID's claim or completion.
-func (s *Store) Key(eventID string) string { return s.opts.prefix + eventID }
 
 const (
 	processing = "processing:"
