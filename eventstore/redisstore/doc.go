@@ -19,17 +19,23 @@
 // pairs share a key (TestKeysDoNotCollide): "tenant1" with "0evt_1" and
 // "tenant10" with "evt_1" are two events. With the default prefix, the key
 // of an id without ':' or '%' (as the service makes them) is
-// "payments:webhook-event:<id>". Claim is SET key "processing:<token>" NX PX <lease>, and when the
-// key exists its value tells "in progress" from "done", in one script.
+// "payments:webhook-event:<id>".
+//
+// Claim is one command on Redis 7.0 and later, SET key "processing:<token>" NX PX <lease> GET: it takes a free
+// id, and when the key exists it writes nothing and returns its value,
+// which tells "in progress" from "done". The first Claim reads the server's
+// version (INFO server) and the store keeps it; on an older server, or one
+// that refuses SET with NX and GET, Claim runs a script that does the same
+// (TestClaimIsOneNativeCommandOnRedis7, TestClaimOnOlderServers).
 // Renew is a script that extends the TTL of "processing:<token>"; Complete
 // one that rewrites it into "done:<token>" with the retention as TTL (or
 // writes it when the key is gone: the claim lapsed and nobody took it
 // over); Release one that deletes it. They compare the token first and
 // return webhook.ErrClaimLost when another claim holds the key, so a
 // replica whose lease ran out never settles the claim another replica took
-// over. Every script touches that one key, so it runs
-// on Redis Cluster; they are sent with EVALSHA, and EVAL when the server
-// does not know them yet.
+// over. Every command touches that one key, so it runs on Redis Cluster;
+// the scripts are sent with EVALSHA, and EVAL when the server does not
+// know them yet.
 //
 // Leases and retention are TTLs kept by Redis, so the replicas' clocks do
 // not matter. The claim's LeaseExpires, which the handler's renewals and

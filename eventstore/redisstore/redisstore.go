@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -99,6 +100,9 @@ type Store struct {
 	// (ContextTimeoutEnabled), so commands need no goroutine.
 	direct bool
 	runner runner
+	// claims: how Claim asks Redis (claimsUnknown until the server's
+	// version is known).
+	claims atomic.Int32
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -140,18 +144,6 @@ const (
 	processing = "processing:"
 	done       = "done:"
 )
-
-// claimScript: SET NX PX takes a free id; when the key exists, its value
-// says whether the event is claimed or done. Atomic, so the two cannot
-// disagree.
-//
-// KEYS[1] the event's key; ARGV[1] "processing:<token>"; ARGV[2] lease ms.
-var claimScript = redis.NewScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return 1
-end
-return redis.call('GET', KEYS[1])
-`)
 
 // completeScript rewrites the claim into a completion while the token
 // still owns the key, or writes the completion when the key is gone (the
@@ -197,19 +189,18 @@ end
 return 0
 `)
 
-// run runs script on the event's key under the store's deadline, and
-// returns by the deadline whatever the client does: go-redis ignores the
-// context while it reads unless Options.ContextTimeoutEnabled is set, so
-// with a client without it the command runs in a goroutine that the store
-// stops waiting for. The deadline in its context also ends go-redis'
-// retries.
-func (s *Store) run(ctx context.Context, script *redis.Script, id string, args ...any) (any, error) {
+// run calls call under the store's deadline, and returns by the deadline
+// whatever the client does: go-redis ignores the context while it reads
+// unless Options.ContextTimeoutEnabled is set, so with a client without it
+// the call runs in a goroutine that the store stops waiting for. The
+// deadline in its context also ends go-redis' retries.
+func (s *Store) run(ctx context.Context, call func(context.Context) (any, error)) (any, error) {
 	ctx, cancel := lease.Bound(ctx, s.opts.timeout)
 	defer cancel()
 	if s.direct {
-		return script.Run(ctx, s.client, []string{s.Key(id)}, args...).Result()
+		return call(ctx)
 	}
-	j := &command{ctx: ctx, client: s.client, script: script, keys: []string{s.Key(id)}, args: args, done: make(chan struct{})}
+	j := &command{ctx: ctx, call: call, done: make(chan struct{})}
 	s.runner.start(j)
 	select {
 	case <-j.done:
@@ -217,6 +208,14 @@ func (s *Store) run(ctx context.Context, script *redis.Script, id string, args .
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// script runs script on the event's key under the store's deadline (run).
+func (s *Store) script(ctx context.Context, script *redis.Script, id string, args ...any) (any, error) {
+	keys := []string{s.Key(id)}
+	return s.run(ctx, func(ctx context.Context) (any, error) {
+		return script.Run(ctx, s.client, keys, args...).Result()
+	})
 }
 
 // Claim implements webhook.Store. The lease is a TTL kept by Redis,
@@ -230,7 +229,8 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 		return webhook.Claim{}, fmt.Errorf("redisstore: %w", err)
 	}
 	start := time.Now()
-	res, err := s.run(ctx, claimScript, eventID, processing+token, s.opts.lease.Milliseconds())
+	key, value := s.Key(eventID), processing+token
+	res, err := s.run(ctx, func(ctx context.Context) (any, error) { return s.claim(ctx, key, value) })
 	if err != nil {
 		return webhook.Claim{}, fmt.Errorf("redisstore: claim event %q: %w", eventID, err)
 	}
@@ -258,7 +258,7 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 		return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
 	}
 	start := time.Now()
-	res, err := s.run(ctx, renewScript, c.EventID, processing+c.Token, done+c.Token, s.opts.lease.Milliseconds())
+	res, err := s.script(ctx, renewScript, c.EventID, processing+c.Token, done+c.Token, s.opts.lease.Milliseconds())
 	if err != nil {
 		return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, err)
 	}
@@ -290,7 +290,7 @@ func (s *Store) settle(ctx context.Context, op string, script *redis.Script, c w
 	if c.Token == "" {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, webhook.ErrClaimLost)
 	}
-	res, err := s.run(ctx, script, c.EventID, args...)
+	res, err := s.script(ctx, script, c.EventID, args...)
 	if err != nil {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, err)
 	}
