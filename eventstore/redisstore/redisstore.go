@@ -79,7 +79,9 @@ func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d }
 // for; a *redis.Client or *redis.ClusterClient whose options set
 // ContextTimeoutEnabled keeps the deadline itself and saves that goroutine
 // (set it on the options redis.ParseURL returns). A shorter deadline of the
-// caller's context wins.
+// caller's context wins. Claim, Renew, Complete and Release on a frozen
+// Redis (SIGSTOP) return an error by the deadline, and the handler answers
+// a delivery 503, on either client (TestFrozenRedis, TestHungStore).
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithRetention sets how long a processed event id is remembered (default
@@ -193,14 +195,16 @@ return 0
 // whatever the client does: go-redis ignores the context while it reads
 // unless Options.ContextTimeoutEnabled is set, so with a client without it
 // the call runs in a goroutine that the store stops waiting for. The
-// deadline in its context also ends go-redis' retries.
+// deadline in its context also ends go-redis' retries. A call that fails
+// to connect (Redis restarting) is tried again until the deadline
+// (redial): it sent nothing.
 func (s *Store) run(ctx context.Context, call func(context.Context) (any, error)) (any, error) {
 	ctx, cancel := lease.Bound(ctx, s.opts.timeout)
 	defer cancel()
 	if s.direct {
-		return call(ctx)
+		return redial(ctx, call)
 	}
-	j := &command{ctx: ctx, call: call, done: make(chan struct{})}
+	j := &command{ctx: ctx, call: func(ctx context.Context) (any, error) { return redial(ctx, call) }, done: make(chan struct{})}
 	s.runner.start(j)
 	select {
 	case <-j.done:
@@ -239,9 +243,15 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	case int64:
 		c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
 	case string:
-		c.Status = webhook.ClaimInProgress
-		if strings.HasPrefix(v, done) {
+		switch {
+		case v == value:
+			// Its own claim: go-redis sent the command again after the
+			// reply to the first was lost.
+			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
+		case strings.HasPrefix(v, done):
 			c.Status = webhook.ClaimDone
+		default:
+			c.Status = webhook.ClaimInProgress
 		}
 	default:
 		return webhook.Claim{}, fmt.Errorf("redisstore: claim event %q: unexpected reply %T", eventID, res)
