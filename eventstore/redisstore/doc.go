@@ -70,9 +70,9 @@
 // over); Release one that deletes it. They compare the token first and
 // return webhook.ErrClaimLost when another claim holds the key, so a
 // replica whose lease ran out never settles the claim another replica took
-// over. Every command touches that one key, so it runs on Redis Cluster;
-// the scripts are sent with EVALSHA, and EVAL when the server does not
-// know them yet.
+// over. Every command on an event touches its key only, so it runs on
+// Redis Cluster; the scripts are sent with EVALSHA, and EVAL when the
+// server does not know them yet.
 //
 // Leases and retention are TTLs kept by Redis, so the replicas' clocks do
 // not matter. The claim's LeaseExpires, which the handler's renewals and
