@@ -130,7 +130,9 @@ func TestClaimIsOneNativeCommandOnRedis7(t *testing.T) {
 	if n := rec.count("set"); n != 3 {
 		t.Errorf("%d SET commands for 3 Claims, want 3", n)
 	}
-	if n := rec.count("evalsha") + rec.count("eval"); n != 1 {
+	// A script is sent as EVALSHA, then as EVAL when the server does not
+	// know it (another test flushes the shared server's scripts).
+	if n := rec.count("evalsha"); n != 1 {
 		t.Errorf("%d scripts for 3 Claims and a Complete, want 1 (the Complete)", n)
 	}
 	if n := rec.count("info"); n != 0 {
@@ -148,8 +150,8 @@ func TestClaimScriptForOlderServers(t *testing.T) {
 	if n := rec.count("set") + rec.count("info"); n != 0 {
 		t.Errorf("%d SET or INFO commands on the script path, want 0", n)
 	}
-	if n := rec.count("evalsha") + rec.count("eval"); n < 4 {
-		t.Errorf("%d scripts for 3 Claims and a Complete, want 4 or more", n)
+	if n := rec.count("evalsha"); n != 4 {
+		t.Errorf("%d scripts for 3 Claims and a Complete, want 4", n)
 	}
 }
 
