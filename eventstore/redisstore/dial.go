@@ -46,12 +46,8 @@ func RetryDial(dial func(ctx context.Context, network, addr string) (net.Conn, e
 			if err == nil {
 				return conn, nil
 			}
-			t := time.NewTimer(redialPause)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !pause(ctx) {
 				return nil, err
-			case <-t.C:
 			}
 		}
 	}
@@ -63,15 +59,8 @@ func RetryDial(dial func(ctx context.Context, network, addr string) (net.Conn, e
 func redial(ctx context.Context, call func(context.Context) (any, error)) (any, error) {
 	for {
 		v, err := call(ctx)
-		if err == nil || !nothingSent(err) {
+		if err == nil || !nothingSent(err) || !pause(ctx) {
 			return v, err
-		}
-		t := time.NewTimer(redialPause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return v, err
-		case <-t.C:
 		}
 	}
 }
@@ -81,4 +70,16 @@ func redial(ctx context.Context, call func(context.Context) (any, error)) (any, 
 func nothingSent(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// pause waits redialPause, and returns false at once when ctx ends first.
+func pause(ctx context.Context) bool {
+	t := time.NewTimer(redialPause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
