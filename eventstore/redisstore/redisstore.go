@@ -92,8 +92,9 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 // Store is a webhook.Store in Redis, shared by every replica of a
 // webhook receiver. Each event is one key: "processing:<token>" with the
 // lease as its TTL while claimed, "done:<token>" with the retention as its
-// TTL once processed. Make it with New; it is safe for concurrent use and
-// starts no goroutine.
+// TTL once processed. Make it with New; it is safe for concurrent use. On
+// a client with ContextTimeoutEnabled it starts no goroutine; on one
+// without, the goroutines that run its commands end after 30 s idle.
 type Store struct {
 	client    redis.UniversalClient
 	opts      options
