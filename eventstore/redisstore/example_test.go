@@ -25,6 +25,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// Dials keep trying, so the client is back at once after a Redis restart.
+	opts.Dialer = redisstore.RetryDial(redis.NewDialer(opts))
 	opts.ContextTimeoutEnabled = true // the client keeps the store's deadlines itself
 	client := redis.NewClient(opts)   // or a ClusterClient, or a FailoverClient
 	defer client.Close()

@@ -34,14 +34,24 @@ func testCtx(tb testing.TB) context.Context {
 	return ctx
 }
 
-// newClient connects to url; the client is closed when the test ends.
+// newClient connects to url with go-redis' default options; the client is
+// closed when the test ends.
 func newClient(tb testing.TB, url string, poolSize int) *redis.Client {
+	tb.Helper()
+	return newClientWith(tb, url, poolSize, nil)
+}
+
+// newClientWith is newClient with the options set by tune (nil: none).
+func newClientWith(tb testing.TB, url string, poolSize int, tune func(*redis.Options)) *redis.Client {
 	tb.Helper()
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	opts.PoolSize = poolSize
+	if tune != nil {
+		tune(opts)
+	}
 	c := redis.NewClient(opts)
 	tb.Cleanup(func() { _ = c.Close() })
 	return c
@@ -68,9 +78,27 @@ func uniquePrefix(tb testing.TB, c redis.UniversalClient) string {
 	return prefix
 }
 
-// fixture builds n stores, each on a client of its own, under one fresh
-// prefix of the server at url.
+// recommended sets the client options the package documentation
+// recommends: deadlines kept by the client, and dials retried.
+func recommended(o *redis.Options) {
+	o.ContextTimeoutEnabled = true
+	dial := o.Dialer
+	if dial == nil {
+		dial = redis.NewDialer(o)
+	}
+	o.Dialer = redisstore.RetryDial(dial)
+}
+
+// fixture builds n stores, each on a client of its own with the
+// recommended options, under one fresh prefix of the server at url.
 func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int) storetest.Fixture {
+	tb.Helper()
+	return fixtureWith(tb, url, n, lease, poolSize, recommended)
+}
+
+// fixtureWith is fixture with the clients' options set by tune (nil: as
+// redis.ParseURL makes them).
+func fixtureWith(tb testing.TB, url string, n int, lease time.Duration, poolSize int, tune func(*redis.Options)) storetest.Fixture {
 	tb.Helper()
 	admin := newClient(tb, url, 2)
 	prefix := uniquePrefix(tb, admin)
@@ -80,7 +108,7 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 	}
 	f := storetest.Fixture{}
 	for i := 0; i < n; i++ {
-		s, err := redisstore.New(newClient(tb, url, poolSize), opts...)
+		s, err := redisstore.New(newClientWith(tb, url, poolSize, tune), opts...)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -99,6 +127,9 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 			tb.Fatal(err)
 		}
 		o.PoolSize, o.Dialer = poolSize, dial
+		if tune != nil {
+			tune(o) // RetryDial wraps dial
+		}
 		c := redis.NewClient(o)
 		tb.Cleanup(func() { _ = c.Close() })
 		s, err := redisstore.New(c, opts...)
@@ -117,26 +148,39 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 	return f
 }
 
-var backend = storetest.Backend{
-	Stores: func(tb testing.TB, n int, lease time.Duration) storetest.Fixture {
-		return fixture(tb, testservers.SharedRedis(tb).URL(), n, lease, 8)
-	},
-	Outage: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, storetest.Server) {
-		srv := testservers.StartRedis(tb, true)
-		return fixture(tb, srv.URL(), n, lease, 4), srv
-	},
-	Proxied: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, *testservers.Proxy) {
-		srv := testservers.SharedRedis(tb)
-		u, err := url.Parse(srv.URL())
-		if err != nil {
-			tb.Fatal("the server's URL does not parse")
-		}
-		proxy := testservers.StartProxy(tb, u.Host)
-		return fixture(tb, proxy.URL(tb, srv.URL()), n, lease, 8), proxy
-	},
+// backend: stores on clients with the recommended options (the package
+// documentation's), so that the client keeps the store's deadlines.
+var backend = backendWith(recommended)
+
+// defaultBackend: stores on clients with go-redis' default options, which
+// keep no deadline while they read: the store runs their commands in its
+// runner.
+var defaultBackend = backendWith(nil)
+
+func backendWith(tune func(*redis.Options)) storetest.Backend {
+	return storetest.Backend{
+		Stores: func(tb testing.TB, n int, lease time.Duration) storetest.Fixture {
+			return fixtureWith(tb, testservers.SharedRedis(tb).URL(), n, lease, 8, tune)
+		},
+		Outage: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, storetest.Server) {
+			srv := testservers.StartRedis(tb, true)
+			return fixtureWith(tb, srv.URL(), n, lease, 4, tune), srv
+		},
+		Proxied: func(tb testing.TB, n int, lease time.Duration) (storetest.Fixture, *testservers.Proxy) {
+			srv := testservers.SharedRedis(tb)
+			u, err := url.Parse(srv.URL())
+			if err != nil {
+				tb.Fatal("the server's URL does not parse")
+			}
+			proxy := testservers.StartProxy(tb, u.Host)
+			return fixtureWith(tb, proxy.URL(tb, srv.URL()), n, lease, 8, tune), proxy
+		},
+	}
 }
 
 func TestConformance(t *testing.T) { storetest.Conformance(t, backend) }
+
+func TestConformanceDefaultClient(t *testing.T) { storetest.Conformance(t, defaultBackend) }
 
 func TestReplicas(t *testing.T) {
 	t.Parallel()
@@ -161,6 +205,16 @@ func TestKilledReplica(t *testing.T) {
 func TestHungStore(t *testing.T) {
 	t.Parallel()
 	storetest.HungStore(t, backend)
+}
+
+func TestHungStoreDefaultClient(t *testing.T) {
+	t.Parallel()
+	storetest.HungStore(t, defaultBackend)
+}
+
+func TestOutageDefaultClient(t *testing.T) {
+	t.Parallel()
+	storetest.Outage(t, defaultBackend, storetest.LedgerProcessor())
 }
 
 func TestPendingCompletions(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,7 +16,8 @@ import (
 
 const (
 	// DefaultPrefix starts every key the store writes, unless WithPrefix
-	// says otherwise: the key of an event is the prefix and its id.
+	// says otherwise: the key of an event is the prefix and its id, with
+	// ':' and '%' in the id escaped (see Store.Key).
 	DefaultPrefix = "payments:webhook-event:"
 	// DefaultLease is how long a claim lasts, unless renewed, before
 	// another delivery may take the event over (WithLease):
@@ -51,8 +53,12 @@ type options struct {
 
 // WithPrefix sets the prefix of the store's keys (default DefaultPrefix;
 // not empty, at most 256 bytes). Give each receiver that must not share
-// processed ids its own prefix. Every operation touches the event's key
-// only, so any prefix works on Redis Cluster.
+// processed ids its own prefix: two stores with different prefixes never
+// share a key, whatever the ids (TestPrefixesDoNotShareEvents). A prefix
+// that ends with ':' and holds no '%' starts the keys as it is; any other
+// is escaped and followed by "%:" (WithPrefix("tenant1") writes
+// "tenant1%:<id>"). Every operation touches the event's key only, so any
+// prefix works on Redis Cluster.
 func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
 // WithLease sets how long a claim lasts unless renewed (default
@@ -73,7 +79,9 @@ func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d }
 // for; a *redis.Client or *redis.ClusterClient whose options set
 // ContextTimeoutEnabled keeps the deadline itself and saves that goroutine
 // (set it on the options redis.ParseURL returns). A shorter deadline of the
-// caller's context wins.
+// caller's context wins. Claim, Renew, Complete and Release on a frozen
+// Redis (SIGSTOP) return an error by the deadline, and the handler answers
+// a delivery 503, on either client (TestFrozenRedis, TestHungStore).
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithRetention sets how long a processed event id is remembered (default
@@ -84,15 +92,20 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 // Store is a webhook.Store in Redis, shared by every replica of a
 // webhook receiver. Each event is one key: "processing:<token>" with the
 // lease as its TTL while claimed, "done:<token>" with the retention as its
-// TTL once processed. Make it with New; it is safe for concurrent use and
-// starts no goroutine.
+// TTL once processed. Make it with New; it is safe for concurrent use. On
+// a client with ContextTimeoutEnabled it starts no goroutine; on one
+// without, the goroutines that run its commands end after 30 s idle.
 type Store struct {
-	client redis.UniversalClient
-	opts   options
+	client    redis.UniversalClient
+	opts      options
+	keyPrefix string // keyPrefix(opts.prefix)
 	// direct: the client keeps contexts' deadlines itself
 	// (ContextTimeoutEnabled), so commands need no goroutine.
 	direct bool
 	runner runner
+	// claims: how Claim asks Redis (claimsUnknown until the server's
+	// version is known).
+	claims atomic.Int32
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -114,7 +127,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if err := lease.Check("redisstore", o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
-	return &Store{client: client, opts: o, direct: keepsDeadlines(client), runner: runner{idle: make(chan *command)}}, nil
+	return &Store{client: client, opts: o, keyPrefix: keyPrefix(o.prefix), direct: keepsDeadlines(client), runner: runner{idle: make(chan *command)}}, nil
 }
 
 // keepsDeadlines says whether client stops waiting for a reply at its
@@ -130,25 +143,10 @@ func keepsDeadlines(client redis.UniversalClient) bool {
 	return false
 }
 
-// Key returns the key that holds eventID's claim or completion.
-func (s *Store) Key(eventID string) string { return s.opts.prefix + eventID }
-
 const (
 	processing = "processing:"
 	done       = "done:"
 )
-
-// claimScript: SET NX PX takes a free id; when the key exists, its value
-// says whether the event is claimed or done. Atomic, so the two cannot
-// disagree.
-//
-// KEYS[1] the event's key; ARGV[1] "processing:<token>"; ARGV[2] lease ms.
-var claimScript = redis.NewScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return 1
-end
-return redis.call('GET', KEYS[1])
-`)
 
 // completeScript rewrites the claim into a completion while the token
 // still owns the key, or writes the completion when the key is gone (the
@@ -194,19 +192,20 @@ end
 return 0
 `)
 
-// run runs script on the event's key under the store's deadline, and
-// returns by the deadline whatever the client does: go-redis ignores the
-// context while it reads unless Options.ContextTimeoutEnabled is set, so
-// with a client without it the command runs in a goroutine that the store
-// stops waiting for. The deadline in its context also ends go-redis'
-// retries.
-func (s *Store) run(ctx context.Context, script *redis.Script, id string, args ...any) (any, error) {
+// run calls call under the store's deadline, and returns by the deadline
+// whatever the client does: go-redis ignores the context while it reads
+// unless Options.ContextTimeoutEnabled is set, so with a client without it
+// the call runs in a goroutine that the store stops waiting for. The
+// deadline in its context also ends go-redis' retries. A call that fails
+// to connect (Redis restarting) is tried again until the deadline
+// (redial): it sent nothing.
+func (s *Store) run(ctx context.Context, call func(context.Context) (any, error)) (any, error) {
 	ctx, cancel := lease.Bound(ctx, s.opts.timeout)
 	defer cancel()
 	if s.direct {
-		return script.Run(ctx, s.client, []string{s.Key(id)}, args...).Result()
+		return redial(ctx, call)
 	}
-	j := &command{ctx: ctx, client: s.client, script: script, keys: []string{s.Key(id)}, args: args, done: make(chan struct{})}
+	j := &command{ctx: ctx, call: func(ctx context.Context) (any, error) { return redial(ctx, call) }, done: make(chan struct{})}
 	s.runner.start(j)
 	select {
 	case <-j.done:
@@ -214,6 +213,14 @@ func (s *Store) run(ctx context.Context, script *redis.Script, id string, args .
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// script runs script on the event's key under the store's deadline (run).
+func (s *Store) script(ctx context.Context, script *redis.Script, id string, args ...any) (any, error) {
+	keys := []string{s.Key(id)}
+	return s.run(ctx, func(ctx context.Context) (any, error) {
+		return script.Run(ctx, s.client, keys, args...).Result()
+	})
 }
 
 // Claim implements webhook.Store. The lease is a TTL kept by Redis,
@@ -227,7 +234,8 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 		return webhook.Claim{}, fmt.Errorf("redisstore: %w", err)
 	}
 	start := time.Now()
-	res, err := s.run(ctx, claimScript, eventID, processing+token, s.opts.lease.Milliseconds())
+	key, value := s.Key(eventID), processing+token
+	res, err := s.run(ctx, func(ctx context.Context) (any, error) { return s.claim(ctx, key, value) })
 	if err != nil {
 		return webhook.Claim{}, fmt.Errorf("redisstore: claim event %q: %w", eventID, err)
 	}
@@ -236,9 +244,15 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	case int64:
 		c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
 	case string:
-		c.Status = webhook.ClaimInProgress
-		if strings.HasPrefix(v, done) {
+		switch {
+		case v == value:
+			// Its own claim: go-redis sent the command again after the
+			// reply to the first was lost.
+			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
+		case strings.HasPrefix(v, done):
 			c.Status = webhook.ClaimDone
+		default:
+			c.Status = webhook.ClaimInProgress
 		}
 	default:
 		return webhook.Claim{}, fmt.Errorf("redisstore: claim event %q: unexpected reply %T", eventID, res)
@@ -255,7 +269,7 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 		return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
 	}
 	start := time.Now()
-	res, err := s.run(ctx, renewScript, c.EventID, processing+c.Token, done+c.Token, s.opts.lease.Milliseconds())
+	res, err := s.script(ctx, renewScript, c.EventID, processing+c.Token, done+c.Token, s.opts.lease.Milliseconds())
 	if err != nil {
 		return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, err)
 	}
@@ -287,7 +301,7 @@ func (s *Store) settle(ctx context.Context, op string, script *redis.Script, c w
 	if c.Token == "" {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, webhook.ErrClaimLost)
 	}
-	res, err := s.run(ctx, script, c.EventID, args...)
+	res, err := s.script(ctx, script, c.EventID, args...)
 	if err != nil {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, err)
 	}

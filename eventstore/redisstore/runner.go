@@ -3,21 +3,16 @@ package redisstore
 import (
 	"context"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
-// command is one script run by a runner's goroutine for a caller that may
-// stop waiting for it.
+// command is one call to Redis, run by a runner's goroutine for a caller
+// that may stop waiting for it.
 type command struct {
-	ctx    context.Context
-	client redis.UniversalClient
-	script *redis.Script
-	keys   []string
-	args   []any
-	v      any
-	err    error
-	done   chan struct{} // closed once v and err are set
+	ctx  context.Context
+	call func(context.Context) (any, error)
+	v    any
+	err  error
+	done chan struct{} // closed once v and err are set
 }
 
 // runnerIdle is how long an idle goroutine of a runner waits for the next
@@ -48,7 +43,7 @@ func (r *runner) work(j *command) {
 	t := time.NewTimer(runnerIdle)
 	defer t.Stop()
 	for {
-		j.v, j.err = j.script.Run(j.ctx, j.client, j.keys, j.args...).Result()
+		j.v, j.err = j.call(j.ctx)
 		close(j.done)
 		t.Reset(runnerIdle)
 		select {
