@@ -89,6 +89,9 @@ func openRedis(ctx context.Context, url string) (webhook.Store, func(), error) {
 	// The store gives every command a deadline; with this the client
 	// keeps it itself (go-redis otherwise waits out its ReadTimeout).
 	opts.ContextTimeoutEnabled = true
+	// Dials keep trying, so the client is back at once after a Redis
+	// restart, before a claim's lease runs out.
+	opts.Dialer = redisstore.RetryDial(redis.NewDialer(opts))
 	client := redis.NewClient(opts)
 	store, err := redisstore.New(client)
 	if err == nil {
