@@ -113,7 +113,7 @@ func (s *Server) shortOf(pay *payment) *response {
 	}
 	return s.fail(http.StatusUnprocessableEntity, CodeInsufficientBalance,
 		fmt.Sprintf("the %s balance (%s) is less than the quote's total_amount (%s): fund the account, "+
-			"for example by a payment into a virtual account, and confirm again before the quote expires",
+			"for example by a payment into a virtual account, and confirm again with a new idempotency key before the quote expires (the same key replays this refusal)",
 			pay.Currency, money(have), money(pay.Quote.TotalAmount)))
 }
 

@@ -61,7 +61,7 @@ func TestBalance(t *testing.T) {
 	p, err := m.pay(t, r.ID, "5000", "order-4") // total 5075.00
 	apiErr := requireCode(t, err, http.StatusUnprocessableEntity, payments.CodeInsufficientBalance)
 	assert.Equal(t, "the NGN balance (3760.00) is less than the quote's total_amount (5075.00): fund the account, "+
-		"for example by a payment into a virtual account, and confirm again before the quote expires", apiErr.Message)
+		"for example by a payment into a virtual account, and confirm again with a new idempotency key before the quote expires (the same key replays this refusal)", apiErr.Message)
 	balance("3760")
 	stored, _ := m.srv.Payment(p.ID)
 	assert.Equal(t, payments.PaymentStatusPending, stored.Status)
