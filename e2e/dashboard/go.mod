@@ -5,7 +5,7 @@ go 1.24
 require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
-	github.com/paymentsapi/payments-go v0.0.0-00010101000000-000000000000
+	github.com/paymentsapi/payments-go v0.2.0
 	github.com/shopspring/decimal v1.6.0
 	github.com/stretchr/testify v1.12.1
 )

@@ -89,14 +89,20 @@ func openRedis(ctx context.Context, url string) (webhook.Store, func(), error) {
 	// The store gives every command a deadline; with this the client
 	// keeps it itself (go-redis otherwise waits out its ReadTimeout).
 	opts.ContextTimeoutEnabled = true
+	// Fail now, not at the first delivery, with the dial's own error: the
+	// client the store uses keeps dialling (RetryDial), which would turn a
+	// Redis that is not there into a timeout.
+	probe := redis.NewClient(opts)
+	err = probe.Ping(ctx).Err()
+	_ = probe.Close()
+	if err != nil {
+		return nil, nil, err
+	}
 	// Dials keep trying, so the client is back at once after a Redis
 	// restart, before a claim's lease runs out.
 	opts.Dialer = redisstore.RetryDial(redis.NewDialer(opts))
 	client := redis.NewClient(opts)
 	store, err := redisstore.New(client)
-	if err == nil {
-		err = client.Ping(ctx).Err() // fail now, not at the first delivery
-	}
 	if err != nil {
 		_ = client.Close()
 		return nil, nil, err
