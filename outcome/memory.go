@@ -1,0 +1,102 @@
+package outcome
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// MemoryStore keeps outcomes in this process's memory: the default store of
+// a Tracker. Several Trackers (and webhook handlers) of one process may share
+// one; replicas in other processes need a shared store (eventstore/pgstore,
+// eventstore/redisstore). It forgets everything when the process stops. The
+// zero value is not usable: call NewMemoryStore.
+type MemoryStore struct {
+	mu    sync.Mutex
+	byID  map[string]Outcome
+	byRef map[string]string // reference -> id
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{byID: map[string]Outcome{}, byRef: map[string]string{}}
+}
+
+// Load returns the outcome of an id, or of a payment reference.
+func (m *MemoryStore) Load(ctx context.Context, key string) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.byID[key]
+	if !ok {
+		if id, found := m.byRef[key]; found {
+			o, ok = m.byID[id]
+		}
+	}
+	if !ok {
+		return Outcome{}, ErrNotFound
+	}
+	return clone(o), nil
+}
+
+// Update applies fn to the outcome of id under the store's lock.
+func (m *MemoryStore) Update(ctx context.Context, id string, fn UpdateFunc) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := clone(m.byID[id])
+	next, write, err := fn(cur)
+	if err != nil || !write {
+		return cur, err
+	}
+	next = clone(next)
+	m.byID[id] = next
+	if next.Reference != "" {
+		if _, taken := m.byRef[next.Reference]; !taken {
+			m.byRef[next.Reference] = id
+		}
+	}
+	return clone(next), nil
+}
+
+// Open returns the outcomes that are not final (see Store).
+func (m *MemoryStore) Open(ctx context.Context, confirmedBefore, seenBefore time.Time) ([]Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Outcome
+	for _, o := range m.byID {
+		if isOpen(o, confirmedBefore, seenBefore) {
+			out = append(out, clone(o))
+		}
+	}
+	return out, nil
+}
+
+// isOpen is Store.Open's rule for one outcome.
+func isOpen(o Outcome, confirmedBefore, seenBefore time.Time) bool {
+	if o.State.Final() {
+		return false
+	}
+	if o.Kind == KindPayment {
+		return !o.ConfirmedAt.IsZero() && o.ConfirmedAt.Before(confirmedBefore)
+	}
+	return o.Kind == KindRecipient && o.FirstSeen.Before(seenBefore)
+}
+
+// clone copies an outcome so that no caller shares its steps.
+func clone(o Outcome) Outcome {
+	o.Steps = slices.Clone(o.Steps)
+	if o.Conflict != nil {
+		c := *o.Conflict
+		o.Conflict = &c
+	}
+	return o
+}

@@ -1,0 +1,25 @@
+package outcome_test
+
+import (
+	"testing"
+
+	"github.com/paymentsapi/payments-go/internal/outcometest"
+	"github.com/paymentsapi/payments-go/outcome"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+func TestMemoryStoreConformance(t *testing.T) {
+	outcometest.Conformance(t, func(testing.TB) [2]outcome.Store {
+		s := outcome.NewMemoryStore()
+		return [2]outcome.Store{s, s}
+	})
+}
+
+// Two handlers of one process sharing a MemoryStore for outcomes and a
+// webhook.MemoryStore for event ids.
+func TestMemoryStoreReplicas(t *testing.T) {
+	outcometest.Replicas(t, func(testing.TB) [2]outcometest.Replica {
+		r := outcometest.Replica{Events: webhook.NewMemoryStore(10000), Outcomes: outcome.NewMemoryStore()}
+		return [2]outcometest.Replica{r, r}
+	})
+}
