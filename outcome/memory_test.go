@@ -1,6 +1,7 @@
 package outcome_test
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/paymentsapi/payments-go/internal/outcometest"
@@ -18,7 +19,7 @@ func TestMemoryStoreConformance(t *testing.T) {
 // Two handlers of one process sharing a MemoryStore for outcomes and a
 // webhook.MemoryStore for event ids.
 func TestMemoryStoreReplicas(t *testing.T) {
-	outcometest.Replicas(t, func(testing.TB) [2]outcometest.Replica {
+	outcometest.Replicas(t, func(testing.TB, *slog.Logger) [2]outcometest.Replica {
 		r := outcometest.Replica{Events: webhook.NewMemoryStore(10000), Outcomes: outcome.NewMemoryStore()}
 		return [2]outcometest.Replica{r, r}
 	})

@@ -23,10 +23,14 @@ import (
 type Replica struct {
 	Events   webhook.Store
 	Outcomes outcome.Store
+	// Wrap, when set, makes the handler's function from the tracker and
+	// the merchant's function (default: tr.Wrap(fn)).
+	Wrap func(tr *outcome.Tracker, fn webhook.EventFunc) webhook.EventFunc
 }
 
-// ReplicaOpener returns two replicas over one fresh shared backing.
-type ReplicaOpener func(tb testing.TB) [2]Replica
+// ReplicaOpener returns two replicas over one fresh shared backing; stores
+// that log conflicts themselves log to logger.
+type ReplicaOpener func(tb testing.TB, logger *slog.Logger) [2]Replica
 
 // plan is the events of one subject and the outcome they must leave.
 type plan struct {
@@ -126,11 +130,11 @@ func schedule(ps []*plan, rng *rand.Rand) [2][]delivery {
 // merchant's function once, that conflicts are recorded with both event ids
 // and logged, and that the duplicates wrote nothing (one step per event).
 func Replicas(t *testing.T, open ReplicaOpener) {
-	rs := open(t)
-	ctx := Ctx(t)
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	logger := slog.New(slog.NewJSONHandler(lockedWriter{&logs, &logMu}, nil))
+	rs := open(t, logger)
+	ctx := Ctx(t)
 	calls := map[string]*atomic.Int64{}
 	ps := plans(30)
 	for _, p := range ps {
@@ -142,10 +146,15 @@ func Replicas(t *testing.T, open ReplicaOpener) {
 	trackers := [2]*outcome.Tracker{}
 	for i, r := range rs {
 		trackers[i] = outcome.NewTracker(r.Outcomes, outcome.WithLogger(logger))
-		handlers[i] = webhook.NewHandler(Verifier(t), trackers[i].Wrap(func(_ context.Context, ev *payments.Event) error {
+		fn := func(_ context.Context, ev *payments.Event) error {
 			calls[ev.ID].Add(1)
 			return nil
-		}), webhook.WithStore(r.Events))
+		}
+		wrapped := trackers[i].Wrap(fn)
+		if r.Wrap != nil {
+			wrapped = r.Wrap(trackers[i], fn)
+		}
+		handlers[i] = webhook.NewHandler(Verifier(t), wrapped, webhook.WithStore(r.Events))
 	}
 	seed := uint64(time.Now().UnixNano())
 	phases := schedule(ps, rand.New(rand.NewPCG(seed, 26)))

@@ -1,0 +1,251 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/internal/outcometest"
+	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/outcome"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// statementCounter counts the statements a pool sends, by their first word.
+type statementCounter struct{ selects, writes atomic.Int64 }
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(strings.TrimSpace(d.SQL), "SELECT") {
+		c.selects.Add(1)
+	} else {
+		c.writes.Add(1)
+	}
+	return ctx
+}
+
+func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// outcomePool connects to url, counting statements when c is not nil.
+func outcomePool(tb testing.TB, url string, c *statementCounter) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.MaxConns = 16
+	if c != nil {
+		cfg.ConnConfig.Tracer = c
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+// outcomeStores opens two outcome stores, each on its own pool, over one
+// fresh table of the server at url (its name is returned), and two event
+// stores over another.
+func outcomeStores(tb testing.TB, url string, opts ...pgstore.OutcomeOption) ([2]*pgstore.OutcomeStore, [2]*pgstore.Store, string) {
+	tb.Helper()
+	table := uniqueName("outcomes_")
+	events := uniqueName("events_")
+	var ost [2]*pgstore.OutcomeStore
+	var es [2]*pgstore.Store
+	for i := range ost {
+		pool := outcomePool(tb, url, nil)
+		s, err := pgstore.NewOutcomeStore(pool, append([]pgstore.OutcomeOption{pgstore.WithOutcomeTable(table)}, opts...)...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e, err := pgstore.New(pool, pgstore.WithTable(events))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if i == 0 {
+			dropOnCleanup(tb, pool, table)
+			dropOnCleanup(tb, pool, events)
+			if err := s.Migrate(testCtx(tb)); err != nil {
+				tb.Fatal(err)
+			}
+			if err := e.Migrate(testCtx(tb)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		ost[i], es[i] = s, e
+	}
+	return ost, es, table
+}
+
+func TestOutcomeStoreConformance(t *testing.T) {
+	t.Parallel()
+	outcometest.Conformance(t, func(tb testing.TB) [2]outcome.Store {
+		ost, _, _ := outcomeStores(tb, testservers.SharedPostgres(tb).URL())
+		return [2]outcome.Store{ost[0], ost[1]}
+	})
+}
+
+// Two replicas, each with its own pool, sharing the event table and the
+// outcome table: the tracker fed by Wrap.
+func TestOutcomeStoreReplicas(t *testing.T) {
+	t.Parallel()
+	outcometest.Replicas(t, func(tb testing.TB, _ *slog.Logger) [2]outcometest.Replica {
+		ost, es, _ := outcomeStores(tb, testservers.SharedPostgres(tb).URL())
+		return [2]outcometest.Replica{{Events: es[0], Outcomes: ost[0]}, {Events: es[1], Outcomes: ost[1]}}
+	})
+}
+
+// The same with Transactional: each outcome commits in the transaction
+// that marks its event done.
+func TestOutcomeStoreReplicasTransactional(t *testing.T) {
+	t.Parallel()
+	outcometest.Replicas(t, func(tb testing.TB, logger *slog.Logger) [2]outcometest.Replica {
+		ost, es, _ := outcomeStores(tb, testservers.SharedPostgres(tb).URL(), pgstore.WithOutcomeLogger(logger))
+		var rs [2]outcometest.Replica
+		for i := range rs {
+			e, o := es[i], ost[i]
+			rs[i] = outcometest.Replica{Events: e, Outcomes: o, Wrap: func(_ *outcome.Tracker, fn webhook.EventFunc) webhook.EventFunc {
+				return e.Transactional(o.WrapTx(func(ctx context.Context, _ pgx.Tx, ev *payments.Event) error { return fn(ctx, ev) }))
+			}}
+		}
+		return rs
+	})
+}
+
+// A duplicate costs one SELECT and no write; so does an event that
+// repeats the state. In Transactional mode a duplicate delivery sends no
+// outcome statement at all (the handler answers it from the claim).
+func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
+	t.Parallel()
+	url := testservers.SharedPostgres(t).URL()
+	ost, _, table := outcomeStores(t, url)
+	var c statementCounter
+	s, err := pgstore.NewOutcomeStore(outcomePool(t, url, &c), pgstore.WithOutcomeTable(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := outcome.NewTracker(s)
+	ctx := testCtx(t)
+	ev := outcometest.Event(t, "ev-1", payments.EventPaymentCompleted, "pay-1", "order-1")
+	if _, eff, err := tr.Apply(ctx, ev); err != nil || eff != outcome.EffectForward {
+		t.Fatal(eff, err)
+	}
+	if c.writes.Load() != 1 || c.selects.Load() != 1 {
+		t.Fatalf("first event: %d selects, %d writes; want 1 and 1", c.selects.Load(), c.writes.Load())
+	}
+	again := outcometest.Event(t, "ev-2", payments.EventPaymentCompleted, "pay-1", "order-1")
+	for _, e := range []*payments.Event{ev, ev, again} {
+		if _, eff, err := tr.Apply(ctx, e); err != nil || eff != outcome.EffectNone {
+			t.Fatal(eff, err)
+		}
+	}
+	if c.writes.Load() != 1 || c.selects.Load() != 4 {
+		t.Fatalf("after two duplicates and a repeat: %d selects, %d writes; want 4 and 1", c.selects.Load(), c.writes.Load())
+	}
+	o, err := ost[0].Load(ctx, "order-1")
+	if err != nil || o.State != outcome.StateCompleted || len(o.Steps) != 1 {
+		t.Fatalf("%+v %v", o, err)
+	}
+}
+
+// The database is down: the delivery gets 503 (the event store's claim
+// fails first), nothing is marked, and the service's retry after the
+// restart records the outcome once.
+func TestOutcomeStoreDown(t *testing.T) {
+	t.Parallel()
+	srv := testservers.StartPostgres(t)
+	ost, es, _ := outcomeStores(t, srv.URL(), pgstore.WithOutcomeTimeout(time.Second))
+	tr := outcome.NewTracker(ost[0])
+	var calls atomic.Int64
+	h := webhook.NewHandler(outcometest.Verifier(t), tr.Wrap(func(context.Context, *payments.Event) error {
+		calls.Add(1)
+		return nil
+	}), webhook.WithStore(es[0]), webhook.WithStoreTimeout(time.Second))
+	body := outcometest.Body("ev-1", payments.EventPaymentFailed, "pay-1", "order-1")
+	srv.Stop(t)
+	if code := outcometest.Deliver(h, body); code != http.StatusServiceUnavailable {
+		t.Fatalf("delivery with the database down answered %d, want 503", code)
+	}
+	srv.Start(t)
+	if _, err := ost[1].Load(testCtx(t), "pay-1"); !errors.Is(err, outcome.ErrNotFound) {
+		t.Fatalf("after the refused delivery: %v, want ErrNotFound", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for code := 0; code != http.StatusOK; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the retries after the restart answered %d", code)
+		}
+		code = outcometest.Deliver(h, body) // the pool reconnects
+		if code != http.StatusOK {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	o, err := ost[1].Load(testCtx(t), "order-1")
+	if err != nil || o.State != outcome.StateFailed || len(o.Steps) != 1 || calls.Load() != 1 {
+		t.Fatalf("%+v %v, %d calls", o, err, calls.Load())
+	}
+}
+
+// Await returns in a second process (this test binary run again) when the
+// webhook went to this one.
+func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
+	t.Parallel()
+	url := testservers.SharedPostgres(t).URL()
+	ost, es, table := outcomeStores(t, url)
+	h := webhook.NewHandler(outcometest.Verifier(t), es[0].Transactional(ost[0].WrapTx(nil)), webhook.WithStore(es[0]))
+	wait := outcometest.AwaitInChild(t, "TestOutcomeAwaitChild", "order-42",
+		"PAYMENTS_OUTCOME_CHILD_PG_URL="+url, "PAYMENTS_OUTCOME_CHILD_PG_TABLE="+table)
+	if code := outcometest.Deliver(h, outcometest.Body("ev-42", payments.EventPaymentCompleted, "pay-42", "order-42")); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if got := wait(); got != "completed ev-42" {
+		t.Fatalf("the other process's Await said %q", got)
+	}
+}
+
+// TestOutcomeAwaitChild is the second process of
+// TestOutcomeAwaitInAnotherProcess; skipped in a normal run.
+func TestOutcomeAwaitChild(t *testing.T) {
+	outcometest.RunChild(t, func() *outcome.Tracker {
+		pool := outcomePool(t, getenv(t, "PAYMENTS_OUTCOME_CHILD_PG_URL"), nil)
+		s, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeTable(getenv(t, "PAYMENTS_OUTCOME_CHILD_PG_TABLE")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outcome.NewTracker(s, outcome.WithPollInterval(50*time.Millisecond))
+	})
+}
+
+func TestNewOutcomeStoreBadOptions(t *testing.T) {
+	pool := outcomePool(t, "postgres://127.0.0.1:1/x", nil)
+	for _, opts := range [][]pgstore.OutcomeOption{
+		{pgstore.WithOutcomeTable("Bad-Name")}, {pgstore.WithOutcomeTable("a.b.c")}, {pgstore.WithOutcomeTimeout(0)},
+	} {
+		if _, err := pgstore.NewOutcomeStore(pool, opts...); !errors.Is(err, pgstore.ErrInvalidOption) {
+			t.Fatalf("NewOutcomeStore: %v, want ErrInvalidOption", err)
+		}
+	}
+	if _, err := pgstore.NewOutcomeStore(nil); !errors.Is(err, pgstore.ErrInvalidOption) {
+		t.Fatalf("nil pool: %v", err)
+	}
+}
+
+func getenv(t *testing.T, key string) string {
+	v := os.Getenv(key)
+	if v == "" {
+		t.Fatalf("%s is not set", key)
+	}
+	return v
+}
