@@ -12,6 +12,7 @@
 //	                [--retries 1s,2s,4s,8s|none]
 //	payments trigger <event-type>
 //	payments events list [--since 1h] [--after ID] [--type TYPE]... [--limit 100] [--json]
+//	payments payments stuck [--older-than 1h] [--store URL] [--json]
 //
 // The API key comes from PAYMENTS_API_KEY and nowhere else (no flag, so
 // that it stays out of shell history), the base URL from PAYMENTS_BASE_URL,
@@ -93,6 +94,7 @@ Usage:
   payments listen --forward-to URL   forward the service's events to a local receiver, signed
   payments trigger EVENT-TYPE        ask the service to send a test event
   payments events list               list the service's events
+  payments payments stuck            payments with no final outcome, from the tracker's store
 
 Run "payments COMMAND --help" for a command's flags.
 
@@ -120,6 +122,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = c.trigger(ctx, args[1:])
 	case "events":
 		err = c.events(ctx, args[1:])
+	case "payments":
+		err = c.payments(ctx, args[1:])
 	case "":
 		fmt.Fprint(stderr, topUsage)
 		return exitUsage

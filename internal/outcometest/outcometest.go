@@ -219,3 +219,32 @@ func Conformance(t *testing.T, open Opener) {
 		}
 	})
 }
+
+// StuckFixture records, through tr (whose clock it moves), a payment
+// confirmed two hours ago without an outcome, a recipient first seen then
+// and still unverified, and a completed payment and a verified recipient;
+// it returns the ids of the two stuck ones.
+func StuckFixture(t *testing.T, s outcome.Store) (payment, recipient string) {
+	t.Helper()
+	ctx := Ctx(t)
+	clock := time.Now().Add(-2 * time.Hour)
+	tr := outcome.NewTracker(s, outcome.WithClock(func() time.Time { return clock }))
+	payment, recipient = NewID("pay-stuck-"), NewID("rcp-stuck-")
+	done, verified := NewID("pay-done-"), NewID("rcp-ok-")
+	for _, id := range []string{payment, done} {
+		if err := tr.Confirmed(ctx, &payments.Payment{ID: id, Reference: "ref-" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range []*payments.Event{
+		Event(t, NewID("ev-"), payments.EventPaymentCompleted, done, "ref-"+done),
+		Event(t, NewID("ev-"), payments.EventRecipientCreated, recipient, ""),
+		Event(t, NewID("ev-"), payments.EventRecipientCreated, verified, ""),
+		Event(t, NewID("ev-"), payments.EventRecipientVerified, verified, ""),
+	} {
+		if _, _, err := tr.Apply(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return payment, recipient
+}
