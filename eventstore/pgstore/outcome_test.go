@@ -204,7 +204,13 @@ func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
 	t.Parallel()
 	url := testservers.SharedPostgres(t).URL()
 	ost, es, table := outcomeStores(t, url)
-	h := webhook.NewHandler(outcometest.Verifier(t), es[0].Transactional(ost[0].WrapTx(nil)), webhook.WithStore(es[0]))
+	verifier, events, outcomes := outcometest.Verifier(t), es[0], ost[0]
+	markPaid := func(context.Context, pgx.Tx, *payments.Event) error { return nil }
+	// region outcomes-transactional
+	// The outcome, markPaid's writes in tx and the record that the event
+	// was processed commit in one transaction.
+	h := webhook.NewHandler(verifier, events.Transactional(outcomes.WrapTx(markPaid)), webhook.WithStore(events))
+	// endregion
 	wait := outcometest.AwaitInChild(t, "TestOutcomeAwaitChild", "order-42",
 		"PAYMENTS_OUTCOME_CHILD_PG_URL="+url, "PAYMENTS_OUTCOME_CHILD_PG_TABLE="+table)
 	if code := outcometest.Deliver(h, outcometest.Body("ev-42", payments.EventPaymentCompleted, "pay-42", "order-42")); code != http.StatusOK {
