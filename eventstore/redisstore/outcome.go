@@ -189,24 +189,31 @@ func (s *OutcomeStore) Update(ctx context.Context, id string, fn outcome.UpdateF
 		if err != nil {
 			return outcome.Outcome{}, fmt.Errorf("redisstore: outcome %s: %w", id, err)
 		}
+		// One round trip: the reference and the open set before the
+		// hash, and, for a final outcome, the open set after it. That SREM
+		// runs even when the script found another replica's write: then
+		// this update reads again and writes a final state over whatever
+		// open one that was (an open state always moves forward to a
+		// final one), so the id leaves the set with good reason.
 		var set int64
 		err = s.bounded(ctx, func(ctx context.Context) error {
+			pipe := s.client.Pipeline()
 			if next.Reference != "" && next.Reference != cur.Reference {
-				if err := s.client.SetNX(ctx, s.refKey(next.Reference), id, s.retention).Err(); err != nil {
-					return err
-				}
+				pipe.SetNX(ctx, s.refKey(next.Reference), id, s.retention)
 			}
 			if !next.State.Final() {
-				if err := s.client.SAdd(ctx, s.openKey(), id).Err(); err != nil {
-					return err
-				}
+				pipe.SAdd(ctx, s.openKey(), id)
+			}
+			cas := casScript.Eval(ctx, pipe, []string{s.idKey(id)},
+				strconv.FormatInt(version, 10), strconv.FormatInt(version+1, 10), record, s.retention.Milliseconds())
+			if next.State.Final() {
+				pipe.SRem(ctx, s.openKey(), id)
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
 			}
 			var err error
-			set, err = casScript.Run(ctx, s.client, []string{s.idKey(id)},
-				strconv.FormatInt(version, 10), strconv.FormatInt(version+1, 10), record, s.retention.Milliseconds()).Int64()
-			if err == nil && set == 1 && next.State.Final() {
-				err = s.client.SRem(ctx, s.openKey(), id).Err()
-			}
+			set, err = cas.Int64()
 			return err
 		})
 		if err != nil {

@@ -22,24 +22,34 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// commandCounter counts the commands a client sends: reads, and the rest.
+// commandCounter counts the commands a client sends, alone or in a
+// pipeline: reads, and the rest.
 type commandCounter struct{ reads, writes atomic.Int64 }
+
+func (c *commandCounter) count(cmd redis.Cmder) {
+	switch strings.ToLower(cmd.Name()) {
+	case "hmget", "get", "smembers":
+		c.reads.Add(1)
+	case "hello", "client":
+	default:
+		c.writes.Add(1)
+	}
+}
 
 func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		switch strings.ToLower(cmd.Name()) {
-		case "hmget", "get", "smembers":
-			c.reads.Add(1)
-		case "hello", "client":
-		default:
-			c.writes.Add(1)
-		}
+		c.count(cmd)
 		return next(ctx, cmd)
 	}
 }
 func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
 }
 
 // outcomeStores opens two outcome stores and two event stores, each pair on
@@ -96,6 +106,9 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 		t.Fatal(eff, err)
 	}
 	reads, writes := c.reads.Load(), c.writes.Load()
+	if writes != 3 { // SETNX of the reference, the script, SREM of the open set
+		t.Fatalf("the first event sent %d writes, want 3", writes)
+	}
 	again := outcometest.Event(t, "ev-2", payments.EventPaymentCompleted, "pay-1", "order-1")
 	for _, e := range []*payments.Event{ev, ev, again} {
 		if _, eff, err := tr.Apply(ctx, e); err != nil || eff != outcome.EffectNone {

@@ -1,0 +1,53 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/outcometest"
+	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/outcome"
+)
+
+// The outcome benchmarks on PostgreSQL (see outcome/bench_test.go): the
+// tracker's updates, the receiver with and without it on the same server,
+// and the delay of an Await in another replica.
+
+func BenchmarkOutcomeApply(b *testing.B) {
+	ost, _, _ := outcomeStores(b, testservers.SharedPostgres(b).URL())
+	outcometest.BenchmarkApply(b, ost[0])
+}
+
+func BenchmarkOutcomeHandler(b *testing.B) {
+	url := testservers.SharedPostgres(b).URL()
+	b.Run("impl=receiver", func(b *testing.B) {
+		_, es, _ := outcomeStores(b, url)
+		outcometest.BenchmarkHandler(b, es[0], nil)
+	})
+	b.Run("impl=receiver+tracker", func(b *testing.B) {
+		ost, es, _ := outcomeStores(b, url)
+		outcometest.BenchmarkHandler(b, es[0], outcome.NewTracker(ost[0]).Wrap(nil))
+	})
+	nop := func(context.Context, pgx.Tx, *payments.Event) error { return nil }
+	b.Run("impl=transactional", func(b *testing.B) {
+		_, es, _ := outcomeStores(b, url)
+		outcometest.BenchmarkHandler(b, es[0], es[0].Transactional(nop))
+	})
+	b.Run("impl=transactional+tracker", func(b *testing.B) {
+		ost, es, _ := outcomeStores(b, url)
+		outcometest.BenchmarkHandler(b, es[0], es[0].Transactional(ost[0].WrapTx(nop)))
+	})
+}
+
+func BenchmarkOutcomeAwait(b *testing.B) {
+	for _, poll := range []time.Duration{50 * time.Millisecond, outcome.DefaultPollInterval} {
+		b.Run("poll="+poll.String(), func(b *testing.B) {
+			ost, es, _ := outcomeStores(b, testservers.SharedPostgres(b).URL())
+			outcometest.BenchmarkAwait(b, es[0], ost[0], ost[1], poll)
+		})
+	}
+}
