@@ -68,7 +68,10 @@ func (t *Tracker) ReconcileThrough(r Reconciler) {
 // (wrapped; errors.Is matches it) when ctx ends first. When two final events
 // disagreed, it returns the result of the first together with a
 // *ConflictError. A store that fails is read again until ctx ends; its last
-// error is then part of the message.
+// error is then part of the message. Tests: TestAwaitAnotherReplica,
+// TestAwaitThroughEventList, TestAwaitUnknownWaitsForContext,
+// TestAwaitConflict, TestAwaitStoreDown, and in a second process
+// TestOutcomeAwaitInAnotherProcess (pgstore, redisstore).
 func (t *Tracker) Await(ctx context.Context, idOrReference string) (Result, error) {
 	if idOrReference == "" {
 		return Result{}, fmt.Errorf("%w: Await needs an id or a reference", ErrInvalidEvent)

@@ -311,6 +311,10 @@ func SubjectOf(ev *payments.Event) (s Subject, ok bool, err error) {
 // An event whose data cannot be read fails with an error matching
 // ErrInvalidEvent, and cur is returned unchanged. now is the time recorded.
 // An event about another resource than cur (another id) is an error too.
+// Tests: TestDecideForwardOnly, TestDecideConflictNamesBothEvents,
+// TestDecideKeepsFlagsAsSent, TestDecideUnknownKindsPassThrough,
+// TestDecideBadInputMarksNothing; with real deliveries to two replicas on
+// each store, TestMemoryStoreReplicas and the stores' TestOutcomeStoreReplicas.
 func Decide(cur Outcome, ev *payments.Event, now time.Time) (Outcome, Effect, error) {
 	if ev == nil || !Tracked(ev.Type) {
 		return cur, EffectNone, nil

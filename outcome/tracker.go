@@ -183,7 +183,10 @@ func (t *Tracker) logInvalid(ctx context.Context, ev *payments.Event, err error)
 // event id (and Reconcile through the same store), a delivery and a listed
 // copy of one event count once. Events of kinds the tracker does not follow
 // go to fn untouched. An event it cannot read (ErrInvalidEvent) is not passed
-// to fn: the handler answers 500 and logs why.
+// to fn: the handler answers 500 and logs why. Tests:
+// TestWrapStoreDownMarksNothing, TestWrapFunctionFailsThenRedelivery,
+// TestWrapUnknownKindsPassThrough, TestWrapInvalidEvent,
+// TestAwaitThroughEventList (a delivery and a listed copy count once).
 func (t *Tracker) Wrap(fn webhook.EventFunc) webhook.EventFunc {
 	return func(ctx context.Context, ev *payments.Event) error {
 		if _, _, err := t.Apply(ctx, ev); err != nil {

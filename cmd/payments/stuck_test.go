@@ -45,42 +45,39 @@ func TestStuckUsage(t *testing.T) {
 	}
 }
 
+// serveOnce answers one connection with reply (after reading the client's
+// first bytes when read is set) and returns the listener's address.
+func serveOnce(t *testing.T, reply string, read bool) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			if read {
+				_, _ = c.Read(make([]byte, 8))
+			}
+			_, _ = c.Write([]byte(reply))
+			_ = c.Close()
+		}
+	}()
+	return l.Addr().String()
+}
+
 // A server that sends garbage gets an error, never a panic or a hang.
 func TestStuckMalformedServers(t *testing.T) {
 	for _, reply := range []string{"*99999999999\r\n", "$-5x\r\n", "?\r\n", "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", ""} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			c, err := l.Accept()
-			if err == nil {
-				_, _ = c.Write([]byte(reply))
-				_ = c.Close()
-			}
-		}()
-		code, _, stderr := runCLI(t, nil, "payments", "stuck", "--timeout", "5s", "--store", "redis://"+l.Addr().String())
-		l.Close()
+		addr := serveOnce(t, reply, false)
+		code, _, stderr := runCLI(t, nil, "payments", "stuck", "--timeout", "5s", "--store", "redis://"+addr)
 		if code != exitFailure || !strings.Contains(stderr, "payments stuck") {
 			t.Fatalf("reply %q: exit %d, %q", reply, code, stderr)
 		}
 	}
 	for _, reply := range []string{"N", "NR\x00\x00\x00\x08\x00\x00\x00\x63", "NR\xff\xff\xff\xff", "NE\x00\x00\x00\x0aSFATAL\x00\x00"} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			c, err := l.Accept()
-			if err == nil {
-				buf := make([]byte, 8)
-				_, _ = c.Read(buf) // the TLS request
-				_, _ = c.Write([]byte(reply))
-				_ = c.Close()
-			}
-		}()
-		code, _, stderr := runCLI(t, nil, "payments", "stuck", "--timeout", "5s", "--store", "postgres://u:topsecret@"+l.Addr().String()+"/db")
-		l.Close()
+		addr := serveOnce(t, reply, true) // read the TLS request first
+		code, _, stderr := runCLI(t, nil, "payments", "stuck", "--timeout", "5s", "--store", "postgres://u:topsecret@"+addr+"/db")
 		if code != exitFailure || strings.Contains(stderr, "topsecret") {
 			t.Fatalf("reply %q: exit %d, %q", reply, code, stderr)
 		}

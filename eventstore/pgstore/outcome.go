@@ -39,7 +39,10 @@ const DefaultOutcomeTable = "payments_outcomes"
 // durable write. Inside a caller's transaction the same holds under READ
 // COMMITTED (PostgreSQL's default); under REPEATABLE READ or SERIALIZABLE a
 // concurrent write fails the update with the database's error, and the
-// handler's retry runs it again.
+// handler's retry runs it again. Tests: TestOutcomeStoreNoWriteForDuplicate
+// (the statements sent), TestOutcomeStoreConformance (concurrent updates
+// from two pools all land), TestOutcomeStoreReplicas and
+// TestOutcomeStoreReplicasTransactional.
 type OutcomeStore struct {
 	pool    *pgxpool.Pool
 	table   string

@@ -167,35 +167,7 @@ func TestOutcomeStoreDown(t *testing.T) {
 	t.Parallel()
 	srv := testservers.StartPostgres(t)
 	ost, es, _ := outcomeStores(t, srv.URL(), pgstore.WithOutcomeTimeout(time.Second))
-	tr := outcome.NewTracker(ost[0])
-	var calls atomic.Int64
-	h := webhook.NewHandler(outcometest.Verifier(t), tr.Wrap(func(context.Context, *payments.Event) error {
-		calls.Add(1)
-		return nil
-	}), webhook.WithStore(es[0]), webhook.WithStoreTimeout(time.Second))
-	body := outcometest.Body("ev-1", payments.EventPaymentFailed, "pay-1", "order-1")
-	srv.Stop(t)
-	if code := outcometest.Deliver(h, body); code != http.StatusServiceUnavailable {
-		t.Fatalf("delivery with the database down answered %d, want 503", code)
-	}
-	srv.Start(t)
-	if _, err := ost[1].Load(testCtx(t), "pay-1"); !errors.Is(err, outcome.ErrNotFound) {
-		t.Fatalf("after the refused delivery: %v, want ErrNotFound", err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for code := 0; code != http.StatusOK; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the retries after the restart answered %d", code)
-		}
-		code = outcometest.Deliver(h, body) // the pool reconnects
-		if code != http.StatusOK {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	o, err := ost[1].Load(testCtx(t), "order-1")
-	if err != nil || o.State != outcome.StateFailed || len(o.Steps) != 1 || calls.Load() != 1 {
-		t.Fatalf("%+v %v, %d calls", o, err, calls.Load())
-	}
+	outcometest.StoreDown(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1], func() { srv.Stop(t) }, func() { srv.Start(t) })
 }
 
 // Await returns in a second process (this test binary run again) when the

@@ -34,10 +34,12 @@ const (
 // outcome, with a script that sets the hash only if its version is still
 // the one read; when another replica wrote in between, it reads again and
 // decides again. So a duplicate costs one read and no write. Each script
-// touches one key, so every prefix works on Redis Cluster; the reference and
-// the open set are written before the hash (and an id leaves the open set
-// after its final write), so a replica that dies in between leaves at most
-// an entry that Open and Load check against the hash.
+// touches one key, so every prefix works on Redis Cluster. The writes go in
+// one pipeline: the reference and the open set before the hash, and an id
+// leaves the open set after its final write, so a replica that dies in
+// between leaves at most an entry that Open and Load check against the
+// hash. Tests: TestOutcomeStoreNoWriteForDuplicate (the commands sent),
+// TestOutcomeStoreConformance, TestOutcomeStoreReplicas.
 //
 // Every command is bounded by the store's timeout (WithOutcomeTimeout); a
 // client that ignores its context's deadline (go-redis without

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -298,4 +299,40 @@ func Records(tb testing.TB, buf string, msg string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// StoreDown checks a receiver whose stores share one server that goes
+// down: a delivery gets 503 (the event store's claim fails first), the
+// function does not run, nothing is marked (read through reader, another
+// replica's store), and the service's retries after the restart record the
+// outcome once. stop and start stop and restart the server.
+func StoreDown(t *testing.T, r Replica, reader outcome.Store, stop, start func()) {
+	tr := outcome.NewTracker(r.Outcomes)
+	var calls atomic.Int64
+	h := webhook.NewHandler(Verifier(t), tr.Wrap(func(context.Context, *payments.Event) error {
+		calls.Add(1)
+		return nil
+	}), webhook.WithStore(r.Events), webhook.WithStoreTimeout(time.Second))
+	body := Body("ev-1", payments.EventPaymentFailed, "pay-1", "order-1")
+	stop()
+	if code := Deliver(h, body); code != http.StatusServiceUnavailable {
+		t.Fatalf("delivery with the store down answered %d, want 503", code)
+	}
+	start()
+	if _, err := reader.Load(Ctx(t), "pay-1"); !errors.Is(err, outcome.ErrNotFound) || calls.Load() != 0 {
+		t.Fatalf("after the refused delivery: %v and %d calls, want ErrNotFound and none", err, calls.Load())
+	}
+	deadline := time.Now().Add(time.Minute)
+	for code := 0; code != http.StatusOK; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the retries after the restart answered %d", code)
+		}
+		if code = Deliver(h, body); code != http.StatusOK { // the client reconnects
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	o, err := reader.Load(Ctx(t), "order-1")
+	if err != nil || o.State != outcome.StateFailed || len(o.Steps) != 1 || calls.Load() != 1 {
+		t.Fatalf("after the retries: %+v %v, %d calls; want failed, one step, one call", o, err, calls.Load())
+	}
 }
