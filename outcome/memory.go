@@ -15,12 +15,12 @@ import (
 type MemoryStore struct {
 	mu    sync.Mutex
 	byID  map[string]Outcome
-	byRef map[string]string // reference -> id
+	byRef map[string][]string // reference -> ids
 }
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{byID: map[string]Outcome{}, byRef: map[string]string{}}
+	return &MemoryStore{byID: map[string]Outcome{}, byRef: map[string][]string{}}
 }
 
 // Load returns the outcome of an id, or of a payment reference.
@@ -32,9 +32,11 @@ func (m *MemoryStore) Load(ctx context.Context, key string) (Outcome, error) {
 	defer m.mu.Unlock()
 	o, ok := m.byID[key]
 	if !ok {
-		if id, found := m.byRef[key]; found {
-			o, ok = m.byID[id]
+		var candidates []Outcome
+		for _, id := range m.byRef[key] {
+			candidates = append(candidates, m.byID[id])
 		}
+		o, ok = PickByReference(candidates)
 	}
 	if !ok {
 		return Outcome{}, ErrNotFound
@@ -56,10 +58,8 @@ func (m *MemoryStore) Update(ctx context.Context, id string, fn UpdateFunc) (Out
 	}
 	next = clone(next)
 	m.byID[id] = next
-	if next.Reference != "" {
-		if _, taken := m.byRef[next.Reference]; !taken {
-			m.byRef[next.Reference] = id
-		}
+	if next.Reference != "" && next.Reference != cur.Reference {
+		m.byRef[next.Reference] = append(m.byRef[next.Reference], id)
 	}
 	return clone(next), nil
 }

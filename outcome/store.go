@@ -10,6 +10,35 @@ import (
 // has no outcome for.
 var ErrNotFound = errors.New("outcome: not tracked")
 
+// PickByReference returns the outcome a payment reference names when
+// several payments carry it (the service accepts a reference again once
+// the quote of the payment that had it expired unconfirmed): a final one
+// first, then a confirmed one, then the one first seen last (the greatest
+// id breaks a tie). It returns false for none. Stores' Load follows it.
+func PickByReference(candidates []Outcome) (Outcome, bool) {
+	var best Outcome
+	found := false
+	for _, o := range candidates {
+		if !found || better(o, best) {
+			best, found = o, true
+		}
+	}
+	return best, found
+}
+
+func better(a, b Outcome) bool {
+	if a.State.Final() != b.State.Final() {
+		return a.State.Final()
+	}
+	if ac, bc := !a.ConfirmedAt.IsZero(), !b.ConfirmedAt.IsZero(); ac != bc {
+		return ac
+	}
+	if !a.FirstSeen.Equal(b.FirstSeen) {
+		return a.FirstSeen.After(b.FirstSeen)
+	}
+	return a.ID > b.ID
+}
+
 // UpdateFunc computes the outcome to record from the one recorded (the zero
 // Outcome when there is none). It returns false when there is nothing to
 // write. A store may call it more than once (when another replica wrote in
@@ -22,7 +51,9 @@ type UpdateFunc func(cur Outcome) (next Outcome, write bool, err error)
 // every call by its context.
 type Store interface {
 	// Load returns the outcome of a payment or recipient id, or of a
-	// payment reference when no id matches; ErrNotFound when neither does.
+	// payment reference when no id matches (of several payments with the
+	// reference, the one PickByReference picks); ErrNotFound when neither
+	// does.
 	Load(ctx context.Context, idOrReference string) (Outcome, error)
 	// Update reads the outcome of id, calls fn, and records what fn returns
 	// when it says to write, atomically with respect to other Updates of id

@@ -112,7 +112,7 @@ func buildOutcomeQueries(table string) outcomeQueries {
 CREATE INDEX IF NOT EXISTS ` + index("_reference_idx") + ` ON ` + quoted + ` (reference) WHERE reference <> '';
 CREATE INDEX IF NOT EXISTS ` + index("_open_idx") + ` ON ` + quoted + ` (kind) WHERE NOT final`,
 		load: `SELECT version, record FROM ` + quoted + ` WHERE id = $1 OR (reference = $1 AND reference <> '')
-ORDER BY id = $1 DESC LIMIT 1`,
+ORDER BY id = $1 DESC, final DESC, confirmed_at IS NOT NULL DESC, first_seen DESC, id DESC LIMIT 1`,
 		insert: `INSERT INTO ` + quoted + ` (id, kind, reference, final, confirmed_at, first_seen, version, record)
 VALUES ($1, $2, $3, $4, $5, $6, 1, $7) ON CONFLICT (id) DO NOTHING`,
 		update: `UPDATE ` + quoted + ` SET kind = $2, reference = $3, final = $4, confirmed_at = $5, first_seen = $6,
@@ -160,7 +160,8 @@ func (s *OutcomeStore) bound(ctx context.Context) (context.Context, context.Canc
 	return context.WithTimeout(ctx, s.timeout)
 }
 
-// Load returns the outcome of an id, or of a payment reference.
+// Load returns the outcome of an id, or of a payment reference (as
+// outcome.PickByReference picks among several payments with it).
 func (s *OutcomeStore) Load(ctx context.Context, key string) (outcome.Outcome, error) {
 	o, _, err := s.load(ctx, s.pool, key)
 	return o, err

@@ -28,7 +28,7 @@ const (
 // concurrent use.
 //
 // Keys, under the prefix: "id:<id>", a hash of the outcome as JSON and its
-// version; "ref:<reference>", the payment id of a reference; and "open", a
+// version; "ref:<reference>", the set of payment ids with a reference; and "open", a
 // set of the ids that are not final, which Open reads. An update reads the
 // hash (HMGET: no write), decides, and writes only when the event changes the
 // outcome, with a script that sets the hash only if its version is still
@@ -121,25 +121,37 @@ func (s *OutcomeStore) bounded(ctx context.Context, f func(ctx context.Context) 
 	}
 }
 
-// Load returns the outcome of an id, or of a payment reference.
+// Load returns the outcome of an id, or of a payment reference (as
+// outcome.PickByReference picks among several payments with it).
 func (s *OutcomeStore) Load(ctx context.Context, key string) (outcome.Outcome, error) {
 	o, _, err := s.load(ctx, key)
-	if errors.Is(err, outcome.ErrNotFound) {
-		var id string
-		err = s.bounded(ctx, func(ctx context.Context) error {
-			var err error
-			id, err = s.client.Get(ctx, s.refKey(key)).Result()
-			return err
-		})
-		switch {
-		case errors.Is(err, redis.Nil):
-			return outcome.Outcome{}, outcome.ErrNotFound
-		case err != nil:
-			return outcome.Outcome{}, fmt.Errorf("redisstore: loading outcome %s: %w", key, err)
-		}
-		o, _, err = s.load(ctx, id)
+	if !errors.Is(err, outcome.ErrNotFound) {
+		return o, err
 	}
-	return o, err
+	var ids []string
+	err = s.bounded(ctx, func(ctx context.Context) error {
+		var err error
+		ids, err = s.client.SMembers(ctx, s.refKey(key)).Result()
+		return err
+	})
+	if err != nil {
+		return outcome.Outcome{}, fmt.Errorf("redisstore: loading outcome %s: %w", key, err)
+	}
+	var candidates []outcome.Outcome
+	for _, id := range ids {
+		c, _, err := s.load(ctx, id)
+		switch {
+		case errors.Is(err, outcome.ErrNotFound):
+			continue // expired, or not written yet
+		case err != nil:
+			return outcome.Outcome{}, err
+		}
+		candidates = append(candidates, c)
+	}
+	if o, ok := outcome.PickByReference(candidates); ok {
+		return o, nil
+	}
+	return outcome.Outcome{}, outcome.ErrNotFound
 }
 
 // load reads the outcome hash of id and its version (0 when absent).
@@ -200,8 +212,9 @@ func (s *OutcomeStore) Update(ctx context.Context, id string, fn outcome.UpdateF
 		var set int64
 		err = s.bounded(ctx, func(ctx context.Context) error {
 			pipe := s.client.Pipeline()
-			if next.Reference != "" && next.Reference != cur.Reference {
-				pipe.SetNX(ctx, s.refKey(next.Reference), id, s.retention)
+			if next.Reference != "" {
+				pipe.SAdd(ctx, s.refKey(next.Reference), id)
+				pipe.PExpire(ctx, s.refKey(next.Reference), s.retention)
 			}
 			if !next.State.Final() {
 				pipe.SAdd(ctx, s.openKey(), id)

@@ -106,8 +106,8 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 		t.Fatal(eff, err)
 	}
 	reads, writes := c.reads.Load(), c.writes.Load()
-	if writes != 3 { // SETNX of the reference, the script, SREM of the open set
-		t.Fatalf("the first event sent %d writes, want 3", writes)
+	if writes != 4 { // SADD and PEXPIRE of the reference, the script, SREM of the open set
+		t.Fatalf("the first event sent %d writes, want 4", writes)
 	}
 	again := outcometest.Event(t, "ev-2", payments.EventPaymentCompleted, "pay-1", "order-1")
 	for _, e := range []*payments.Event{ev, ev, again} {

@@ -117,6 +117,42 @@ func Conformance(t *testing.T, open Opener) {
 			}
 		}
 	})
+	t.Run("ReferenceReusedAfterAnExpiredQuote", func(t *testing.T) {
+		s := open(t)
+		ctx := Ctx(t)
+		clock := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+		tr := outcome.NewTracker(s[0], outcome.WithClock(func() time.Time { return clock }))
+		ref, expired, paid, later := NewID("order-"), NewID("pay-a-"), NewID("pay-b-"), NewID("pay-c-")
+		apply := func(typ payments.EventType, id string) {
+			clock = clock.Add(time.Second)
+			if _, _, err := tr.Apply(ctx, Event(t, NewID("ev-"), typ, id, ref)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		load := func() string {
+			o, err := s[1].Load(ctx, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o.ID
+		}
+		apply(payments.EventPaymentInitiated, expired)
+		apply(payments.EventPaymentInitiated, paid)
+		if got := load(); got != paid {
+			t.Fatalf("two open payments: Load(reference) = %s, want the later %s", got, paid)
+		}
+		if err := tr.Confirmed(ctx, &payments.Payment{ID: paid, Reference: ref}); err != nil {
+			t.Fatal(err)
+		}
+		apply(payments.EventPaymentInitiated, later)
+		if got := load(); got != paid {
+			t.Fatalf("a confirmed payment and a later open one: Load(reference) = %s, want the confirmed %s", got, paid)
+		}
+		apply(payments.EventPaymentFailed, expired)
+		if got := load(); got != expired {
+			t.Fatalf("a final payment: Load(reference) = %s, want %s", got, expired)
+		}
+	})
 	t.Run("NoWriteWhenFnSaysSo", func(t *testing.T) {
 		s := open(t)
 		ctx := Ctx(t)
