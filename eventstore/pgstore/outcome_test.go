@@ -22,10 +22,17 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// statementCounter counts the statements a pool sends, by their first word.
-type statementCounter struct{ selects, writes atomic.Int64 }
+// statementCounter counts the statements a pool sends (those that name
+// the table only, when set), by their first word.
+type statementCounter struct {
+	only            string
+	selects, writes atomic.Int64
+}
 
 func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if c.only != "" && !strings.Contains(d.SQL, c.only) {
+		return ctx
+	}
 	if strings.HasPrefix(strings.TrimSpace(d.SQL), "SELECT") {
 		c.selects.Add(1)
 	} else {
@@ -157,6 +164,35 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 	o, err := ost[0].Load(ctx, "order-1")
 	if err != nil || o.State != outcome.StateCompleted || len(o.Steps) != 1 {
 		t.Fatalf("%+v %v", o, err)
+	}
+
+	// Transactional: the first delivery records the outcome in the
+	// transaction; its duplicate is answered from the claim and sends no
+	// statement about the outcome at all.
+	tc := statementCounter{only: table}
+	pool := outcomePool(t, url, &tc)
+	txOutcomes, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeTable(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventTable := uniqueName("events_")
+	dropOnCleanup(t, pool, eventTable)
+	events, err := pgstore.New(pool, pgstore.WithTable(eventTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := events.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := webhook.NewHandler(outcometest.Verifier(t), events.Transactional(txOutcomes.WrapTx(nil)), webhook.WithStore(events))
+	body := outcometest.Body("ev-3", payments.EventPaymentRejected, "pay-3", "order-3")
+	for i, want := range [][2]int64{{1, 1}, {1, 1}} {
+		if code := outcometest.Deliver(h, body); code != http.StatusOK {
+			t.Fatalf("delivery %d answered %d", i, code)
+		}
+		if tc.selects.Load() != want[0] || tc.writes.Load() != want[1] {
+			t.Fatalf("after delivery %d: %d selects and %d writes of the outcome table; want %v", i, tc.selects.Load(), tc.writes.Load(), want)
+		}
 	}
 }
 
