@@ -57,7 +57,7 @@ func (t *Tracker) ReconcileThrough(r Reconciler) {
 // Await waits for the final outcome of a payment (by id or reference) or of
 // a recipient's verification (by id), recorded by any process that shares
 // the tracker's store: it reads the store at once, then again when this
-// process records an event, and at least every poll interval
+// tracker records an event, and at least every poll interval
 // (WithPollInterval). With WithEventList, when no final outcome arrived
 // within its time, it asks the service's event list itself and records what
 // it finds (see ReconcileThrough), then asks again, less and less often, so

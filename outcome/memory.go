@@ -10,8 +10,9 @@ import (
 // MemoryStore keeps outcomes in this process's memory: the default store of
 // a Tracker. Several Trackers (and webhook handlers) of one process may share
 // one; replicas in other processes need a shared store (eventstore/pgstore,
-// eventstore/redisstore). It forgets everything when the process stops. The
-// zero value is not usable: call NewMemoryStore.
+// eventstore/redisstore). It keeps every outcome, in memory, until the
+// process stops, and then forgets them all. The zero value is not usable:
+// call NewMemoryStore.
 type MemoryStore struct {
 	mu    sync.Mutex
 	byID  map[string]Outcome

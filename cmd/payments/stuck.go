@@ -129,7 +129,7 @@ func printStuck(c *cli, out []outcomes.Outcome, olderThan time.Duration, now tim
 		if o.Reference != "" {
 			ref = show(o.Reference)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\n", o.Kind, show(o.ID), ref, show(string(o.State)), what,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\n", show(string(o.Kind)), show(o.ID), ref, show(string(o.State)), what,
 			since.UTC().Format(time.RFC3339), now.Sub(since).Truncate(time.Second), strings.Join(events, ","))
 	}
 	_ = w.Flush()
