@@ -57,8 +57,9 @@ func (t *Tracker) ReconcileThrough(r Reconciler) {
 // Await waits for the final outcome of a payment (by id or reference) or of
 // a recipient's verification (by id), recorded by any process that shares
 // the tracker's store: it reads the store at once, then again when this
-// tracker records an event, and at least every poll interval
-// (WithPollInterval). With WithEventList, when no final outcome arrived
+// tracker records an event or the store says another replica wrote one
+// (a store that is a Subscriber: the subscription runs while some Await
+// waits), and at least every poll interval (WithPollInterval). With WithEventList, when no final outcome arrived
 // within its time, it asks the service's event list itself and records what
 // it finds (see ReconcileThrough), then asks again, less and less often, so
 // that the outcome comes even when no delivery does. An id the tracker has
@@ -76,6 +77,7 @@ func (t *Tracker) Await(ctx context.Context, idOrReference string) (Result, erro
 	if idOrReference == "" {
 		return Result{}, fmt.Errorf("%w: Await needs an id or a reference", ErrInvalidEvent)
 	}
+	defer t.subscribe()()
 	start := t.opts.now()
 	nextList, listEvery := start.Add(t.opts.listAfter), t.opts.listEveryMx
 	wait := t.opts.pollMin
@@ -201,5 +203,53 @@ func (t *Tracker) applyListed(ctx context.Context, events iter.Seq2[*payments.Ev
 func (t *Tracker) log(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
 	if t.opts.logger != nil {
 		t.opts.logger.LogAttrs(ctx, level, msg, attrs...)
+	}
+}
+
+const (
+	// subscribeRetry is the pause before a failed subscription is made
+	// again.
+	subscribeRetry = time.Second
+	// subscribeLinger is how long a subscription outlives its last
+	// waiter, so that Awaits one after the other share it (on PostgreSQL
+	// it holds a connection of its own).
+	subscribeLinger = 30 * time.Second
+)
+
+// subscribe counts one more waiter and, for a Subscriber store, makes sure
+// a subscription wakes the waiters on every write; the function it returns
+// counts the waiter out, and ends the subscription with the last one.
+func (t *Tracker) subscribe() func() {
+	sub, ok := t.store.(Subscriber)
+	if !ok {
+		return func() {}
+	}
+	t.subMu.Lock()
+	defer t.subMu.Unlock()
+	t.waiting++
+	if t.subLinger != nil && t.subLinger.Stop() {
+		t.subLinger = nil // the lingering subscription serves this waiter
+	} else if t.waiting == 1 {
+		t.subLinger = nil
+		ctx, cancel := context.WithCancel(context.Background())
+		t.subCancel = cancel
+		go func() {
+			for ctx.Err() == nil {
+				if err := sub.Subscribe(ctx, t.notify); err != nil && ctx.Err() == nil {
+					t.log(ctx, slog.LevelWarn, "outcome: subscription to the store failed; waiters poll meanwhile", slog.String("error", err.Error()))
+					select {
+					case <-ctx.Done():
+					case <-time.After(subscribeRetry):
+					}
+				}
+			}
+		}()
+	}
+	return func() {
+		t.subMu.Lock()
+		defer t.subMu.Unlock()
+		if t.waiting--; t.waiting == 0 {
+			t.subLinger = time.AfterFunc(subscribeLinger, t.subCancel)
+		}
 	}
 }

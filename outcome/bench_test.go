@@ -29,10 +29,14 @@ func BenchmarkOutcomeHandler(b *testing.B) {
 
 // Await in a second tracker on the same MemoryStore (it polls).
 func BenchmarkOutcomeAwait(b *testing.B) {
-	for _, poll := range []time.Duration{50 * time.Millisecond, outcome.DefaultPollInterval} {
-		b.Run("poll="+poll.String(), func(b *testing.B) {
+	for _, mode := range []string{"push", "poll"} {
+		b.Run("wake="+mode, func(b *testing.B) {
 			s := outcome.NewMemoryStore()
-			outcometest.BenchmarkAwait(b, webhook.NewMemoryStore(webhook.DefaultMemoryStoreSize), s, s, poll)
+			events, receiver, waiter := webhook.NewMemoryStore(webhook.DefaultMemoryStoreSize), s, outcome.Store(s)
+			if mode == "poll" {
+				waiter = outcometest.PollOnly(waiter)
+			}
+			outcometest.BenchmarkAwait(b, events, receiver, waiter, 50*time.Millisecond)
 		})
 	}
 }

@@ -14,14 +14,15 @@ import (
 // process stops, and then forgets them all. The zero value is not usable:
 // call NewMemoryStore.
 type MemoryStore struct {
-	mu    sync.Mutex
-	byID  map[string]Outcome
-	byRef map[string][]string // reference -> ids
+	mu      sync.Mutex
+	byID    map[string]Outcome
+	byRef   map[string][]string // reference -> ids
+	changed chan struct{}       // closed and replaced on every write
 }
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{byID: map[string]Outcome{}, byRef: map[string][]string{}}
+	return &MemoryStore{byID: map[string]Outcome{}, byRef: map[string][]string{}, changed: make(chan struct{})}
 }
 
 // Load returns the outcome of an id, or of a payment reference.
@@ -62,7 +63,25 @@ func (m *MemoryStore) Update(ctx context.Context, id string, fn UpdateFunc) (Out
 	if next.Reference != "" && next.Reference != cur.Reference {
 		m.byRef[next.Reference] = append(m.byRef[next.Reference], id)
 	}
+	close(m.changed)
+	m.changed = make(chan struct{})
 	return clone(next), nil
+}
+
+// Subscribe calls changed once, then after every write, until ctx ends:
+// trackers sharing the store wake each other's waiters (outcome.Subscriber).
+func (m *MemoryStore) Subscribe(ctx context.Context, changed func()) error {
+	for {
+		m.mu.Lock()
+		ch := m.changed
+		m.mu.Unlock()
+		changed()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
 }
 
 // Open returns the outcomes that are not final (see Store).

@@ -24,3 +24,9 @@ func TestMemoryStoreReplicas(t *testing.T) {
 		return [2]outcometest.Replica{r, r}
 	})
 }
+
+// Two trackers on one MemoryStore wake each other's waiters.
+func TestMemoryStoreAwaitWoken(t *testing.T) {
+	s := outcome.NewMemoryStore()
+	outcometest.AwaitWoken(t, outcometest.Replica{Events: webhook.NewMemoryStore(100), Outcomes: s}, s)
+}

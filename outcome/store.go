@@ -39,6 +39,20 @@ func better(a, b Outcome) bool {
 	return a.ID > b.ID
 }
 
+// Subscriber is a Store that can tell a tracker when any replica wrote an
+// outcome, so that Await in another process returns without waiting for
+// its next read of the store (which stays the fallback: a lost
+// notification only delays it). pgstore's OutcomeStore (LISTEN/NOTIFY) and
+// redisstore's (pub/sub) are Subscribers.
+type Subscriber interface {
+	// Subscribe calls changed once the subscription is made (writes
+	// before it were not seen), then after every write of an outcome by
+	// any replica (or more often), until ctx ends. It returns the store's error
+	// when the subscription fails (the tracker subscribes again after a
+	// while), and ctx's when ctx ends.
+	Subscribe(ctx context.Context, changed func()) error
+}
+
 // UpdateFunc computes the outcome to record from the one recorded (the zero
 // Outcome when there is none). It returns false when there is nothing to
 // write. A store may call it more than once (when another replica wrote in

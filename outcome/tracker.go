@@ -28,6 +28,12 @@ type Tracker struct {
 
 	reconciler atomic.Pointer[reconcilerBox]
 	listMu     sync.Mutex // held by the Await that lists events
+
+	// The subscription of a Subscriber store runs while some Await waits.
+	subMu     sync.Mutex
+	waiting   int
+	subCancel context.CancelFunc
+	subLinger *time.Timer // ends the subscription subscribeLinger after the last waiter
 }
 
 // Option configures a Tracker.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -48,6 +49,7 @@ type OutcomeStore struct {
 	table   string
 	timeout time.Duration
 	logger  *slog.Logger
+	notify  bool
 	q       outcomeQueries
 }
 
@@ -63,6 +65,15 @@ func WithOutcomeTable(name string) OutcomeOption { return func(s *OutcomeStore) 
 func WithOutcomeTimeout(d time.Duration) OutcomeOption {
 	return func(s *OutcomeStore) { s.timeout = d }
 }
+
+// WithOutcomeNotify makes every write of a final outcome NOTIFY the
+// table's channel at its commit, so that Await in another replica returns
+// at once (Subscribe) instead of at its next read of the table (default
+// off: waiters poll). The cost: PostgreSQL serialises the commits of the
+// transactions that notify, which halved the throughput of a receiver
+// feeding the tracker in the run BENCHMARKS.md records. Turn it on in every
+// replica that writes. Test: TestOutcomeAwaitWokenByNotify.
+func WithOutcomeNotify(on bool) OutcomeOption { return func(s *OutcomeStore) { s.notify = on } }
 
 // WithOutcomeLogger makes WrapTx log conflicting final events (ids and
 // states only) as outcome.Tracker does.
@@ -86,17 +97,25 @@ func NewOutcomeStore(pool *pgxpool.Pool, opts ...OutcomeOption) (*OutcomeStore, 
 	if s.timeout <= 0 {
 		return nil, invalid("outcome timeout %v: must be positive", s.timeout)
 	}
-	s.q = buildOutcomeQueries(s.table)
+	s.q = buildOutcomeQueries(s.table, s.notify)
 	return s, nil
 }
 
 type outcomeQueries struct {
 	create, load, insert, update, open string
+	channel, listen                    string
 }
 
-func buildOutcomeQueries(table string) outcomeQueries {
+func buildOutcomeQueries(table string, notify bool) outcomeQueries {
 	parts := strings.Split(table, ".")
 	quoted := `"` + strings.Join(parts, `"."`) + `"`
+	h := fnv.New64a()
+	h.Write([]byte(table))
+	channel := fmt.Sprintf("payments_outcomes_%016x", h.Sum64()) // at most 63 bytes, any table name
+	written := "SELECT count(*) FROM w"
+	if notify {
+		written = "SELECT count(*) FROM (SELECT CASE WHEN $4 THEN pg_notify('" + channel + "', '') END FROM w) n"
+	}
 	index := func(suffix string) string { return `"` + parts[len(parts)-1] + suffix + `"` }
 	return outcomeQueries{
 		create: `CREATE TABLE IF NOT EXISTS ` + quoted + ` (
@@ -113,10 +132,17 @@ CREATE INDEX IF NOT EXISTS ` + index("_reference_idx") + ` ON ` + quoted + ` (re
 CREATE INDEX IF NOT EXISTS ` + index("_open_idx") + ` ON ` + quoted + ` (kind) WHERE NOT final`,
 		load: `SELECT version, record FROM ` + quoted + ` WHERE id = $1 OR (reference = $1 AND reference <> '')
 ORDER BY id = $1 DESC, final DESC, confirmed_at IS NOT NULL DESC, first_seen DESC, id DESC LIMIT 1`,
-		insert: `INSERT INTO ` + quoted + ` (id, kind, reference, final, confirmed_at, first_seen, version, record)
-VALUES ($1, $2, $3, $4, $5, $6, 1, $7) ON CONFLICT (id) DO NOTHING`,
-		update: `UPDATE ` + quoted + ` SET kind = $2, reference = $3, final = $4, confirmed_at = $5, first_seen = $6,
-version = version + 1, record = $7 WHERE id = $1 AND version = $8`,
+		// Each write returns how many rows it wrote and, with
+		// WithOutcomeNotify, notifies the table's channel (at commit)
+		// when it wrote a final outcome: what Await waits for.
+		insert: `WITH w AS (INSERT INTO ` + quoted + ` (id, kind, reference, final, confirmed_at, first_seen, version, record)
+VALUES ($1, $2, $3, $4, $5, $6, 1, $7) ON CONFLICT (id) DO NOTHING RETURNING 1)
+` + written,
+		update: `WITH w AS (UPDATE ` + quoted + ` SET kind = $2, reference = $3, final = $4, confirmed_at = $5, first_seen = $6,
+version = version + 1, record = $7 WHERE id = $1 AND version = $8 RETURNING 1)
+` + written,
+		channel: channel,
+		listen:  `LISTEN "` + channel + `"`,
 		open: `SELECT record FROM ` + quoted + ` WHERE NOT final AND ((kind = 'payment' AND confirmed_at < $1)
 OR (kind = 'recipient' AND first_seen < $2))`,
 	}
@@ -227,12 +253,13 @@ func (s *OutcomeStore) update(ctx context.Context, q querier, id string, fn outc
 			sql, args = s.q.update, append(args, version)
 		}
 		sctx, cancel := s.bound(ctx)
-		tag, err := q.Exec(sctx, sql, args...)
+		var written int64
+		err = q.QueryRow(sctx, sql, args...).Scan(&written)
 		cancel()
 		if err != nil {
 			return outcome.Outcome{}, fmt.Errorf("pgstore: recording outcome %s: %w", id, err)
 		}
-		if tag.RowsAffected() == 1 {
+		if written == 1 {
 			return next, nil
 		}
 		// Another replica wrote first: read its outcome and decide again.
@@ -261,6 +288,45 @@ func (s *OutcomeStore) Open(ctx context.Context, confirmedBefore, seenBefore tim
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// Subscribe makes Await in any replica return as soon as a final outcome
+// is written, when the writers use WithOutcomeNotify: it LISTENs on the
+// table's channel, on a connection taken from the pool for as long as some
+// Await waits (and a little longer; see outcome.Subscriber), and calls
+// changed for each notification. Without WithOutcomeNotify on this store
+// it only waits for ctx: the waiters poll.
+func (s *OutcomeStore) Subscribe(ctx context.Context, changed func()) error {
+	if !s.notify {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: subscribing to outcomes: %w", err)
+	}
+	conn := pc.Hijack() // it will be LISTENing: never back into the pool
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	sctx, cancel := s.bound(ctx)
+	_, err = conn.Exec(sctx, s.q.listen)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("pgstore: subscribing to outcomes: %w", err)
+	}
+	changed() // writes before the LISTEN were not seen
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("pgstore: waiting for outcome notifications: %w", err)
+		}
+		changed()
+	}
 }
 
 // ApplyTx records ev in tx, as outcome.Tracker.Apply does, with the same
@@ -310,4 +376,7 @@ func (s *OutcomeStore) WrapTx(fn TxEventFunc) TxEventFunc {
 	}
 }
 
-var _ outcome.Store = (*OutcomeStore)(nil)
+var (
+	_ outcome.Store      = (*OutcomeStore)(nil)
+	_ outcome.Subscriber = (*OutcomeStore)(nil)
+)

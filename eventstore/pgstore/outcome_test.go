@@ -291,3 +291,10 @@ func TestOutcomeStuckCommand(t *testing.T) {
 		t.Fatalf("a wrong password: exit %d, %q", code, stderr)
 	}
 }
+
+// An Await in another replica returns through LISTEN/NOTIFY, not a poll.
+func TestOutcomeAwaitWokenByNotify(t *testing.T) {
+	t.Parallel()
+	ost, es, _ := outcomeStores(t, testservers.SharedPostgres(t).URL(), pgstore.WithOutcomeNotify(true))
+	outcometest.AwaitWoken(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1])
+}

@@ -105,6 +105,7 @@ return 1`)
 func (s *OutcomeStore) idKey(id string) string   { return s.prefix + "id:" + id }
 func (s *OutcomeStore) refKey(ref string) string { return s.prefix + "ref:" + ref }
 func (s *OutcomeStore) openKey() string          { return s.prefix + "open" }
+func (s *OutcomeStore) channel() string          { return s.prefix + "changed" }
 
 // bounded runs f with the store's timeout, and stops waiting for it at
 // that deadline even when the client does not.
@@ -224,6 +225,9 @@ func (s *OutcomeStore) Update(ctx context.Context, id string, fn outcome.UpdateF
 			if next.State.Final() {
 				pipe.SRem(ctx, s.openKey(), id)
 			}
+			if next.State.Final() { // what Await waits for
+				pipe.Publish(ctx, s.channel(), "") // a write that lost its race wakes waiters for nothing
+			}
 			if _, err := pipe.Exec(ctx); err != nil {
 				return err
 			}
@@ -240,6 +244,31 @@ func (s *OutcomeStore) Update(ctx context.Context, id string, fn outcome.UpdateF
 		// Another replica wrote first: read its outcome and decide again.
 	}
 	return outcome.Outcome{}, fmt.Errorf("redisstore: recording outcome %s: overtaken by other writers %d times", id, maxUpdateRounds)
+}
+
+// Subscribe makes Await in any replica return as soon as an outcome is
+// written: it subscribes to the prefix's channel ("<prefix>changed", which
+// every write of a final outcome publishes to) for as long as some Await waits (see
+// outcome.Subscriber), and calls changed for each message.
+func (s *OutcomeStore) Subscribe(ctx context.Context, changed func()) error {
+	ps := s.client.Subscribe(ctx, s.channel())
+	defer ps.Close()
+	if err := s.bounded(ctx, func(ctx context.Context) error { _, err := ps.Receive(ctx); return err }); err != nil {
+		return fmt.Errorf("redisstore: subscribing to outcomes: %w", err)
+	}
+	changed() // writes before the subscription were not seen
+	ch := ps.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case _, ok := <-ch:
+			if !ok {
+				return errors.New("redisstore: the subscription to outcomes was closed")
+			}
+			changed()
+		}
+	}
 }
 
 // Open returns the outcomes that are not final (see outcome.Store): the ids
@@ -274,4 +303,7 @@ func (s *OutcomeStore) Open(ctx context.Context, confirmedBefore, seenBefore tim
 	return out, nil
 }
 
-var _ outcome.Store = (*OutcomeStore)(nil)
+var (
+	_ outcome.Store      = (*OutcomeStore)(nil)
+	_ outcome.Subscriber = (*OutcomeStore)(nil)
+)

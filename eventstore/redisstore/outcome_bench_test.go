@@ -29,10 +29,14 @@ func BenchmarkOutcomeHandler(b *testing.B) {
 }
 
 func BenchmarkOutcomeAwait(b *testing.B) {
-	for _, poll := range []time.Duration{50 * time.Millisecond, outcome.DefaultPollInterval} {
-		b.Run("poll="+poll.String(), func(b *testing.B) {
+	for _, mode := range []string{"push", "poll"} {
+		b.Run("wake="+mode, func(b *testing.B) {
 			ost, es, _ := outcomeStores(b, testservers.SharedRedis(b).URL(), nil)
-			outcometest.BenchmarkAwait(b, es[0], ost[0], ost[1], poll)
+			events, receiver, waiter := es[0], ost[0], outcome.Store(ost[1])
+			if mode == "poll" {
+				waiter = outcometest.PollOnly(waiter)
+			}
+			outcometest.BenchmarkAwait(b, events, receiver, waiter, 50*time.Millisecond)
 		})
 	}
 }

@@ -106,8 +106,8 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 		t.Fatal(eff, err)
 	}
 	reads, writes := c.reads.Load(), c.writes.Load()
-	if writes != 4 { // SADD and PEXPIRE of the reference, the script, SREM of the open set
-		t.Fatalf("the first event sent %d writes, want 4", writes)
+	if writes != 5 { // SADD and PEXPIRE of the reference, the script, SREM of the open set, PUBLISH
+		t.Fatalf("the first event sent %d writes, want 5", writes)
 	}
 	again := outcometest.Event(t, "ev-2", payments.EventPaymentCompleted, "pay-1", "order-1")
 	for _, e := range []*payments.Event{ev, ev, again} {
@@ -204,4 +204,11 @@ func TestOutcomeStuckCommand(t *testing.T) {
 	if got[payment] != outcome.StatePending || got[recipient] != outcome.StateUnverified {
 		t.Fatalf("stuck: %v", got)
 	}
+}
+
+// An Await in another replica returns through pub/sub, not a poll.
+func TestOutcomeAwaitWokenByPubSub(t *testing.T) {
+	t.Parallel()
+	ost, es, _ := outcomeStores(t, testservers.SharedRedis(t).URL(), nil)
+	outcometest.AwaitWoken(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1])
 }

@@ -134,3 +134,7 @@ func BenchmarkAwait(b *testing.B, events webhook.Store, receiver, waiter outcome
 	b.ReportMetric(ms(0.5), "p50-ms")
 	b.ReportMetric(ms(0.99), "p99-ms")
 }
+
+// PollOnly hides a store's subscription (outcome.Subscriber): Await on it
+// polls only.
+func PollOnly(s outcome.Store) outcome.Store { return struct{ outcome.Store }{s} }

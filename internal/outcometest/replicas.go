@@ -336,3 +336,34 @@ func StoreDown(t *testing.T, r Replica, reader outcome.Store, stop, start func()
 		t.Fatalf("after the retries: %+v %v, %d calls; want failed, one step, one call", o, err, calls.Load())
 	}
 }
+
+// AwaitWoken checks that an Await on waiter (a Subscriber store) returns
+// when another replica records the outcome, through the subscription: its
+// poll interval is an hour, so that its first read after the one at the
+// start would come after 36 seconds, past the test's 30-second bound.
+func AwaitWoken(t *testing.T, r Replica, waiter outcome.Store) {
+	if _, ok := waiter.(outcome.Subscriber); !ok {
+		t.Fatalf("%T is not an outcome.Subscriber", waiter)
+	}
+	h := webhook.NewHandler(Verifier(t), outcome.NewTracker(r.Outcomes).Wrap(nil), webhook.WithStore(r.Events))
+	tr := outcome.NewTracker(waiter, outcome.WithPollInterval(time.Hour))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 3; i++ { // one Await after the other: they share the subscription
+		id := NewID("pay-")
+		done := make(chan error, 1)
+		go func() {
+			res, err := tr.Await(ctx, id)
+			if err == nil && res.State != outcome.StateCompleted {
+				err = fmt.Errorf("state %s", res.State)
+			}
+			done <- err
+		}()
+		if code := Deliver(h, Body(NewID("ev-"), payments.EventPaymentCompleted, id, "r"+id)); code != http.StatusOK {
+			t.Fatal(code)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("Await %d: %v", i, err)
+		}
+	}
+}
