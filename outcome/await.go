@@ -235,12 +235,17 @@ func (t *Tracker) subscribe() func() {
 		t.subCancel = cancel
 		go func() {
 			for ctx.Err() == nil {
-				if err := sub.Subscribe(ctx, t.notify); err != nil && ctx.Err() == nil {
-					t.log(ctx, slog.LevelWarn, "outcome: subscription to the store failed; waiters poll meanwhile", slog.String("error", err.Error()))
-					select {
-					case <-ctx.Done():
-					case <-time.After(subscribeRetry):
-					}
+				err := sub.Subscribe(ctx, t.notify)
+				if ctx.Err() != nil {
+					return
+				}
+				if err == nil {
+					err = errors.New("the subscription ended")
+				}
+				t.log(ctx, slog.LevelWarn, "outcome: subscription to the store failed; waiters poll meanwhile", slog.String("error", err.Error()))
+				select {
+				case <-ctx.Done():
+				case <-time.After(subscribeRetry):
 				}
 			}
 		}()

@@ -3,9 +3,11 @@ package outcome_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,3 +211,50 @@ func mustVerifier(t *testing.T) webhook.Verifier {
 	}
 	return v
 }
+
+// brokenSubscriber is a MemoryStore whose subscription always fails.
+type brokenSubscriber struct{ *outcome.MemoryStore }
+
+func (brokenSubscriber) Subscribe(context.Context, func()) error {
+	return errors.New("no pub/sub here")
+}
+
+// A subscription that fails is logged and retried; Await returns by
+// polling meanwhile.
+func TestAwaitSubscriptionFailsPollsInstead(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	store := outcome.NewMemoryStore()
+	waiter := outcome.NewTracker(brokenSubscriber{store}, outcome.WithPollInterval(20*time.Millisecond), outcome.WithLogger(logger))
+	ctx := outcometest.Ctx(t)
+	ch := awaitAsync(ctx, waiter, "pay-1")
+	if _, _, err := outcome.NewTracker(store).Apply(ctx, outcometest.Event(t, "ev-1", payments.EventPaymentCompleted, "pay-1", "order-1")); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-ch; a.err != nil || a.res.EventID != "ev-1" {
+		t.Fatalf("Await = %+v, %v", a.res, a.err)
+	}
+	logged := func() (string, bool) { // by the subscription's goroutine, maybe after Await returned
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.String(), strings.Contains(logs.String(), "subscription to the store failed") && strings.Contains(logs.String(), "no pub/sub here")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		text, ok := logged()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log: %s", text)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
