@@ -82,7 +82,9 @@ func WithClock(now func() time.Time) Option {
 // listed events go through the Reconciler set by ReconcileThrough (the
 // webhook handler's Reconcile: once-only, the merchant's function included)
 // or, without one, straight into the tracker (each event id counts once
-// there too). Without this option Await only waits.
+// there too). The first listing covers DefaultListWindow before the Await
+// began; the next ones, the events after the last one listed. Without this
+// option Await only waits.
 func WithEventList(client *payments.Client, after time.Duration) Option {
 	return func(o *options) {
 		o.client = client
@@ -93,9 +95,9 @@ func WithEventList(client *payments.Client, after time.Duration) Option {
 }
 
 // WithPollInterval sets the longest wait between two reads of the store by
-// Await (default DefaultPollInterval): the delay before a waiter in one
-// process sees an outcome that another process recorded. d <= 0 keeps the
-// default.
+// Await (default DefaultPollInterval): the longest delay before a waiter
+// sees an outcome that another process recorded, when the store does not
+// push it (see Subscriber). d <= 0 keeps the default.
 func WithPollInterval(d time.Duration) Option {
 	return func(o *options) {
 		if d > 0 {
