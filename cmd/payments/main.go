@@ -15,6 +15,7 @@
 //	payments events resend EVENT_ID [--to URL]
 //	payments open
 //	payments sandbox pause|resume|webhook-url|retries|advance|trigger|settle ...
+//	payments payments stuck [--older-than 1h] [--store URL] [--json]
 //
 // The API key comes from PAYMENTS_API_KEY and nowhere else (no flag, so
 // that it stays out of shell history), the base URL from PAYMENTS_BASE_URL,
@@ -101,6 +102,7 @@ Usage:
   payments events resend EVENT_ID    deliver an event again (sandbox; --to URL)
   payments open                      print the sandbox dashboard's address
   payments sandbox COMMAND           the sandbox's controls: pause, resume, advance, settle, ...
+  payments payments stuck            payments with no final outcome, from the tracker's store
 
 Run "payments COMMAND --help" for a command's flags.
 
@@ -132,6 +134,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = c.open(ctx, args[1:])
 	case "sandbox":
 		err = c.sandbox(ctx, args[1:])
+	case "payments":
+		err = c.payments(ctx, args[1:])
 	case "":
 		fmt.Fprint(stderr, topUsage)
 		return exitUsage

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	outcomes "github.com/paymentsapi/payments-go/outcome"
+)
+
+// envOutcomeStore is where stuck reads the store's URL when --store is not
+// given: the URL carries a password, better kept out of shell history.
+const envOutcomeStore = "PAYMENTS_OUTCOME_STORE"
+
+const paymentsUsage = `payments payments: the payments your receivers track.
+
+Usage:
+  payments payments stuck --older-than 1h   payments with no final outcome, recipients unverified
+`
+
+const stuckUsage = `payments payments stuck: list the payments confirmed more than --older-than ago that
+have no final outcome, and the recipients first seen more than --older-than ago that are
+still unverified, from the store of your receivers' outcome tracker (package outcome).
+
+Usage:
+  payments payments stuck [--older-than 1h] [--store URL] [--table NAME | --prefix PREFIX] [--json]
+
+The store is a PostgreSQL URL (postgres://user:password@host/db?sslmode=..., the table of
+pgstore.OutcomeStore) or a Redis URL (redis://:password@host:6379/0, or rediss:// for TLS;
+the keys of redisstore.OutcomeStore). Give it with --store, or in PAYMENTS_OUTCOME_STORE to
+keep its password out of shell history. A MemoryStore lives inside one process: there is
+nothing to read from outside it.
+
+A payment counts from when Tracker.Confirmed recorded its confirmation. Each line shows the
+kind, id, reference, state, since when, and the events recorded; --json prints one JSON
+object per line instead (the tracker's record). Exit code 0 whether or not any is stuck.
+`
+
+// payments runs "payments payments SUBCOMMAND".
+func (c *cli) payments(ctx context.Context, args []string) error {
+	switch sub := firstArg(args); sub {
+	case "stuck":
+		return c.stuck(ctx, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stdout, paymentsUsage)
+		return nil
+	case "":
+		return usagef("payments: give a subcommand (stuck; see payments payments --help)")
+	default:
+		return usagef("payments: unknown subcommand %q (stuck)", sub)
+	}
+}
+
+// stuckTableRE is pgstore.WithOutcomeTable's rule.
+var stuckTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_]{0,40})?$`)
+
+func (c *cli) stuck(ctx context.Context, args []string) error {
+	fs := c.newFlagSet("payments stuck", stuckUsage)
+	olderThan := fs.Duration("older-than", time.Hour, "how long ago a payment was confirmed (or a recipient first seen)")
+	storeURL := fs.String("store", "", "the store's URL (postgres://, redis://, rediss://); default $"+envOutcomeStore)
+	table := fs.String("table", "payments_outcomes", "the PostgreSQL table (pgstore.WithOutcomeTable)")
+	prefix := fs.String("prefix", "payments:outcome:", "the Redis key prefix (redisstore.WithOutcomePrefix)")
+	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("payments stuck takes no arguments, got %q", pos)
+	}
+	if *olderThan < 0 || *timeout <= 0 {
+		return usagef("payments stuck: --older-than must be 0 or more, --timeout positive")
+	}
+	raw := *storeURL
+	if raw == "" {
+		raw = c.getenv(envOutcomeStore)
+	}
+	store, err := openStuckStore(raw, *table, *prefix)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	out, err := outcomes.NewTracker(store).Stuck(ctx, *olderThan)
+	if err != nil {
+		return fmt.Errorf("payments stuck: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		for _, o := range out {
+			if err := enc.Encode(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	printStuck(c, out, *olderThan, time.Now())
+	return nil
+}
+
+// printStuck prints one line per outcome and a summary.
+func printStuck(c *cli, out []outcomes.Outcome, olderThan time.Duration, now time.Time) {
+	if len(out) == 0 {
+		fmt.Fprintf(c.stdout, "nothing stuck for more than %s\n", olderThan)
+		return
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "KIND\tID\tREFERENCE\tSTATE\tSINCE\tFOR\tEVENTS")
+	var payments, recipients int
+	for _, o := range out {
+		since, what := o.FirstSeen, "first seen"
+		if o.Kind == outcomes.KindPayment {
+			since, what = o.ConfirmedAt, "confirmed"
+			payments++
+		} else {
+			recipients++
+		}
+		var events []string
+		for _, s := range o.Steps {
+			events = append(events, show(string(s.EventType))+"="+show(s.EventID))
+		}
+		ref := "-"
+		if o.Reference != "" {
+			ref = show(o.Reference)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\n", show(string(o.Kind)), show(o.ID), ref, show(string(o.State)), what,
+			since.UTC().Format(time.RFC3339), now.Sub(since).Truncate(time.Second), strings.Join(events, ","))
+	}
+	_ = w.Flush()
+	fmt.Fprintf(c.stdout, "%d stuck for more than %s: %d payments without a final outcome, %d recipients unverified\n",
+		len(out), olderThan, payments, recipients)
+}
+
+// openStuckStore returns a read-only outcomes.Store on the URL. Errors
+// never repeat the URL, which carries a password.
+func openStuckStore(raw, table, prefix string) (outcomes.Store, error) {
+	scheme, _, _ := strings.Cut(raw, "://")
+	switch scheme {
+	case "postgres", "postgresql":
+		if !stuckTableRE.MatchString(table) {
+			return nil, usagef("payments stuck: --table %q: lower-case letters, digits and underscores, optionally schema.table", table)
+		}
+		p, err := parsePgURL(raw)
+		if err != nil {
+			return nil, usagef("payments stuck: --store: %v", err)
+		}
+		return &pgStuckStore{url: p, table: `"` + strings.ReplaceAll(table, ".", `"."`) + `"`}, nil
+	case "redis", "rediss":
+		if prefix == "" {
+			return nil, usagef("payments stuck: --prefix must not be empty")
+		}
+		return &redisStuckStore{url: raw, prefix: prefix}, nil
+	case "":
+		return nil, usagef("payments stuck: give the store's URL with --store or %s (postgres:// or redis://)", envOutcomeStore)
+	case "memory":
+		return nil, usagef("payments stuck: a MemoryStore lives inside one process; give the PostgreSQL or Redis store your receivers share")
+	default:
+		return nil, usagef("payments stuck: --store: scheme %q: give a postgres://, redis:// or rediss:// URL", show(scheme))
+	}
+}
+
+// errReadOnly is the answer of the stores' methods that stuck never calls.
+var errReadOnly = errors.New("payments stuck reads only")
+
+type pgStuckStore struct {
+	url   pgURL
+	table string
+}
+
+func (s *pgStuckStore) Load(context.Context, string) (outcomes.Outcome, error) {
+	return outcomes.Outcome{}, errReadOnly
+}
+
+func (s *pgStuckStore) Update(context.Context, string, outcomes.UpdateFunc) (outcomes.Outcome, error) {
+	return outcomes.Outcome{}, errReadOnly
+}
+
+func (s *pgStuckStore) Open(ctx context.Context, confirmedBefore, seenBefore time.Time) ([]outcomes.Outcome, error) {
+	c, err := dialPg(ctx, s.url)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", s.url.host, err)
+	}
+	defer c.close()
+	stamp := func(t time.Time) string { return "'" + t.UTC().Format("2006-01-02T15:04:05.999999Z07:00") + "'" }
+	rows, err := c.query(`SELECT record::text FROM ` + s.table + ` WHERE NOT final AND ((kind = 'payment' AND confirmed_at < ` +
+		stamp(confirmedBefore) + `) OR (kind = 'recipient' AND first_seen < ` + stamp(seenBefore) + `))`)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.table, err)
+	}
+	out := make([]outcomes.Outcome, 0, len(rows))
+	for _, r := range rows {
+		var o outcomes.Outcome
+		if err := json.Unmarshal([]byte(r), &o); err != nil {
+			return nil, fmt.Errorf("a record of %s does not decode: %w", s.table, err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+type redisStuckStore struct{ url, prefix string }
+
+func (s *redisStuckStore) Load(context.Context, string) (outcomes.Outcome, error) {
+	return outcomes.Outcome{}, errReadOnly
+}
+
+func (s *redisStuckStore) Update(context.Context, string, outcomes.UpdateFunc) (outcomes.Outcome, error) {
+	return outcomes.Outcome{}, errReadOnly
+}
+
+func (s *redisStuckStore) Open(ctx context.Context, confirmedBefore, seenBefore time.Time) ([]outcomes.Outcome, error) {
+	c, err := dialRedis(ctx, s.url)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Redis: %w", err)
+	}
+	defer c.close()
+	ids, err := c.do("SMEMBERS", s.prefix+"open")
+	if err != nil {
+		return nil, fmt.Errorf("reading %sopen: %w", s.prefix, err)
+	}
+	list, _ := ids.([]any)
+	var out []outcomes.Outcome
+	for _, v := range list {
+		id, _ := v.(string)
+		reply, err := c.do("HMGET", s.prefix+"id:"+id, "r")
+		if err != nil {
+			return nil, fmt.Errorf("reading outcome %s: %w", show(id), err)
+		}
+		vals, _ := reply.([]any)
+		var rec string
+		if len(vals) == 1 {
+			rec, _ = vals[0].(string)
+		}
+		if rec == "" {
+			continue // expired, or not written yet
+		}
+		var o outcomes.Outcome
+		if err := json.Unmarshal([]byte(rec), &o); err != nil {
+			return nil, fmt.Errorf("the outcome of %s does not decode: %w", show(id), err)
+		}
+		if !o.State.Final() && ((o.Kind == outcomes.KindPayment && !o.ConfirmedAt.IsZero() && o.ConfirmedAt.Before(confirmedBefore)) ||
+			(o.Kind == outcomes.KindRecipient && o.FirstSeen.Before(seenBefore))) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,382 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/outcome"
+)
+
+// DefaultOutcomeTable is the table an OutcomeStore uses unless
+// WithOutcomeTable says otherwise.
+const DefaultOutcomeTable = "payments_outcomes"
+
+// OutcomeStore is an outcome.Store in a PostgreSQL table, shared by every
+// replica: the outcome tracker's rows beside the event store's, on the same
+// pool. Besides the outcome.Store methods (for outcome.NewTracker), WrapTx
+// records each event inside the transaction of Transactional, so that the
+// outcome, the merchant's writes and the record that the event was processed
+// commit together. Make it with NewOutcomeStore; create its table with
+// Migrate. It is safe for concurrent use.
+//
+// Each row holds one outcome as JSON with a version. An update reads the
+// row (a plain SELECT: no lock, no write), decides, and writes only when the
+// event changes the outcome: an INSERT ... ON CONFLICT DO NOTHING for a new
+// row, an UPDATE ... WHERE version = the version read for an existing one;
+// when another replica wrote in between, it reads again and decides again.
+// So a duplicate or an event that changes nothing costs one SELECT and no
+// durable write. Inside a caller's transaction the same holds under READ
+// COMMITTED (PostgreSQL's default); under REPEATABLE READ or SERIALIZABLE a
+// concurrent write fails the update with the database's error, and the
+// handler's retry runs it again. Tests: TestOutcomeStoreNoWriteForDuplicate
+// (the statements sent), TestOutcomeStoreConformance (concurrent updates
+// from two pools all land), TestOutcomeStoreReplicas and
+// TestOutcomeStoreReplicasTransactional.
+type OutcomeStore struct {
+	pool    *pgxpool.Pool
+	table   string
+	timeout time.Duration
+	logger  *slog.Logger
+	notify  bool
+	q       outcomeQueries
+}
+
+// OutcomeOption configures an OutcomeStore.
+type OutcomeOption func(*OutcomeStore)
+
+// WithOutcomeTable sets the table (default DefaultOutcomeTable): lower-case
+// letters, digits and underscores, optionally qualified by a schema.
+func WithOutcomeTable(name string) OutcomeOption { return func(s *OutcomeStore) { s.table = name } }
+
+// WithOutcomeTimeout sets the deadline of each statement (default
+// DefaultTimeout; positive). A shorter deadline of the caller's context wins.
+func WithOutcomeTimeout(d time.Duration) OutcomeOption {
+	return func(s *OutcomeStore) { s.timeout = d }
+}
+
+// WithOutcomeNotify makes every write of a final outcome NOTIFY the
+// table's channel at its commit, so that Await in another replica returns
+// at once (Subscribe) instead of at its next read of the table (default
+// off: waiters poll). The cost: PostgreSQL serialises the commits of the
+// transactions that notify, which halved the throughput of a receiver
+// feeding the tracker in the run BENCHMARKS.md records. Turn it on in every
+// replica that writes. Test: TestOutcomeAwaitWokenByNotify.
+func WithOutcomeNotify(on bool) OutcomeOption { return func(s *OutcomeStore) { s.notify = on } }
+
+// WithOutcomeLogger makes WrapTx log conflicting final events (ids and
+// states only) as outcome.Tracker does.
+func WithOutcomeLogger(l *slog.Logger) OutcomeOption { return func(s *OutcomeStore) { s.logger = l } }
+
+var outcomeTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_]{0,40})?$`)
+
+// NewOutcomeStore returns an outcome store on pool. Its errors match
+// ErrInvalidOption.
+func NewOutcomeStore(pool *pgxpool.Pool, opts ...OutcomeOption) (*OutcomeStore, error) {
+	if pool == nil {
+		return nil, invalid("NewOutcomeStore with a nil pool")
+	}
+	s := &OutcomeStore{pool: pool, table: DefaultOutcomeTable, timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(s)
+	}
+	if !outcomeTableRE.MatchString(s.table) {
+		return nil, invalid("outcome table name %q: each part must match [a-z_][a-z0-9_]* and be at most 41 bytes, at most one dot", s.table)
+	}
+	if s.timeout <= 0 {
+		return nil, invalid("outcome timeout %v: must be positive", s.timeout)
+	}
+	s.q = buildOutcomeQueries(s.table, s.notify)
+	return s, nil
+}
+
+type outcomeQueries struct {
+	create, load, insert, update, open string
+	channel, listen                    string
+}
+
+func buildOutcomeQueries(table string, notify bool) outcomeQueries {
+	parts := strings.Split(table, ".")
+	quoted := `"` + strings.Join(parts, `"."`) + `"`
+	h := fnv.New64a()
+	h.Write([]byte(table))
+	channel := fmt.Sprintf("payments_outcomes_%016x", h.Sum64()) // at most 63 bytes, any table name
+	written := "SELECT count(*) FROM w"
+	if notify {
+		written = "SELECT count(*) FROM (SELECT CASE WHEN $4 THEN pg_notify('" + channel + "', '') END FROM w) n"
+	}
+	index := func(suffix string) string { return `"` + parts[len(parts)-1] + suffix + `"` }
+	return outcomeQueries{
+		create: `CREATE TABLE IF NOT EXISTS ` + quoted + ` (
+    id           text        PRIMARY KEY,
+    kind         text        NOT NULL,
+    reference    text        NOT NULL DEFAULT '',
+    final        boolean     NOT NULL,
+    confirmed_at timestamptz,
+    first_seen   timestamptz NOT NULL,
+    version      bigint      NOT NULL,
+    record       jsonb       NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ` + index("_reference_idx") + ` ON ` + quoted + ` (reference) WHERE reference <> '';
+CREATE INDEX IF NOT EXISTS ` + index("_open_idx") + ` ON ` + quoted + ` (kind) WHERE NOT final`,
+		load: `SELECT version, record FROM ` + quoted + ` WHERE id = $1 OR (reference = $1 AND reference <> '')
+ORDER BY id = $1 DESC, final DESC, confirmed_at IS NOT NULL DESC, first_seen DESC, id DESC LIMIT 1`,
+		// Each write returns how many rows it wrote and, with
+		// WithOutcomeNotify, notifies the table's channel (at commit)
+		// when it wrote a final outcome: what Await waits for.
+		insert: `WITH w AS (INSERT INTO ` + quoted + ` (id, kind, reference, final, confirmed_at, first_seen, version, record)
+VALUES ($1, $2, $3, $4, $5, $6, 1, $7) ON CONFLICT (id) DO NOTHING RETURNING 1)
+` + written,
+		update: `WITH w AS (UPDATE ` + quoted + ` SET kind = $2, reference = $3, final = $4, confirmed_at = $5, first_seen = $6,
+version = version + 1, record = $7 WHERE id = $1 AND version = $8 RETURNING 1)
+` + written,
+		channel: channel,
+		listen:  `LISTEN "` + channel + `"`,
+		open: `SELECT record FROM ` + quoted + ` WHERE NOT final AND ((kind = 'payment' AND confirmed_at < $1)
+OR (kind = 'recipient' AND first_seen < $2))`,
+	}
+}
+
+// MigrationSQL returns the statements Migrate runs, for a DBA to
+// apply by hand.
+func (s *OutcomeStore) MigrationSQL() string { return s.q.create + ";\n" }
+
+// Migrate creates the outcome table and its indexes when they do not exist.
+// It is idempotent and safe to run from every replica at once (an advisory
+// lock makes concurrent runs wait for each other); bounded by ctx alone.
+func (s *OutcomeStore) Migrate(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrate outcome table %s: %w", s.table, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('payments-go pgstore migrate outcomes ' || $1))`, s.table); err != nil {
+		return fmt.Errorf("pgstore: migrate outcome table %s: %w", s.table, err)
+	}
+	for _, stmt := range strings.Split(s.q.create, ";\n") {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("pgstore: migrate outcome table %s: %w", s.table, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: migrate outcome table %s: %w", s.table, err)
+	}
+	return nil
+}
+
+// querier is what the store needs of a pool or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func (s *OutcomeStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// Load returns the outcome of an id, or of a payment reference (as
+// outcome.PickByReference picks among several payments with it).
+func (s *OutcomeStore) Load(ctx context.Context, key string) (outcome.Outcome, error) {
+	o, _, err := s.load(ctx, s.pool, key)
+	return o, err
+}
+
+func (s *OutcomeStore) load(ctx context.Context, q querier, key string) (outcome.Outcome, int64, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	var version int64
+	var record []byte
+	err := q.QueryRow(ctx, s.q.load, key).Scan(&version, &record)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return outcome.Outcome{}, 0, outcome.ErrNotFound
+	case err != nil:
+		return outcome.Outcome{}, 0, fmt.Errorf("pgstore: loading outcome %s: %w", key, err)
+	}
+	var o outcome.Outcome
+	if err := json.Unmarshal(record, &o); err != nil {
+		return outcome.Outcome{}, 0, fmt.Errorf("pgstore: outcome %s: the stored record does not decode: %w", key, err)
+	}
+	return o, version, nil
+}
+
+// Update applies fn to the outcome of id: see OutcomeStore for how.
+func (s *OutcomeStore) Update(ctx context.Context, id string, fn outcome.UpdateFunc) (outcome.Outcome, error) {
+	return s.update(ctx, s.pool, id, fn)
+}
+
+// updateTx is Update inside tx, which the caller commits.
+func (s *OutcomeStore) updateTx(ctx context.Context, tx pgx.Tx, id string, fn outcome.UpdateFunc) (outcome.Outcome, error) {
+	return s.update(ctx, tx, id, fn)
+}
+
+// maxUpdateRounds bounds the reads of one update that other writers keep
+// overtaking.
+const maxUpdateRounds = 100
+
+func (s *OutcomeStore) update(ctx context.Context, q querier, id string, fn outcome.UpdateFunc) (outcome.Outcome, error) {
+	for round := 0; round < maxUpdateRounds; round++ {
+		cur, version, err := s.load(ctx, q, id)
+		if errors.Is(err, outcome.ErrNotFound) || (err == nil && cur.ID != id) {
+			cur, version, err = outcome.Outcome{}, 0, nil // a reference matched: not this id's row
+		}
+		if err != nil {
+			return outcome.Outcome{}, err
+		}
+		next, write, err := fn(cur)
+		if err != nil || !write {
+			return cur, err
+		}
+		record, err := json.Marshal(next)
+		if err != nil {
+			return outcome.Outcome{}, fmt.Errorf("pgstore: outcome %s: %w", id, err)
+		}
+		var confirmed *time.Time
+		if !next.ConfirmedAt.IsZero() {
+			confirmed = &next.ConfirmedAt
+		}
+		args := []any{id, string(next.Kind), next.Reference, next.State.Final(), confirmed, next.FirstSeen, record}
+		sql := s.q.insert
+		if version > 0 {
+			sql, args = s.q.update, append(args, version)
+		}
+		sctx, cancel := s.bound(ctx)
+		var written int64
+		err = q.QueryRow(sctx, sql, args...).Scan(&written)
+		cancel()
+		if err != nil {
+			return outcome.Outcome{}, fmt.Errorf("pgstore: recording outcome %s: %w", id, err)
+		}
+		if written == 1 {
+			return next, nil
+		}
+		// Another replica wrote first: read its outcome and decide again.
+	}
+	return outcome.Outcome{}, fmt.Errorf("pgstore: recording outcome %s: overtaken by other writers %d times", id, maxUpdateRounds)
+}
+
+// Open returns the outcomes that are not final (see outcome.Store).
+func (s *OutcomeStore) Open(ctx context.Context, confirmedBefore, seenBefore time.Time) ([]outcome.Outcome, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, s.q.open, confirmedBefore, seenBefore)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: listing open outcomes: %w", err)
+	}
+	records, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: listing open outcomes: %w", err)
+	}
+	out := make([]outcome.Outcome, 0, len(records))
+	for _, r := range records {
+		var o outcome.Outcome
+		if err := json.Unmarshal(r, &o); err != nil {
+			return nil, fmt.Errorf("pgstore: an open outcome's stored record does not decode: %w", err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Subscribe makes Await in any replica return as soon as a final outcome
+// is written, when the writers use WithOutcomeNotify: it LISTENs on the
+// table's channel, on a connection taken from the pool for as long as some
+// Await waits (and a little longer; see outcome.Subscriber), and calls
+// changed for each notification. Without WithOutcomeNotify on this store
+// it only waits for ctx: the waiters poll.
+func (s *OutcomeStore) Subscribe(ctx context.Context, changed func()) error {
+	if !s.notify {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: subscribing to outcomes: %w", err)
+	}
+	conn := pc.Hijack() // it will be LISTENing: never back into the pool
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	sctx, cancel := s.bound(ctx)
+	_, err = conn.Exec(sctx, s.q.listen)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("pgstore: subscribing to outcomes: %w", err)
+	}
+	changed() // writes before the LISTEN were not seen
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("pgstore: waiting for outcome notifications: %w", err)
+		}
+		changed()
+	}
+}
+
+// ApplyTx records ev in tx, as outcome.Tracker.Apply does, with the same
+// results: the outcome after the event, the event's effect, an error
+// matching outcome.ErrInvalidEvent for data it cannot read (nothing
+// recorded), or the database's. Conflicts are logged (WithOutcomeLogger).
+func (s *OutcomeStore) ApplyTx(ctx context.Context, tx pgx.Tx, ev *payments.Event) (outcome.Outcome, outcome.Effect, error) {
+	sub, ok, err := outcome.SubjectOf(ev)
+	if err != nil || !ok {
+		return outcome.Outcome{}, outcome.EffectNone, err
+	}
+	now := time.Now()
+	effect := outcome.EffectNone
+	o, err := s.updateTx(ctx, tx, sub.ID, func(cur outcome.Outcome) (outcome.Outcome, bool, error) {
+		next, e, err := outcome.Decide(cur, ev, now)
+		effect = e
+		return next, err == nil && e != outcome.EffectNone, err
+	})
+	if err != nil {
+		return outcome.Outcome{}, outcome.EffectNone, err
+	}
+	if effect == outcome.EffectConflict {
+		outcome.LogConflict(ctx, s.logger, o.Conflict, ev.ID)
+	}
+	return o, effect, nil
+}
+
+// WrapTx returns a TxEventFunc for Transactional that records each event
+// in the transaction (ApplyTx), then calls fn (nil: nothing more). The
+// outcome, fn's writes and the record that the event was processed commit
+// together or not at all: a duplicate delivery never reaches it, and an
+// event whose transaction rolled back is recorded by the delivery that runs
+// it again. Waiters (outcome.Tracker.Await on this store) see the outcome
+// once the transaction commits.
+//
+//	h := webhook.NewHandler(verifier, events.Transactional(outcomes.WrapTx(markPaid)),
+//		webhook.WithStore(events))
+func (s *OutcomeStore) WrapTx(fn TxEventFunc) TxEventFunc {
+	return func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if _, _, err := s.ApplyTx(ctx, tx, ev); err != nil {
+			return err
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(ctx, tx, ev)
+	}
+}
+
+var (
+	_ outcome.Store      = (*OutcomeStore)(nil)
+	_ outcome.Subscriber = (*OutcomeStore)(nil)
+)

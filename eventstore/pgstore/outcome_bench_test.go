@@ -1,0 +1,67 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/internal/outcometest"
+	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/outcome"
+)
+
+// The outcome benchmarks on PostgreSQL (see outcome/bench_test.go): the
+// tracker's updates, the receiver with and without it on the same server,
+// and the delay of an Await in another replica.
+
+func BenchmarkOutcomeApply(b *testing.B) {
+	for _, notify := range []bool{false, true} {
+		b.Run(fmt.Sprintf("notify=%t", notify), func(b *testing.B) {
+			ost, _, _ := outcomeStores(b, testservers.SharedPostgres(b).URL(), pgstore.WithOutcomeNotify(notify))
+			outcometest.BenchmarkApply(b, ost[0])
+		})
+	}
+}
+
+func BenchmarkOutcomeHandler(b *testing.B) {
+	url := testservers.SharedPostgres(b).URL()
+	b.Run("impl=receiver", func(b *testing.B) {
+		_, es, _ := outcomeStores(b, url)
+		outcometest.BenchmarkHandler(b, es[0], nil)
+	})
+	b.Run("impl=receiver+tracker", func(b *testing.B) {
+		ost, es, _ := outcomeStores(b, url)
+		outcometest.BenchmarkHandler(b, es[0], outcome.NewTracker(ost[0]).Wrap(nil))
+	})
+	b.Run("impl=receiver+tracker+notify", func(b *testing.B) {
+		ost, es, _ := outcomeStores(b, url, pgstore.WithOutcomeNotify(true))
+		outcometest.BenchmarkHandler(b, es[0], outcome.NewTracker(ost[0]).Wrap(nil))
+	})
+	nop := func(context.Context, pgx.Tx, *payments.Event) error { return nil }
+	b.Run("impl=transactional", func(b *testing.B) {
+		_, es, _ := outcomeStores(b, url)
+		outcometest.BenchmarkHandler(b, es[0], es[0].Transactional(nop))
+	})
+	b.Run("impl=transactional+tracker", func(b *testing.B) {
+		ost, es, _ := outcomeStores(b, url)
+		outcometest.BenchmarkHandler(b, es[0], es[0].Transactional(ost[0].WrapTx(nop)))
+	})
+}
+
+func BenchmarkOutcomeAwait(b *testing.B) {
+	for _, mode := range []string{"push", "poll"} {
+		b.Run("wake="+mode, func(b *testing.B) {
+			ost, es, _ := outcomeStores(b, testservers.SharedPostgres(b).URL(), pgstore.WithOutcomeNotify(true))
+			events, receiver, waiter := es[0], ost[0], outcome.Store(ost[1])
+			if mode == "poll" {
+				waiter = outcometest.PollOnly(waiter)
+			}
+			outcometest.BenchmarkAwait(b, events, receiver, waiter, 50*time.Millisecond)
+		})
+	}
+}

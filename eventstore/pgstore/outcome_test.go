@@ -1,0 +1,300 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/internal/outcometest"
+	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/outcome"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// statementCounter counts the statements a pool sends (those that name
+// the table only, when set), by their first word.
+type statementCounter struct {
+	only            string
+	selects, writes atomic.Int64
+}
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if c.only != "" && !strings.Contains(d.SQL, c.only) {
+		return ctx
+	}
+	if strings.HasPrefix(strings.TrimSpace(d.SQL), "SELECT") {
+		c.selects.Add(1)
+	} else {
+		c.writes.Add(1)
+	}
+	return ctx
+}
+
+func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// outcomePool connects to url, counting statements when c is not nil.
+func outcomePool(tb testing.TB, url string, c *statementCounter) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.MaxConns = 16
+	if c != nil {
+		cfg.ConnConfig.Tracer = c
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+// outcomeStores opens two outcome stores, each on its own pool, over one
+// fresh table of the server at url (its name is returned), and two event
+// stores over another.
+func outcomeStores(tb testing.TB, url string, opts ...pgstore.OutcomeOption) ([2]*pgstore.OutcomeStore, [2]*pgstore.Store, string) {
+	tb.Helper()
+	table := uniqueName("outcomes_")
+	events := uniqueName("events_")
+	var ost [2]*pgstore.OutcomeStore
+	var es [2]*pgstore.Store
+	for i := range ost {
+		pool := outcomePool(tb, url, nil)
+		s, err := pgstore.NewOutcomeStore(pool, append([]pgstore.OutcomeOption{pgstore.WithOutcomeTable(table)}, opts...)...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e, err := pgstore.New(pool, pgstore.WithTable(events))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if i == 0 {
+			dropOnCleanup(tb, pool, table)
+			dropOnCleanup(tb, pool, events)
+			if err := s.Migrate(testCtx(tb)); err != nil {
+				tb.Fatal(err)
+			}
+			if err := e.Migrate(testCtx(tb)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		ost[i], es[i] = s, e
+	}
+	return ost, es, table
+}
+
+func TestOutcomeStoreConformance(t *testing.T) {
+	t.Parallel()
+	outcometest.Conformance(t, func(tb testing.TB) [2]outcome.Store {
+		ost, _, _ := outcomeStores(tb, testservers.SharedPostgres(tb).URL())
+		return [2]outcome.Store{ost[0], ost[1]}
+	})
+}
+
+// Two replicas, each with its own pool, sharing the event table and the
+// outcome table: the tracker fed by Wrap.
+func TestOutcomeStoreReplicas(t *testing.T) {
+	t.Parallel()
+	outcometest.Replicas(t, func(tb testing.TB, _ *slog.Logger) [2]outcometest.Replica {
+		ost, es, _ := outcomeStores(tb, testservers.SharedPostgres(tb).URL())
+		return [2]outcometest.Replica{{Events: es[0], Outcomes: ost[0]}, {Events: es[1], Outcomes: ost[1]}}
+	})
+}
+
+// The same with Transactional: each outcome commits in the transaction
+// that marks its event done.
+func TestOutcomeStoreReplicasTransactional(t *testing.T) {
+	t.Parallel()
+	outcometest.Replicas(t, func(tb testing.TB, logger *slog.Logger) [2]outcometest.Replica {
+		ost, es, _ := outcomeStores(tb, testservers.SharedPostgres(tb).URL(), pgstore.WithOutcomeLogger(logger))
+		var rs [2]outcometest.Replica
+		for i := range rs {
+			e, o := es[i], ost[i]
+			rs[i] = outcometest.Replica{Events: e, Outcomes: o, Wrap: func(_ *outcome.Tracker, fn webhook.EventFunc) webhook.EventFunc {
+				return e.Transactional(o.WrapTx(func(ctx context.Context, _ pgx.Tx, ev *payments.Event) error { return fn(ctx, ev) }))
+			}}
+		}
+		return rs
+	})
+}
+
+// A duplicate costs one SELECT and no write; so does an event that
+// repeats the state. In Transactional mode a duplicate delivery sends no
+// outcome statement at all (the handler answers it from the claim).
+func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
+	t.Parallel()
+	url := testservers.SharedPostgres(t).URL()
+	ost, _, table := outcomeStores(t, url)
+	var c statementCounter
+	s, err := pgstore.NewOutcomeStore(outcomePool(t, url, &c), pgstore.WithOutcomeTable(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := outcome.NewTracker(s)
+	ctx := testCtx(t)
+	ev := outcometest.Event(t, "ev-1", payments.EventPaymentCompleted, "pay-1", "order-1")
+	if _, eff, err := tr.Apply(ctx, ev); err != nil || eff != outcome.EffectForward {
+		t.Fatal(eff, err)
+	}
+	if c.writes.Load() != 1 || c.selects.Load() != 1 {
+		t.Fatalf("first event: %d selects, %d writes; want 1 and 1", c.selects.Load(), c.writes.Load())
+	}
+	again := outcometest.Event(t, "ev-2", payments.EventPaymentCompleted, "pay-1", "order-1")
+	for _, e := range []*payments.Event{ev, ev, again} {
+		if _, eff, err := tr.Apply(ctx, e); err != nil || eff != outcome.EffectNone {
+			t.Fatal(eff, err)
+		}
+	}
+	if c.writes.Load() != 1 || c.selects.Load() != 4 {
+		t.Fatalf("after two duplicates and a repeat: %d selects, %d writes; want 4 and 1", c.selects.Load(), c.writes.Load())
+	}
+	o, err := ost[0].Load(ctx, "order-1")
+	if err != nil || o.State != outcome.StateCompleted || len(o.Steps) != 1 {
+		t.Fatalf("%+v %v", o, err)
+	}
+
+	// Transactional: the first delivery records the outcome in the
+	// transaction; its duplicate is answered from the claim and sends no
+	// statement about the outcome at all.
+	tc := statementCounter{only: table}
+	pool := outcomePool(t, url, &tc)
+	txOutcomes, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeTable(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventTable := uniqueName("events_")
+	dropOnCleanup(t, pool, eventTable)
+	events, err := pgstore.New(pool, pgstore.WithTable(eventTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := events.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := webhook.NewHandler(outcometest.Verifier(t), events.Transactional(txOutcomes.WrapTx(nil)), webhook.WithStore(events))
+	body := outcometest.Body("ev-3", payments.EventPaymentRejected, "pay-3", "order-3")
+	for i, want := range [][2]int64{{1, 1}, {1, 1}} {
+		if code := outcometest.Deliver(h, body); code != http.StatusOK {
+			t.Fatalf("delivery %d answered %d", i, code)
+		}
+		if tc.selects.Load() != want[0] || tc.writes.Load() != want[1] {
+			t.Fatalf("after delivery %d: %d selects and %d writes of the outcome table; want %v", i, tc.selects.Load(), tc.writes.Load(), want)
+		}
+	}
+}
+
+// The database is down: the delivery gets 503 (the event store's claim
+// fails first), nothing is marked, and the service's retry after the
+// restart records the outcome once.
+func TestOutcomeStoreDown(t *testing.T) {
+	t.Parallel()
+	srv := testservers.StartPostgres(t)
+	ost, es, _ := outcomeStores(t, srv.URL(), pgstore.WithOutcomeTimeout(time.Second))
+	outcometest.StoreDown(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1], func() { srv.Stop(t) }, func() { srv.Start(t) })
+}
+
+// Await returns in a second process (this test binary run again) when the
+// webhook went to this one.
+func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
+	t.Parallel()
+	url := testservers.SharedPostgres(t).URL()
+	ost, es, table := outcomeStores(t, url)
+	verifier, events, outcomes := outcometest.Verifier(t), es[0], ost[0]
+	markPaid := func(context.Context, pgx.Tx, *payments.Event) error { return nil }
+	// region outcomes-transactional
+	// The outcome, markPaid's writes in tx and the record that the event
+	// was processed commit in one transaction.
+	h := webhook.NewHandler(verifier, events.Transactional(outcomes.WrapTx(markPaid)), webhook.WithStore(events))
+	// endregion
+	wait := outcometest.AwaitInChild(t, "TestOutcomeAwaitChild", "order-42",
+		"PAYMENTS_OUTCOME_CHILD_PG_URL="+url, "PAYMENTS_OUTCOME_CHILD_PG_TABLE="+table)
+	if code := outcometest.Deliver(h, outcometest.Body("ev-42", payments.EventPaymentCompleted, "pay-42", "order-42")); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if got := wait(); got != "completed ev-42" {
+		t.Fatalf("the other process's Await said %q", got)
+	}
+}
+
+// TestOutcomeAwaitChild is the second process of
+// TestOutcomeAwaitInAnotherProcess; skipped in a normal run.
+func TestOutcomeAwaitChild(t *testing.T) {
+	outcometest.RunChild(t, func() *outcome.Tracker {
+		pool := outcomePool(t, getenv(t, "PAYMENTS_OUTCOME_CHILD_PG_URL"), nil)
+		s, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeTable(getenv(t, "PAYMENTS_OUTCOME_CHILD_PG_TABLE")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outcome.NewTracker(s, outcome.WithPollInterval(50*time.Millisecond))
+	})
+}
+
+func TestNewOutcomeStoreBadOptions(t *testing.T) {
+	pool := outcomePool(t, "postgres://127.0.0.1:1/x", nil)
+	for _, opts := range [][]pgstore.OutcomeOption{
+		{pgstore.WithOutcomeTable("Bad-Name")}, {pgstore.WithOutcomeTable("a.b.c")}, {pgstore.WithOutcomeTimeout(0)},
+	} {
+		if _, err := pgstore.NewOutcomeStore(pool, opts...); !errors.Is(err, pgstore.ErrInvalidOption) {
+			t.Fatalf("NewOutcomeStore: %v, want ErrInvalidOption", err)
+		}
+	}
+	if _, err := pgstore.NewOutcomeStore(nil); !errors.Is(err, pgstore.ErrInvalidOption) {
+		t.Fatalf("nil pool: %v", err)
+	}
+}
+
+func getenv(t *testing.T, key string) string {
+	v := os.Getenv(key)
+	if v == "" {
+		t.Fatalf("%s is not set", key)
+	}
+	return v
+}
+
+// The payments command lists what is stuck in the table: the payment
+// confirmed two hours ago without an outcome and the unverified recipient,
+// not the finished ones, and never prints the URL's password.
+func TestOutcomeStuckCommand(t *testing.T) {
+	t.Parallel()
+	srv := testservers.SharedPostgres(t)
+	ost, _, table := outcomeStores(t, srv.URL())
+	payment, recipient := outcometest.StuckFixture(t, ost[0])
+	stdout, stderr, code := outcometest.RunCLI(t, []string{"PAYMENTS_OUTCOME_STORE=" + srv.URL()},
+		"payments", "stuck", "--older-than", "1h", "--table", table)
+	if code != 0 || !strings.Contains(stdout, payment) || !strings.Contains(stdout, recipient) ||
+		!strings.Contains(stdout, "2 stuck for more than 1h0m0s: 1 payments without a final outcome, 1 recipients unverified") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stdout, "\n"); n != 4 {
+		t.Fatalf("%d lines, want a header, 2 outcomes and the summary:\n%s", n, stdout)
+	}
+	stdout, _, code = outcometest.RunCLI(t, nil, "payments", "stuck", "--older-than", "3h", "--table", table, "--store", srv.URL())
+	if code != 0 || stdout != "nothing stuck for more than 3h0m0s\n" {
+		t.Fatalf("--older-than 3h: exit %d, %q", code, stdout)
+	}
+	bad := strings.Replace(srv.URL(), srv.Password(), "wrong-"+srv.Password(), 1)
+	_, stderr, code = outcometest.RunCLI(t, []string{"PAYMENTS_OUTCOME_STORE=" + bad}, "payments", "stuck", "--table", table)
+	if code != 1 || !strings.Contains(stderr, "password authentication failed") || strings.Contains(stderr, srv.Password()) {
+		t.Fatalf("a wrong password: exit %d, %q", code, stderr)
+	}
+}
+
+// An Await in another replica returns through LISTEN/NOTIFY, not a poll.
+func TestOutcomeAwaitWokenByNotify(t *testing.T) {
+	t.Parallel()
+	ost, es, _ := outcomeStores(t, testservers.SharedPostgres(t).URL(), pgstore.WithOutcomeNotify(true))
+	outcometest.AwaitWoken(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1])
+}

@@ -1,0 +1,176 @@
+package outcome_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/outcometest"
+	"github.com/paymentsapi/payments-go/outcome"
+)
+
+func ev(t *testing.T, id string, typ payments.EventType, subject string) *payments.Event {
+	t.Helper()
+	ref := "order-1"
+	if strings.HasPrefix(string(typ), "recipient.") {
+		ref = ""
+	}
+	return outcometest.Event(t, id, typ, subject, ref)
+}
+
+func raw(t *testing.T, body string) *payments.Event {
+	t.Helper()
+	e, err := payments.ParseEvent([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// decideAll applies events in order and returns the outcome and effects.
+func decideAll(t *testing.T, events ...*payments.Event) (outcome.Outcome, []outcome.Effect) {
+	t.Helper()
+	var o outcome.Outcome
+	var effects []outcome.Effect
+	for i, e := range events {
+		next, eff, err := outcome.Decide(o, e, time.Unix(int64(1000+i), 0))
+		if err != nil {
+			t.Fatalf("event %s: %v", e.ID, err)
+		}
+		o = next
+		effects = append(effects, eff)
+	}
+	return o, effects
+}
+
+func TestDecideForwardOnly(t *testing.T) {
+	const p = "pay-1"
+	cases := []struct {
+		name    string
+		events  []*payments.Event
+		state   outcome.State
+		effects string
+		steps   int
+	}{
+		{"pending then completed", []*payments.Event{ev(t, "e1", payments.EventPaymentInitiated, p), ev(t, "e2", payments.EventPaymentCompleted, p)},
+			outcome.StateCompleted, "forward forward", 2},
+		{"final first, then a late initiated is recorded and ignored", []*payments.Event{ev(t, "e2", payments.EventPaymentFailed, p), ev(t, "e1", payments.EventPaymentInitiated, p)},
+			outcome.StateFailed, "forward backward", 2},
+		{"a duplicate is a no-op", []*payments.Event{ev(t, "e2", payments.EventPaymentRejected, p), ev(t, "e2", payments.EventPaymentRejected, p)},
+			outcome.StateRejected, "forward none", 1},
+		{"the same state again with the same flags writes nothing", []*payments.Event{ev(t, "e2", payments.EventPaymentCompleted, p), ev(t, "e3", payments.EventPaymentCompleted, p)},
+			outcome.StateCompleted, "forward none", 1},
+		{"two different finals: the first stands", []*payments.Event{ev(t, "e2", payments.EventPaymentCompleted, p), ev(t, "e3", payments.EventPaymentFailed, p)},
+			outcome.StateCompleted, "forward conflict", 2},
+		{"recipient verified", []*payments.Event{ev(t, "r1", payments.EventRecipientCreated, "rcp-1"), ev(t, "r2", payments.EventRecipientVerified, "rcp-1")},
+			outcome.StateVerified, "forward forward", 2},
+		{"recipient created late", []*payments.Event{ev(t, "r2", payments.EventRecipientVerificationFailed, "rcp-1"), ev(t, "r1", payments.EventRecipientCreated, "rcp-1")},
+			outcome.StateVerificationFailed, "forward backward", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, effects := decideAll(t, c.events...)
+			var got []string
+			for _, e := range effects {
+				got = append(got, string(e))
+			}
+			if o.State != c.state || strings.Join(got, " ") != c.effects || len(o.Steps) != c.steps {
+				t.Fatalf("state %s, effects %q, %d steps; want %s, %q, %d", o.State, got, len(o.Steps), c.state, c.effects, c.steps)
+			}
+		})
+	}
+}
+
+func TestDecideConflictNamesBothEvents(t *testing.T) {
+	o, _ := decideAll(t, ev(t, "e1", payments.EventPaymentInitiated, "pay-1"), ev(t, "e2", payments.EventPaymentCompleted, "pay-1"),
+		ev(t, "e3", payments.EventPaymentFailed, "pay-1"), ev(t, "e4", payments.EventPaymentRejected, "pay-1"))
+	want := outcome.ConflictError{Kind: outcome.KindPayment, ID: "pay-1", FirstEvent: "e2", FirstState: outcome.StateCompleted, SecondEvent: "e3", SecondState: outcome.StateFailed}
+	if o.Conflict == nil || *o.Conflict != want {
+		t.Fatalf("conflict %+v, want %+v (the first conflict is kept)", o.Conflict, want)
+	}
+	if d, _ := o.Decided(); o.State != outcome.StateCompleted || d.EventID != "e2" {
+		t.Fatalf("state %s decided by %s, want completed by e2", o.State, d.EventID)
+	}
+	msg := o.Conflict.Error()
+	if !strings.Contains(msg, "e2 said completed") || !strings.Contains(msg, "e3 said failed") {
+		t.Fatalf("message %q", msg)
+	}
+}
+
+// The flags are kept as sent: a completed payment later sent reversed shows it.
+func TestDecideKeepsFlagsAsSent(t *testing.T) {
+	o, effects := decideAll(t,
+		raw(t, `{"id":"e1","event":"payment.completed","data":{"id":"pay-1","status":"completed","is_completed":true}}`),
+		raw(t, `{"id":"e2","event":"payment.completed","data":{"id":"pay-1","status":"completed","is_completed":true,"is_reversed":true}}`))
+	if !o.IsCompleted || !o.IsReversed || effects[1] != outcome.EffectFlags || o.State != outcome.StateCompleted {
+		t.Fatalf("outcome %+v, effects %v", o, effects)
+	}
+	if d, _ := o.Decided(); d.EventID != "e1" {
+		t.Fatalf("decided by %s, want e1", d.EventID)
+	}
+}
+
+func TestDecideUnknownKindsPassThrough(t *testing.T) {
+	for _, body := range []string{
+		`{"id":"e9","event":"payment.reversed","data":{"id":"pay-1","status":"reversed"}}`,
+		`{"id":"e8","event":"virtual_account.created","data":{"id":"va-1"}}`,
+		`{"id":"e7","event":"account.balance_low","data":null}`,
+	} {
+		e := raw(t, body)
+		cur := outcome.Outcome{Kind: outcome.KindPayment, ID: "pay-1", State: outcome.StatePending}
+		next, eff, err := outcome.Decide(cur, e, time.Now())
+		if err != nil || eff != outcome.EffectNone || next.State != outcome.StatePending || len(next.Steps) != 0 {
+			t.Fatalf("%s: %+v %s %v", e.Type, next, eff, err)
+		}
+		if outcome.Tracked(e.Type) {
+			t.Fatalf("%s is tracked", e.Type)
+		}
+	}
+}
+
+func TestDecideBadInputMarksNothing(t *testing.T) {
+	cases := map[string]string{
+		"no data":              `{"id":"e1","event":"payment.completed"}`,
+		"no payment id":        `{"id":"e1","event":"payment.completed","data":{"reference":"order-1","status":"completed"}}`,
+		"empty payment id":     `{"id":"e1","event":"payment.failed","data":{"id":"","status":"failed"}}`,
+		"numeric id":           `{"id":"e1","event":"payment.failed","data":{"id":12,"status":"failed"}}`,
+		"status not a string":  `{"id":"e1","event":"payment.completed","data":{"id":"pay-1","status":{"x":1}}}`,
+		"status with controls": `{"id":"e1","event":"payment.completed","data":{"id":"pay-1","status":"ok\u0000"}}`,
+		"flag not a boolean":   `{"id":"e1","event":"payment.completed","data":{"id":"pay-1","is_reversed":"yes"}}`,
+		"data not an object":   `{"id":"e1","event":"recipient.verified","data":[1,2]}`,
+		"no recipient id":      `{"id":"e1","event":"recipient.verified","data":{"account_number":"0123456789"}}`,
+	}
+	for name, body := range cases {
+		t.Run(name, func(t *testing.T) {
+			cur := outcome.Outcome{Kind: outcome.KindPayment, ID: "pay-1", State: outcome.StatePending}
+			next, eff, err := outcome.Decide(cur, raw(t, body), time.Now())
+			if !errors.Is(err, outcome.ErrInvalidEvent) || eff != outcome.EffectNone || next.State != outcome.StatePending || len(next.Steps) != 0 {
+				t.Fatalf("Decide = %+v, %s, %v; want ErrInvalidEvent and nothing marked", next, eff, err)
+			}
+			if strings.Contains(err.Error(), "0123456789") || !strings.Contains(err.Error(), "e1") {
+				t.Fatalf("error %q: must name the event and quote no data", err)
+			}
+		})
+	}
+	// An event about another payment than the record is refused too.
+	cur := outcome.Outcome{Kind: outcome.KindPayment, ID: "pay-1", State: outcome.StatePending}
+	if _, _, err := outcome.Decide(cur, ev(t, "e1", payments.EventPaymentCompleted, "pay-2"), time.Now()); !errors.Is(err, outcome.ErrInvalidEvent) {
+		t.Fatalf("an event of another payment: %v", err)
+	}
+}
+
+func TestStateFinal(t *testing.T) {
+	final := map[outcome.State]bool{outcome.StateUnknown: false, outcome.StatePending: false, outcome.StateUnverified: false,
+		outcome.StateCompleted: true, outcome.StateFailed: true, outcome.StateRejected: true,
+		outcome.StateVerified: true, outcome.StateVerificationFailed: true, "settling": false}
+	for s, want := range final {
+		if s.Final() != want {
+			t.Errorf("%q.Final() = %t", s, !want)
+		}
+	}
+	if got := outcome.TrackedTypes(); len(got) != 7 {
+		t.Fatalf("TrackedTypes = %v", got)
+	}
+}

@@ -1,0 +1,279 @@
+package outcome
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// Tracker records how each payment and recipient ended, from the events the
+// service sends, in a Store that every replica shares. Feed it with Wrap
+// (around the webhook handler's function, so that it sees each event
+// through the handler's once-only path); ask it with Get, Await and Stuck.
+// It is safe for concurrent use.
+type Tracker struct {
+	store Store
+	opts  options
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every write of this tracker
+
+	reconciler atomic.Pointer[reconcilerBox]
+	listMu     sync.Mutex // held by the Await that lists events
+
+	// The subscription of a Subscriber store runs while some Await waits.
+	subMu     sync.Mutex
+	waiting   int
+	subCancel context.CancelFunc
+	subLinger *time.Timer // ends the subscription subscribeLinger after the last waiter
+}
+
+// Option configures a Tracker.
+type Option func(*options)
+
+type options struct {
+	logger      *slog.Logger
+	now         func() time.Time
+	client      *payments.Client
+	listAfter   time.Duration
+	listWindow  time.Duration
+	pollMin     time.Duration
+	pollMax     time.Duration
+	listEveryMx time.Duration
+}
+
+// Defaults of the options.
+const (
+	// DefaultListAfter is how long Await waits for an outcome to arrive
+	// in the store before it asks the service's event list (WithEventList).
+	DefaultListAfter = 10 * time.Second
+	// DefaultListWindow is how far back Await's first listing goes.
+	DefaultListWindow = 24 * time.Hour
+	// DefaultPollInterval is the longest wait between two reads of the
+	// store by Await; it starts at a hundredth of it and doubles.
+	DefaultPollInterval = 500 * time.Millisecond
+)
+
+// WithLogger makes the tracker log conflicts and events it cannot read
+// (event ids, kinds and states only; never the event's data).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithClock sets the clock the tracker records times with (default
+// time.Now), for tests.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) {
+		if now != nil {
+			o.now = now
+		}
+	}
+}
+
+// WithEventList lets Await ask the service's event list (client's
+// Webhooks.ListEvents) when no outcome arrived within after (0 keeps
+// DefaultListAfter), so that an Await never depends on a delivery. The
+// listed events go through the Reconciler set by ReconcileThrough (the
+// webhook handler's Reconcile: once-only, the merchant's function included)
+// or, without one, straight into the tracker (each event id counts once
+// there too). The first listing covers DefaultListWindow before the Await
+// began; the next ones, the events after the last one listed. Without this
+// option Await only waits.
+func WithEventList(client *payments.Client, after time.Duration) Option {
+	return func(o *options) {
+		o.client = client
+		if after > 0 {
+			o.listAfter = after
+		}
+	}
+}
+
+// WithPollInterval sets the longest wait between two reads of the store by
+// Await (default DefaultPollInterval): the longest delay before a waiter
+// sees an outcome that another process recorded, when the store does not
+// push it (see Subscriber). d <= 0 keeps the default.
+func WithPollInterval(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.pollMax = d
+		}
+	}
+}
+
+// NewTracker returns a tracker on store (a new MemoryStore when nil).
+func NewTracker(store Store, opts ...Option) *Tracker {
+	t := &Tracker{store: store, changed: make(chan struct{})}
+	t.opts = options{now: time.Now, listAfter: DefaultListAfter, listWindow: DefaultListWindow, pollMax: DefaultPollInterval}
+	for _, o := range opts {
+		o(&t.opts)
+	}
+	t.opts.pollMin = max(t.opts.pollMax/100, time.Millisecond)
+	t.opts.listEveryMx = max(t.opts.listAfter, time.Second)
+	if t.store == nil {
+		t.store = NewMemoryStore()
+	}
+	return t
+}
+
+// Store returns the tracker's store.
+func (t *Tracker) Store() Store { return t.store }
+
+// Apply records one event: it reads the subject's outcome, decides (see
+// Decide) and writes only when the event changes the record, so a
+// duplicate costs one read. It returns the outcome after the event and the
+// event's effect. A kind the tracker does not follow returns EffectNone and
+// touches nothing. A conflict is recorded and logged (WithLogger) with both
+// event ids, and returned in Outcome.Conflict; it is not an error. The error
+// matches ErrInvalidEvent for an event it cannot read (nothing is
+// recorded), or is the store's.
+func (t *Tracker) Apply(ctx context.Context, ev *payments.Event) (Outcome, Effect, error) {
+	sub, ok, err := SubjectOf(ev)
+	if err != nil || !ok {
+		t.logInvalid(ctx, ev, err)
+		return Outcome{}, EffectNone, err
+	}
+	now := t.opts.now()
+	var effect Effect
+	o, err := t.store.Update(ctx, sub.ID, func(cur Outcome) (Outcome, bool, error) {
+		next, e, err := Decide(cur, ev, now)
+		effect = e
+		return next, err == nil && e != EffectNone, err
+	})
+	if err != nil {
+		if !errors.Is(err, ErrInvalidEvent) {
+			err = fmt.Errorf("outcome: recording event %s: %w", ev.ID, err)
+		}
+		t.logInvalid(ctx, ev, err)
+		return Outcome{}, EffectNone, err
+	}
+	if effect != EffectNone {
+		t.notify()
+	}
+	if effect == EffectConflict {
+		LogConflict(ctx, t.opts.logger, o.Conflict, ev.ID)
+	}
+	return o, effect, nil
+}
+
+// LogConflict logs a conflict at warning level with both event ids, when
+// the conflict was made by event eventID. Stores that apply events
+// themselves (pgstore's WrapTx) use it.
+func LogConflict(ctx context.Context, l *slog.Logger, c *ConflictError, eventID string) {
+	if l == nil || c == nil || c.SecondEvent != eventID {
+		return
+	}
+	l.LogAttrs(ctx, slog.LevelWarn, "outcome: conflicting final events; the first stands",
+		slog.String("kind", string(c.Kind)), slog.String("id", c.ID),
+		slog.String("first_event", c.FirstEvent), slog.String("first_state", string(c.FirstState)),
+		slog.String("second_event", c.SecondEvent), slog.String("second_state", string(c.SecondState)))
+}
+
+func (t *Tracker) logInvalid(ctx context.Context, ev *payments.Event, err error) {
+	if err == nil || t.opts.logger == nil || ev == nil {
+		return
+	}
+	t.opts.logger.LogAttrs(ctx, slog.LevelError, "outcome: event not recorded",
+		slog.String("event_id", ev.ID), slog.String("event_type", string(ev.Type)), slog.String("error", err.Error()))
+}
+
+// Wrap returns an EventFunc for webhook.NewHandler that records each event
+// in the tracker, then calls fn (nil: nothing more). Recording first keeps
+// fn once-only: a recording that fails returns its error before fn runs
+// (the handler answers 500, releases the event and the service delivers it
+// again), and recording an event twice is a no-op, so a redelivery after fn
+// failed records nothing new. Since the handler runs the function once per
+// event id (and Reconcile through the same store), a delivery and a listed
+// copy of one event count once. Events of kinds the tracker does not follow
+// go to fn untouched. An event it cannot read (ErrInvalidEvent) is not passed
+// to fn: the handler answers 500 and logs why. Tests:
+// TestWrapStoreDownMarksNothing, TestWrapFunctionFailsThenRedelivery,
+// TestWrapUnknownKindsPassThrough, TestWrapInvalidEvent,
+// TestAwaitThroughEventList (a delivery and a listed copy count once).
+func (t *Tracker) Wrap(fn webhook.EventFunc) webhook.EventFunc {
+	return func(ctx context.Context, ev *payments.Event) error {
+		if _, _, err := t.Apply(ctx, ev); err != nil {
+			return err
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(ctx, ev)
+	}
+}
+
+// Confirmed records that a payment was confirmed (pass the payment
+// PaymentsService.Confirm returned), so that Stuck can tell a payment
+// awaiting its outcome from a quote never confirmed. It sets no final
+// state, even when the payment says one: the final state comes from the
+// payment's event. Calling it again keeps the first time.
+func (t *Tracker) Confirmed(ctx context.Context, p *payments.Payment) error {
+	if p == nil || p.ID == "" {
+		return fmt.Errorf("%w: Confirmed needs a payment with an id", ErrInvalidEvent)
+	}
+	if !printable(p.ID) {
+		return fmt.Errorf("%w: the payment's id is not 1 to %d printable characters", ErrInvalidEvent, maxIDLen)
+	}
+	now := t.opts.now()
+	_, err := t.store.Update(ctx, p.ID, func(cur Outcome) (Outcome, bool, error) {
+		if cur.ID != "" && cur.Kind != KindPayment {
+			return cur, false, fmt.Errorf("%w: %s is a %s", ErrInvalidEvent, p.ID, cur.Kind)
+		}
+		next, changed := ConfirmedAt(cur, p, now)
+		return next, changed, nil
+	})
+	if err != nil {
+		return fmt.Errorf("outcome: recording the confirmation of payment %s: %w", p.ID, err)
+	}
+	t.notify()
+	return nil
+}
+
+// Get returns the outcome of a payment or recipient id, or of a payment
+// reference; the error matches ErrNotFound when the tracker has none.
+func (t *Tracker) Get(ctx context.Context, idOrReference string) (Outcome, error) {
+	return t.store.Load(ctx, idOrReference)
+}
+
+// Stuck returns the payments confirmed (Confirmed) more than olderThan ago
+// that have no final outcome, and the recipients first seen more than
+// olderThan ago that are still unverified, oldest first.
+func (t *Tracker) Stuck(ctx context.Context, olderThan time.Duration) ([]Outcome, error) {
+	before := t.opts.now().Add(-olderThan)
+	out, err := t.store.Open(ctx, before, before)
+	if err != nil {
+		return nil, fmt.Errorf("outcome: listing stuck outcomes: %w", err)
+	}
+	since := func(o Outcome) time.Time {
+		if o.Kind == KindPayment {
+			return o.ConfirmedAt
+		}
+		return o.FirstSeen
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if a, b := since(out[i]), since(out[j]); !a.Equal(b) {
+			return a.Before(b)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// notify wakes this process's waiters.
+func (t *Tracker) notify() {
+	t.mu.Lock()
+	close(t.changed)
+	t.changed = make(chan struct{})
+	t.mu.Unlock()
+}
+
+func (t *Tracker) changes() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.changed
+}
