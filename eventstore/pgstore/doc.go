@@ -45,6 +45,16 @@
 // another claim holds the row within its lease or completed it: a late
 // completion of a lapsed claim nobody took over still lands.
 //
+// # Event ids
+//
+// Any event id can be stored. An id of at most 256 bytes of valid UTF-8
+// without a NUL byte is the row's event_id as it is; any other (a NUL, invalid
+// UTF-8, or a long id that would not fit in the primary key's btree) is stored
+// as "sha256:" and the hex SHA-256 of its bytes, and so is an id that starts
+// with "sha256:", so that the two kinds never meet (TestOddEventIDsAreStorable,
+// TestOddEventIDsThroughTheHandler). Error messages quote at most 64 bytes of
+// an id.
+//
 // # Time
 //
 // Every lease and expiry is compared with the database's now(), never with
@@ -61,6 +71,12 @@
 // (WithTimeout), since pgx has none of its own; and a retention of
 // DefaultRetention (7 days; never less than MinRetention, twice the
 // signature tolerance).
+//
+// A frozen database (a hung host: connections open, nothing answers) gets a
+// delivery that arrives while it is frozen a 503 within one WithTimeout (2 s),
+// and one it froze under after its claim an answer within three (6 s), never a
+// hang: with Transactional, beginning the transaction is one of the store's
+// bounded statements (TestFrozenDatabase).
 //
 // # Exactly-once effects
 //

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,9 +18,6 @@ var ErrNoClaim = errors.New("pgstore: no claim in the context: call the function
 // TxEventFunc processes one event inside tx, the transaction that also
 // records the event as processed. It must not commit or roll back tx.
 type TxEventFunc func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error
-
-// rollbackTimeout bounds a rollback made after the context was cancelled.
-const rollbackTimeout = 5 * time.Second
 
 // Transactional returns an EventFunc that processes each event exactly
 // once in effect: it begins a transaction, runs fn in it, marks the claimed
@@ -57,16 +53,21 @@ func (s *Store) Transactional(fn TxEventFunc) webhook.EventFunc {
 		if !ok || claim.Token == "" {
 			return ErrNoClaim
 		}
-		tx, err := s.pool.Begin(ctx)
+		// Begin is a store statement like the others: bounded by the
+		// store's timeout, not only by the request (a frozen database
+		// used to hold it until the sender hung up).
+		bctx, cancelBegin := s.bound(ctx)
+		tx, err := s.pool.Begin(bctx)
+		cancelBegin()
 		if err != nil {
-			return fmt.Errorf("pgstore: event %q: begin: %w", claim.EventID, err)
+			return fmt.Errorf("pgstore: event %s: begin: %w", shownID(claim.EventID), err)
 		}
 		committed := false
 		// Also when fn panics: the handler recovers the panic, and the
 		// connection must go back to the pool clean.
 		defer func() {
 			if !committed {
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.timeout)
 				defer cancel()
 				_ = tx.Rollback(rctx)
 			}
@@ -75,22 +76,22 @@ func (s *Store) Transactional(fn TxEventFunc) webhook.EventFunc {
 			return err
 		}
 		if ctx.Err() != nil { // the handler gave up on the claim: say why
-			return fmt.Errorf("pgstore: event %q: rolled back: %w", claim.EventID, context.Cause(ctx))
+			return fmt.Errorf("pgstore: event %s: rolled back: %w", shownID(claim.EventID), context.Cause(ctx))
 		}
 		// The mark and the commit are the store's statements: bounded by
 		// its timeout, as well as by the claim (the handler cancels ctx
 		// when it can no longer vouch for it).
 		sctx, cancel := s.bound(ctx)
 		defer cancel()
-		tag, err := tx.Exec(sctx, s.q.markDone, claim.EventID, claim.Token, s.opts.retention.Microseconds())
+		tag, err := tx.Exec(sctx, s.q.markDone, storedID(claim.EventID), claim.Token, s.opts.retention.Microseconds())
 		if err != nil {
-			return fmt.Errorf("pgstore: event %q: mark done: %w", claim.EventID, err)
+			return fmt.Errorf("pgstore: event %s: mark done: %w", shownID(claim.EventID), err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("pgstore: event %q: rolled back: %w (or the handler does not use this store)", claim.EventID, webhook.ErrClaimLost)
+			return fmt.Errorf("pgstore: event %s: rolled back: %w (or the handler does not use this store)", shownID(claim.EventID), webhook.ErrClaimLost)
 		}
 		if err := tx.Commit(sctx); err != nil {
-			return fmt.Errorf("pgstore: event %q: commit: %w", claim.EventID, err)
+			return fmt.Errorf("pgstore: event %s: commit: %w", shownID(claim.EventID), err)
 		}
 		committed = true
 		return nil
