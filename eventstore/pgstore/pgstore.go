@@ -101,6 +101,9 @@ type Store struct {
 	opts   options
 	q      queries
 	claims atomic.Uint64
+	// transactional: Transactional was called, and ClaimAndRun serves
+	// the handler's deliveries.
+	transactional atomic.Bool
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -154,7 +157,7 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	for range maxClaimTries {
 		start := time.Now()
 		var status string
-		err := s.pool.QueryRow(qctx, s.q.claim, storedID(eventID), token, s.opts.lease.Microseconds()).Scan(&status)
+		err := s.pool.QueryRow(qctx, s.q.claim, storedID(eventID), token, s.opts.lease.Microseconds(), "processing").Scan(&status)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			continue

@@ -34,24 +34,34 @@ type TxEventFunc func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error
 //     and the next delivery runs fn again, or all of it committed and the
 //     next delivery is answered as a duplicate.
 //
-// The handler must use this Store (webhook.WithStore): the function
-// marks the claim the handler made, taken from the context
-// (webhook.ClaimFromContext), and the handler's Complete that follows
-// finds it done and succeeds. The transaction uses the handler's context,
-// which the handler cancels when a renewal finds the claim lost or the lease
-// runs out before a renewal succeeds: a replica cut off from the database
-// rolls back. The handler renews the claim from another connection while fn
-// runs; the mark locks the claim's row until the commit, which a renewal
-// waits for (it then finds the claim done). fn must use tx, not the pool,
-// for every write that must happen once. It panics if fn is nil.
+// The handler must use this Store (webhook.WithStore). It then claims each
+// event inside the function's transaction (ClaimAndRun): the claim, your
+// writes and the record commit together, in one commit, and the row lock
+// is the claim's lease while the transaction is open (the package
+// documentation, "The lease of Transactional", has its rules). Calling
+// Transactional switches the Store to that path for every handler that
+// uses it. On the usual path (Reconcile, or a handler whose store wraps
+// this one), the function marks the claim the handler made, taken from the
+// context (webhook.ClaimFromContext), in its transaction, and the
+// handler's Complete that follows finds it done. The transaction uses the
+// handler's context, which is cancelled when the claim can no longer be
+// vouched for: a replica cut off from the database rolls back. fn must use
+// tx, not the pool, for every write that must happen once, and must not
+// leave tx idle for longer than the lease. It panics if fn is nil.
 func (s *Store) Transactional(fn TxEventFunc) webhook.EventFunc {
 	if fn == nil {
 		panic("pgstore: Transactional with a nil function")
 	}
+	s.transactional.Store(true)
 	return func(ctx context.Context, ev *payments.Event) error {
 		claim, ok := webhook.ClaimFromContext(ctx)
 		if !ok || claim.Token == "" {
 			return ErrNoClaim
+		}
+		// Called by ClaimAndRun: its transaction claimed the event, and
+		// it commits.
+		if v, ok := ctx.Value(txKey{}).(txValue); ok && v.s == s {
+			return fn(ctx, v.tx, ev)
 		}
 		// Begin is a store statement like the others: bounded by the
 		// store's timeout, not only by the request (a frozen database
