@@ -79,6 +79,12 @@
 // DefaultRetention (7 days; never less than MinRetention, twice the
 // signature tolerance).
 //
+// In the default mode, a claim rides out a restart of the database shorter
+// than what is left of its lease: the handler's renewals fail while it is
+// down and succeed on new connections once it is back, and the function is
+// not cancelled (TestLeaseRidesOutARestart). A lease that is lost or runs
+// out is logged by the handler with the event id.
+//
 // A frozen database (a hung host: connections open, nothing answers) gets a
 // delivery that arrives while it is frozen a 503 within one WithTimeout
 // (2 s). One it froze under is answered within WithLease/3 + 2 WithTimeout
@@ -135,6 +141,9 @@
 //     ping that fails within WithTimeout cancels your function's context (a
 //     frozen or unreachable database), the transaction rolls back, and the
 //     delivery gets 503 (TestFrozenDatabase).
+//   - A restart of the database (or a cut connection) under your function
+//     ends its transaction: nothing commits, the delivery gets 503, and the
+//     next one runs it again (TestTransactionalRestartUnderTheFunction).
 //   - Reconcile, and a handler whose store wraps this one, keep the usual
 //     path: a committed claim, then the transaction marks it done. The two
 //     paths exclude each other: a delivery answers 409 to the other's live

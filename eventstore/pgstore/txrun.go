@@ -25,8 +25,11 @@ type txValue struct {
 	tx pgx.Tx
 }
 
-// errDatabaseSilent is why ClaimAndRun cancels a function's context.
-var errDatabaseSilent = errors.New("pgstore: the database stopped answering while the function ran")
+var (
+	// errDatabaseSilent is why ClaimAndRun cancels a function's context.
+	errDatabaseSilent = errors.New("pgstore: the database stopped answering while the function ran")
+	errConnectionLost = errors.New("the connection to the database broke while the function ran")
+)
 
 // ClaimAndRun implements webhook.TxStore once Transactional was called on
 // the store (before that it leaves every delivery to the usual path): the
@@ -77,6 +80,11 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 	err = run(rctx, webhook.Claim{EventID: eventID, Status: webhook.ClaimAcquired, Token: token})
 	if silent := stop(); silent != nil {
 		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: rolled back: %w", shownID(eventID), silent)
+	}
+	if err != nil && tx.Conn().IsClosed() {
+		// The database went away under the function (a restart, a
+		// network cut): a failure of the store's, not of the function.
+		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: rolled back: %w (the function's error: %v)", shownID(eventID), errConnectionLost, err)
 	}
 	if err != nil {
 		return webhook.ClaimAcquired, err
