@@ -30,9 +30,10 @@
 //	) WITH (fillfactor = 90);
 //	CREATE INDEX IF NOT EXISTS "payments_webhook_events_claimed_at_idx" ON "payments_webhook_events" (claimed_at);
 //
-// The role the store connects as needs SELECT, INSERT, UPDATE and DELETE on
-// the table, and CREATE on its schema to run Migrate (PostgreSQL checks it
-// even when the table exists): a role without it leaves Migrate to a DBA.
+// The store needs PostgreSQL 12 or later (tcp_user_timeout). The role it
+// connects as needs SELECT, INSERT, UPDATE and DELETE on the table, and
+// CREATE on its schema to run Migrate (PostgreSQL checks it even when the
+// table exists): a role without it leaves Migrate to a DBA.
 //
 // A row is a claim (state 'processing', expires_at = the end of its lease)
 // or a completion (state 'done', expires_at = when the id may be forgotten);

@@ -123,7 +123,9 @@ func (s *Store) peek(ctx context.Context, key, eventID string) (webhook.ClaimSta
 func (s *Store) beginQuery(wait time.Duration) string {
 	ms := max(wait.Milliseconds(), 1)
 	l := s.opts.lease.Milliseconds()
-	return fmt.Sprintf("BEGIN; SET LOCAL lock_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d; SET LOCAL tcp_user_timeout = %d", ms, l, l)
+	// One round trip, two statements: settings local to the transaction.
+	return fmt.Sprintf("BEGIN; SELECT set_config('lock_timeout', '%d', true), "+
+		"set_config('idle_in_transaction_session_timeout', '%d', true), set_config('tcp_user_timeout', '%d', true)", ms, l, l)
 }
 
 // claimIn claims key inside tx, the row written as done: ClaimAcquired,
@@ -180,17 +182,15 @@ func (s *Store) watch(ctx context.Context) (context.Context, func() error) {
 	var t *time.Timer
 	ping = func() {
 		defer wg.Done()
-		pctx, pcancel := s.bound(ctx)
-		err := s.pool.Ping(pctx)
-		pcancel()
+		evidence, err := s.ping(ctx)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case stopped:
-		case err != nil && ctx.Err() == nil:
+		case err != nil && evidence && ctx.Err() == nil:
 			silent = fmt.Errorf("%w: %w", errDatabaseSilent, err)
 			cancel(silent)
-		case err == nil:
+		default:
 			wg.Add(1)
 			t.Reset(every)
 		}
@@ -212,4 +212,21 @@ func (s *Store) watch(ctx context.Context) (context.Context, func() error) {
 		defer mu.Unlock()
 		return silent
 	}
+}
+
+// ping asks the database for an answer on a connection of the pool, within
+// the store's timeout. A failure is evidence that the database stopped
+// answering unless the pool had no connection to spare: then the wait was
+// for one of the pool's, not for the database.
+func (s *Store) ping(ctx context.Context) (evidence bool, err error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	st := s.pool.Stat()
+	full := st.IdleConns() == 0 && st.TotalConns() >= st.MaxConns()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return !full, err
+	}
+	defer conn.Release()
+	return true, conn.Ping(ctx)
 }

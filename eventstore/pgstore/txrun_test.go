@@ -13,6 +13,7 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -140,5 +141,31 @@ func TestTransactionalConcurrentDuplicatesNeverOverlap(t *testing.T) {
 	}
 	if distinct != events || rows != events {
 		t.Errorf("%d rows for %d events, want %d for %d", rows, distinct, events, events)
+	}
+}
+
+// The watch's pings wait for a connection of the pool when every one is
+// taken (here the pool's only one, by the function's own transaction): a
+// wait for the pool is no evidence that the database stopped answering,
+// and the function, which keeps using its transaction, is not cancelled.
+func TestTransactionalWatchIgnoresAFullPool(t *testing.T) {
+	t.Parallel()
+	const lease = 300 * time.Millisecond
+	pool := newPool(t, testservers.SharedPostgres(t).URL(), 1)
+	s, _ := newStore(t, pool, pgstore.WithLease(lease), pgstore.WithTimeout(100*time.Millisecond))
+	var calls atomic.Int64
+	fn := s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		calls.Add(1)
+		for end := time.Now().Add(5 * lease); time.Now().Before(end); time.Sleep(lease / 6) {
+			if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	logs := &storetest.Logs{}
+	h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(s), webhook.WithLogger(logs.Logger()))
+	if code := storetest.Deliver(h, storetest.EventBody(storetest.NewEventID(t))); code != http.StatusOK || calls.Load() != 1 {
+		t.Errorf("a function running five leases on a full pool: %d after %d calls, want 200 after 1\n%s", code, calls.Load(), logs.String())
 	}
 }
