@@ -129,7 +129,8 @@
 //     (WithLease, 5 s) when it stays silent in its transaction
 //     (idle_in_transaction_session_timeout, set for the transaction) or its
 //     host stops acknowledging what the server sends (tcp_user_timeout). The
-//     next delivery then processes the event.
+//     next delivery then processes the event, and the cut-off holder's
+//     delivery gets 503 (TestTransactionalPartitionedHolderLosesTheLock).
 //   - So your function must not leave its transaction idle for a lease: make
 //     a slow call to another service before the transaction, or raise
 //     WithLease. A function silent for longer loses its transaction: nothing

@@ -79,7 +79,10 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 	rctx, stop := s.watch(context.WithValue(ctx, txKey{}, txValue{s, tx}))
 	err = run(rctx, webhook.Claim{EventID: eventID, Status: webhook.ClaimAcquired, Token: token})
 	if silent := stop(); silent != nil {
-		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: rolled back: %w", shownID(eventID), silent)
+		// Not wrapped: the function may have returned the same error (its
+		// context's cause), and the handler takes run's error for the
+		// function's failure.
+		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: rolled back: %v", shownID(eventID), silent)
 	}
 	if err != nil && tx.Conn().IsClosed() {
 		// The database went away under the function (a restart, a

@@ -169,3 +169,69 @@ func TestTransactionalWatchIgnoresAFullPool(t *testing.T) {
 		t.Errorf("a function running five leases on a full pool: %d after %d calls, want 200 after 1\n%s", code, calls.Load(), logs.String())
 	}
 }
+
+// A holder cut off from the database in the middle of its transaction (a
+// partition: nothing reaches either side) keeps the row lock until the
+// server ends its silent session, a lease later
+// (idle_in_transaction_session_timeout); then another replica processes
+// the event, and the cut-off one answers 503 once its watch finds the
+// database silent. The event's work commits once.
+func TestTransactionalPartitionedHolderLosesTheLock(t *testing.T) {
+	t.Parallel()
+	const lease = time.Second
+	srv := testservers.SharedPostgres(t)
+	proxy := testservers.StartProxy(t, hostOf(t, srv.URL()))
+	admin := sharedPool(t)
+	table := uniqueName("events_")
+	dropOnCleanup(t, admin, table)
+	paid := merchantTable(t, admin)
+	insert := insertPaid(paid)
+	stores := make([]*pgstore.Store, 2)
+	for i, url := range []string{proxy.URL(t, srv.URL()), srv.URL()} {
+		s, err := pgstore.New(newPool(t, url, 4), pgstore.WithTable(table), pgstore.WithLease(lease))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores[i] = s
+	}
+	if err := stores[1].Migrate(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	inserted := make(chan struct{})
+	fnA := stores[0].Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		calls.Add(1)
+		if err := insert(ctx, tx, ev); err != nil {
+			return err
+		}
+		close(inserted)
+		<-ctx.Done() // cut off: it waits, as on a statement that never returns
+		return context.Cause(ctx)
+	})
+	fnB := stores[1].Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		calls.Add(1)
+		return insert(ctx, tx, ev)
+	})
+	logsA := &storetest.Logs{}
+	hA := webhook.NewHandler(storetest.Verifier(t), fnA, webhook.WithStore(stores[0]), webhook.WithLogger(logsA.Logger()))
+	hB := webhook.NewHandler(storetest.Verifier(t), fnB, webhook.WithStore(stores[1]), webhook.WithClaimWait(100*time.Millisecond))
+	body := storetest.EventBody(storetest.NewEventID(t))
+	answerA := make(chan int, 1)
+	go func() { answerA <- storetest.Deliver(hA, body) }()
+	<-inserted
+	proxy.Freeze()
+	defer proxy.Thaw()
+	var answers storetest.Answers
+	if err := storetest.Retry(context.Background(), func() http.Handler { return hB }, body, &answers, 100*time.Millisecond, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if answers.Count(http.StatusConflict) == 0 {
+		t.Errorf("B was never refused while A held the lock: %s", answers.String())
+	}
+	if code := <-answerA; code != http.StatusServiceUnavailable {
+		t.Errorf("A, cut off: %d, want 503\n%s", code, logsA.String())
+	}
+	if n := rowsOf(t, admin, paid, ""); n != 1 || calls.Load() != 2 {
+		t.Errorf("%d rows after %d calls, want 1 (B's) after 2", n, calls.Load())
+	}
+}
