@@ -295,13 +295,13 @@ func TestTransactionalOutage(t *testing.T) {
 }
 
 // A Transactional function that runs for four leases keeps its claim while
-// it keeps using its transaction (a statement every quarter of the lease):
+// it keeps using its transaction (a statement every eighth of the lease):
 // the row lock is the lease, another replica's deliveries are refused after
 // waiting for it (lock_timeout), and the work commits once, with no claim
 // lost.
 func TestTransactionalSlowFunctionKeepsItsClaim(t *testing.T) {
 	t.Parallel()
-	const lease = 600 * time.Millisecond
+	const lease = time.Second
 	f := backend.Stores(t, 2, lease)
 	admin := sharedPool(t)
 	paid := merchantTable(t, admin)
@@ -316,7 +316,7 @@ func TestTransactionalSlowFunctionKeepsItsClaim(t *testing.T) {
 			return err
 		}
 		for end := time.Now().Add(4 * lease); time.Now().Before(end); {
-			time.Sleep(lease / 4)
+			time.Sleep(lease / 8)
 			if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
 				return err
 			}
@@ -356,7 +356,7 @@ func TestTransactionalSlowFunctionKeepsItsClaim(t *testing.T) {
 // and the next one processes the event once.
 func TestTransactionalIdleFunctionLosesItsLock(t *testing.T) {
 	t.Parallel()
-	const lease = 300 * time.Millisecond
+	const lease = time.Second
 	f := backend.Stores(t, 1, lease)
 	admin := sharedPool(t)
 	paid := merchantTable(t, admin)
@@ -367,7 +367,7 @@ func TestTransactionalIdleFunctionLosesItsLock(t *testing.T) {
 			return err
 		}
 		if calls.Add(1) == 1 {
-			time.Sleep(4 * lease) // silent in its transaction
+			time.Sleep(3 * lease) // silent in its transaction
 		}
 		return nil
 	})

@@ -150,13 +150,13 @@ func TestTransactionalConcurrentDuplicatesNeverOverlap(t *testing.T) {
 // and the function, which keeps using its transaction, is not cancelled.
 func TestTransactionalWatchIgnoresAFullPool(t *testing.T) {
 	t.Parallel()
-	const lease = 300 * time.Millisecond
+	const lease = time.Second
 	pool := newPool(t, testservers.SharedPostgres(t).URL(), 1)
 	s, _ := newStore(t, pool, pgstore.WithLease(lease), pgstore.WithTimeout(100*time.Millisecond))
 	var calls atomic.Int64
 	fn := s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 		calls.Add(1)
-		for end := time.Now().Add(5 * lease); time.Now().Before(end); time.Sleep(lease / 6) {
+		for end := time.Now().Add(3 * lease); time.Now().Before(end); time.Sleep(lease / 10) {
 			if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
 				return err
 			}
@@ -166,7 +166,7 @@ func TestTransactionalWatchIgnoresAFullPool(t *testing.T) {
 	logs := &storetest.Logs{}
 	h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(s), webhook.WithLogger(logs.Logger()))
 	if code := storetest.Deliver(h, storetest.EventBody(storetest.NewEventID(t))); code != http.StatusOK || calls.Load() != 1 {
-		t.Errorf("a function running five leases on a full pool: %d after %d calls, want 200 after 1\n%s", code, calls.Load(), logs.String())
+		t.Errorf("a function running three leases on a full pool: %d after %d calls, want 200 after 1\n%s", code, calls.Load(), logs.String())
 	}
 }
 
