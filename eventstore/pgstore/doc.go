@@ -148,8 +148,10 @@
 //     next one runs it again (TestTransactionalRestartUnderTheFunction).
 //   - Reconcile, and a handler whose store wraps this one, keep the usual
 //     path: a committed claim, then the transaction marks it done. The two
-//     paths exclude each other: a delivery answers 409 to the other's live
-//     claim. A plain EventFunc given a handler with such a Store runs under
+//     paths exclude each other: a delivery that finds a live claim of the
+//     usual path takes the usual path, and waits for it as the handler's
+//     claim wait says; one of the usual path waits on the other's row lock
+//     within WithTimeout. A plain EventFunc given a handler with such a Store runs under
 //     the row lock too (at least once, as in the default mode).
 //
 // # Purging

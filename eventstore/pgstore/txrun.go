@@ -37,8 +37,9 @@ var (
 // the function and records the event done, in one commit.
 //
 // A delivery first reads the event's row, without a write: a done event is
-// answered as a duplicate, one claimed by a delivery of the usual path
-// (Reconcile, say) as in progress. Otherwise it begins a transaction and
+// answered as a duplicate; one claimed by a delivery of the usual path
+// (Reconcile, say) is left to the usual path, which waits for that claim to
+// settle (the handler's WithClaimWait). Otherwise it begins a transaction and
 // inserts the row as done (or takes over a lapsed or expired row), which
 // locks it: the row lock is the claim's lease until the commit. A
 // concurrent delivery of the same event waits for the lock at most wait
@@ -53,8 +54,13 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 		return 0, errors.New("pgstore: claim of an empty event id")
 	}
 	key := storedID(eventID)
-	if st, err := s.peek(ctx, key, eventID); err != nil || st != 0 {
+	switch st, err := s.peek(ctx, key, eventID); {
+	case err != nil || st == webhook.ClaimDone:
 		return st, err
+	case st == webhook.ClaimInProgress:
+		// A claim of the usual path (Reconcile's, say): the usual path
+		// waits for it to settle, as the handler's claim wait says.
+		return 0, nil
 	}
 	token, err := lease.NewToken()
 	if err != nil {

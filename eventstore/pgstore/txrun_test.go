@@ -235,3 +235,49 @@ func TestTransactionalPartitionedHolderLosesTheLock(t *testing.T) {
 		t.Errorf("%d rows after %d calls, want 1 (B's) after 2", n, calls.Load())
 	}
 }
+
+// A delivery that finds a claim of the usual path (Reconcile's, made by
+// Claim) waits for it to settle, as the handler's claim wait says: a
+// duplicate once it completed, processed once when it was released.
+func TestTransactionalWaitsForAUsualClaim(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	s, _ := newStore(t, pool)
+	paid := merchantTable(t, pool)
+	insert := insertPaid(paid)
+	var calls atomic.Int64
+	h := webhook.NewHandler(storetest.Verifier(t), s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		calls.Add(1)
+		return insert(ctx, tx, ev)
+	}), webhook.WithStore(s), webhook.WithClaimWait(time.Minute))
+	ctx := testCtx(t)
+	for _, settle := range []string{"complete", "release"} {
+		id := storetest.NewEventID(t)
+		c, err := s.Claim(ctx, id)
+		if err != nil || c.Status != webhook.ClaimAcquired {
+			t.Fatalf("Claim = %v, %v", c.Status, err)
+		}
+		answer := make(chan int, 1)
+		go func() { answer <- storetest.Deliver(h, storetest.EventBody(id)) }()
+		time.Sleep(100 * time.Millisecond) // it waits (or has not asked yet: same answer)
+		before := calls.Load()
+		if settle == "complete" {
+			err = s.Complete(ctx, c)
+		} else {
+			err = s.Release(ctx, c)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		if settle == "release" {
+			want = 1
+		}
+		if code := <-answer; code != http.StatusOK || calls.Load()-before != want {
+			t.Errorf("after the usual claim's %s: %d after %d calls, want 200 after %d", settle, code, calls.Load()-before, want)
+		}
+	}
+	if n := rowsOf(t, pool, paid, ""); n != 1 {
+		t.Errorf("%d rows, want 1 (the released event's)", n)
+	}
+}
