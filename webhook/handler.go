@@ -249,6 +249,10 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	defer h.bg.leave()
+	// A store that claims in the function's own transaction (txstore.go).
+	if h.serveTx(ctx, w, ev, h.eventID(ev, r.Header)) {
+		return
+	}
 	claim, claimed, err := h.claimOrWait(ctx, h.eventID(ev, r.Header))
 	switch {
 	case err != nil:

@@ -13,11 +13,18 @@ func (s *Store) MigrationSQL() string {
 	return s.q.createTable + ";\n" + s.q.createIndex + ";\n"
 }
 
-// Migrate creates the store's table and its index when they do not exist.
-// It is idempotent, and safe to run from every replica at start-up at once:
-// a transaction-scoped advisory lock makes concurrent runs wait for each
-// other. Its statements are bounded by ctx alone (not by WithTimeout), since
-// one may wait for another replica's migration: give ctx a deadline.
+// Migrate creates the store's table and its index when they do not exist,
+// and upgrades a table of an earlier release (one without claimed_at): it
+// adds the column, fills it from each row's expiry, sets the fillfactor,
+// and replaces the index on expires_at by one on claimed_at, so that
+// completions become HOT updates. The upgrade rewrites every row once,
+// under a lock that holds the table's claims back: on a large table, run
+// it at a quiet time. The store's statements need the upgraded table: run
+// Migrate (or the upgrade by hand) before the new release serves. Migrate
+// is idempotent, and safe to run from every replica at start-up at once: a
+// transaction-scoped advisory lock makes concurrent runs wait for each
+// other. Its statements are bounded by ctx alone (not by WithTimeout),
+// since one may wait for another replica's migration: give ctx a deadline.
 func (s *Store) Migrate(ctx context.Context) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -30,6 +37,25 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fail(err)
 	}
 	if _, err := tx.Exec(ctx, s.q.createTable); err != nil {
+		return fail(err)
+	}
+	var current bool
+	if err := tx.QueryRow(ctx, s.q.hasClaimedAt, s.q.table).Scan(&current); err != nil {
+		return fail(err)
+	}
+	if !current {
+		for i, q := range s.q.upgrade {
+			var args []any
+			if i == 1 {
+				args = append(args, s.opts.retention.Microseconds())
+			}
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	// Without a lock when there is no such index.
+	if _, err := tx.Exec(ctx, s.q.dropOldIndex); err != nil {
 		return fail(err)
 	}
 	if _, err := tx.Exec(ctx, s.q.createIndex); err != nil {
@@ -61,7 +87,7 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 func (s *Store) purgeBatch(ctx context.Context) (int64, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, s.q.purge, PurgeBatch)
+	tag, err := s.pool.Exec(ctx, s.q.purge, PurgeBatch, s.opts.retention.Microseconds())
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: purge table %s: %w", s.opts.table, err)
 	}

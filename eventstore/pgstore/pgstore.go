@@ -101,6 +101,9 @@ type Store struct {
 	opts   options
 	q      queries
 	claims atomic.Uint64
+	// transactional: Transactional was called, and ClaimAndRun serves
+	// the handler's deliveries.
+	transactional atomic.Bool
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -154,12 +157,12 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	for range maxClaimTries {
 		start := time.Now()
 		var status string
-		err := s.pool.QueryRow(qctx, s.q.claim, eventID, token, s.opts.lease.Microseconds()).Scan(&status)
+		err := s.pool.QueryRow(qctx, s.q.claim, storedID(eventID), token, s.opts.lease.Microseconds(), "processing").Scan(&status)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			continue
 		case err != nil:
-			return webhook.Claim{}, fmt.Errorf("pgstore: claim event %q: %w", eventID, err)
+			return webhook.Claim{}, fmt.Errorf("pgstore: claim event %s: %w", shownID(eventID), err)
 		}
 		c := webhook.Claim{EventID: eventID}
 		switch status {
@@ -184,31 +187,31 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 // unchanged; any other gets webhook.ErrClaimLost.
 func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
 	if c.Token == "" {
-		return c, fmt.Errorf("pgstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
+		return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	start := time.Now()
 	var status string
-	err := s.pool.QueryRow(ctx, s.q.renew, c.EventID, c.Token, s.opts.lease.Microseconds()).Scan(&status)
+	err := s.pool.QueryRow(ctx, s.q.renew, storedID(c.EventID), c.Token, s.opts.lease.Microseconds()).Scan(&status)
 	switch {
 	case err == nil && status == "renewed":
 		c.LeaseExpires = lease.Expiry(start, s.opts.lease)
 		return c, nil
 	case err != nil && !errors.Is(err, pgx.ErrNoRows):
-		return c, fmt.Errorf("pgstore: renew event %q: %w", c.EventID, err)
+		return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), err)
 	}
 	// The statement's snapshot may predate a commit that marked the claim
 	// done while the renewal waited for its row (Transactional): look again.
 	var state string
-	err = s.pool.QueryRow(ctx, s.q.state, c.EventID, c.Token).Scan(&state)
+	err = s.pool.QueryRow(ctx, s.q.state, storedID(c.EventID), c.Token).Scan(&state)
 	switch {
 	case err == nil && state == "done":
 		return c, nil
 	case err == nil || errors.Is(err, pgx.ErrNoRows):
-		return c, fmt.Errorf("pgstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
+		return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
-	return c, fmt.Errorf("pgstore: renew event %q: %w", c.EventID, err)
+	return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), err)
 }
 
 // Complete implements webhook.Store: the row becomes a completion
@@ -219,26 +222,26 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 // change. (When the row is gone, a second statement inserts it.)
 func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 	if c.Token == "" {
-		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, webhook.ErrClaimLost)
+		return fmt.Errorf("pgstore: complete event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	var ok bool
-	err := s.pool.QueryRow(ctx, s.q.complete, c.EventID, c.Token, s.opts.retention.Microseconds()).Scan(&ok)
+	err := s.pool.QueryRow(ctx, s.q.complete, storedID(c.EventID), c.Token, s.opts.retention.Microseconds()).Scan(&ok)
 	if err != nil {
-		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, err)
+		return fmt.Errorf("pgstore: complete event %s: %w", shownID(c.EventID), err)
 	}
 	if ok {
 		return nil
 	}
 	// Nothing to update: the row is gone (a lapsed claim purged), or
 	// another claim holds it.
-	tag, err := s.pool.Exec(ctx, s.q.insertDone, c.EventID, c.Token, s.opts.retention.Microseconds())
+	tag, err := s.pool.Exec(ctx, s.q.insertDone, storedID(c.EventID), c.Token, s.opts.retention.Microseconds())
 	switch {
 	case err != nil:
-		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, err)
+		return fmt.Errorf("pgstore: complete event %s: %w", shownID(c.EventID), err)
 	case tag.RowsAffected() == 0:
-		return fmt.Errorf("pgstore: complete event %q: %w", c.EventID, webhook.ErrClaimLost)
+		return fmt.Errorf("pgstore: complete event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
 	return nil
 }
@@ -248,12 +251,12 @@ func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, s.q.release, c.EventID, c.Token)
+	tag, err := s.pool.Exec(ctx, s.q.release, storedID(c.EventID), c.Token)
 	if err != nil {
-		return fmt.Errorf("pgstore: release event %q: %w", c.EventID, err)
+		return fmt.Errorf("pgstore: release event %s: %w", shownID(c.EventID), err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("pgstore: release event %q: %w", c.EventID, webhook.ErrClaimLost)
+		return fmt.Errorf("pgstore: release event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 	if rows.Err() != nil {
 		t.Fatal(rows.Err())
 	}
-	want := "event_id text,state text,token text,expires_at timestamp with time zone"
+	want := "event_id text,state text,token text,expires_at timestamp with time zone,claimed_at timestamp with time zone"
 	if got := strings.Join(cols, ","); got != want {
 		t.Errorf("columns: %s, want %s", got, want)
 	}
@@ -120,7 +120,7 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if indexes != 2 {
-		t.Errorf("%d indexes, want 2 (the primary key and expires_at)", indexes)
+		t.Errorf("%d indexes, want 2 (the primary key and claimed_at)", indexes)
 	}
 	// The store works on the schema-qualified table.
 	c, err := s.Claim(ctx, "evt-1")
@@ -184,7 +184,8 @@ func TestPurge(t *testing.T) {
 	lapsed := claim("lapsed")
 	claim("live")
 	expire := func(ids ...string) {
-		if _, err := pool.Exec(ctx, "UPDATE "+table+" SET expires_at = now() - interval '1 second' WHERE event_id = ANY($1)", ids); err != nil {
+		// Expired, and claimed longer than a retention ago.
+		if _, err := pool.Exec(ctx, "UPDATE "+table+" SET expires_at = now() - interval '1 second', claimed_at = now() - interval '30 days' WHERE event_id = ANY($1)", ids); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -212,8 +213,8 @@ func TestPurge(t *testing.T) {
 	}
 
 	// More than a batch: Purge goes on until none is left.
-	if _, err := pool.Exec(ctx, "INSERT INTO "+table+` (event_id, state, token, expires_at)
-		SELECT 'old-' || i, 'done', 't', now() - interval '1 day' FROM generate_series(1, $1::int) AS i`, 2*pgstore.PurgeBatch+7); err != nil {
+	if _, err := pool.Exec(ctx, "INSERT INTO "+table+` (event_id, state, token, expires_at, claimed_at)
+		SELECT 'old-' || i, 'done', 't', now() - interval '1 day', now() - interval '8 days' FROM generate_series(1, $1::int) AS i`, 2*pgstore.PurgeBatch+7); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Purge(ctx); err != nil || n != 2*pgstore.PurgeBatch+7 {
@@ -240,8 +241,8 @@ func TestOpportunisticPurge(t *testing.T) {
 	ctx := testCtx(t)
 	for _, every := range []int{0, 3} {
 		s, table := newStore(t, pool, pgstore.WithPurgeEvery(every))
-		if _, err := pool.Exec(ctx, "INSERT INTO "+table+` (event_id, state, token, expires_at)
-			SELECT 'old-' || i, 'done', 't', now() - interval '1 day' FROM generate_series(1, 10) AS i`); err != nil {
+		if _, err := pool.Exec(ctx, "INSERT INTO "+table+` (event_id, state, token, expires_at, claimed_at)
+			SELECT 'old-' || i, 'done', 't', now() - interval '1 day', now() - interval '8 days' FROM generate_series(1, 10) AS i`); err != nil {
 			t.Fatal(err)
 		}
 		count := func() (n int) {

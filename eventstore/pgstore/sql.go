@@ -12,10 +12,12 @@ import (
 var identPart = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 // maxTablePart leaves room in PostgreSQL's 63-byte identifiers for the
-// index name, which is the table name plus indexSuffix.
+// index name, which is the table name plus indexSuffix (oldIndexSuffix
+// named the index of the tables of earlier releases, which Migrate drops).
 const (
-	indexSuffix  = "_expires_at_idx"
-	maxTablePart = 63 - len(indexSuffix)
+	indexSuffix    = "_claimed_at_idx"
+	oldIndexSuffix = "_expires_at_idx"
+	maxTablePart   = 63 - len(indexSuffix)
 )
 
 // checkTable validates a table name, "table" or "schema.table".
@@ -35,46 +37,82 @@ func checkTable(name string) error {
 // queries are the store's statements, built once for its table.
 type queries struct {
 	createTable, createIndex string
+	upgrade                  []string
+	dropOldIndex             string
+	hasClaimedAt, table      string
 	claim, renew, state      string
 	complete, insertDone     string
 	markDone                 string
-	release, purge           string
+	release, purge, peek     string
 }
 
 func buildQueries(table string) queries {
 	parts := strings.Split(table, ".")
 	t := pgx.Identifier(parts).Sanitize()
 	idx := pgx.Identifier{parts[len(parts)-1] + indexSuffix}.Sanitize()
+	oldIdx := pgx.Identifier{parts[len(parts)-1] + oldIndexSuffix}
+	if len(parts) == 2 {
+		oldIdx = append(pgx.Identifier{parts[0]}, oldIdx...)
+	}
 	const micros = "$3::bigint * interval '1 microsecond'"
 	return queries{
+		table: t,
 		createTable: `CREATE TABLE IF NOT EXISTS ` + t + ` (
     event_id   text        PRIMARY KEY,
     state      text        NOT NULL CHECK (state IN ('processing', 'done')),
     token      text        NOT NULL,
-    expires_at timestamptz NOT NULL
-)`,
-		createIndex: `CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (expires_at)`,
+    expires_at timestamptz NOT NULL,
+    claimed_at timestamptz NOT NULL DEFAULT now()
+) WITH (fillfactor = 90)`,
+		createIndex: `CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (claimed_at)`,
+
+		// A table of an earlier release has no claimed_at, and an index
+		// on expires_at, which every completion changed (no HOT update).
+		// Its rows get the earliest claim time their expiry allows ($1:
+		// the retention), so that Purge finds them in claimed_at order.
+		hasClaimedAt: `SELECT EXISTS (SELECT 1 FROM pg_attribute
+    WHERE attrelid = $1::regclass AND attname = 'claimed_at' AND NOT attisdropped)`,
+		upgrade: []string{
+			`ALTER TABLE ` + t + ` ADD COLUMN claimed_at timestamptz`,
+			`UPDATE ` + t + ` SET claimed_at = expires_at - $1::bigint * interval '1 microsecond'`,
+			`ALTER TABLE ` + t + ` ALTER COLUMN claimed_at SET DEFAULT now(), ALTER COLUMN claimed_at SET NOT NULL, SET (fillfactor = 90)`,
+		},
+		dropOldIndex: `DROP INDEX IF EXISTS ` + oldIdx.Sanitize(),
 
 		// One statement: take the id when it is new, or when its row is a
 		// lapsed claim or an expired completion; otherwise say why not.
-		// The second SELECT reads the statement's snapshot, so it sees
-		// the row as it was before a concurrent claim took it: a row
-		// expired there was taken over, hence "in progress". A row
-		// inserted concurrently after the snapshot gives no result at
-		// all, and the caller runs the statement again.
-		claim: `WITH claimed AS (
-    INSERT INTO ` + t + ` AS e (event_id, state, token, expires_at)
-    VALUES ($1, 'processing', $2, now() + ` + micros + `)
+		// The row is read first (cur), and the INSERT is attempted only
+		// when it is absent or lapsed: a duplicate of a done event (the
+		// common case) locks nothing, writes no WAL and waits for no
+		// flush. ON CONFLICT ... DO UPDATE locks the row even when its
+		// WHERE is false, so it must not run for a live row. cur reads the
+		// statement's snapshot, so it shows the row as it was before a
+		// concurrent claim took it: a row expired there was taken over,
+		// hence "in progress". A row inserted concurrently after the
+		// snapshot gives no result at all, and the caller runs the
+		// statement again. $4 is the new row's state: 'processing' for a
+		// claim, 'done' for a claim inside the function's transaction
+		// (ClaimAndRun), where the row lock is the lease.
+		claim: `WITH cur AS (
+    SELECT e.state, e.expires_at > now() AS live FROM ` + t + ` AS e WHERE e.event_id = $1
+), claimed AS (
+    INSERT INTO ` + t + ` AS e (event_id, state, token, expires_at, claimed_at)
+    SELECT $1, $4, $2, now() + ` + micros + `, now()
+    WHERE NOT EXISTS (SELECT 1 FROM cur WHERE live)
     ON CONFLICT (event_id) DO UPDATE
-        SET state = 'processing', token = excluded.token, expires_at = excluded.expires_at
+        SET state = excluded.state, token = excluded.token, expires_at = excluded.expires_at, claimed_at = excluded.claimed_at
         WHERE e.expires_at <= now()
     RETURNING 'acquired'::text AS status
 )
 SELECT status FROM claimed
 UNION ALL
-SELECT CASE WHEN e.state = 'done' AND e.expires_at > now() THEN 'done' ELSE 'in progress' END
-FROM ` + t + ` AS e
-WHERE e.event_id = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
+SELECT CASE WHEN cur.state = 'done' AND cur.live THEN 'done' ELSE 'in progress' END
+FROM cur WHERE NOT EXISTS (SELECT 1 FROM claimed)`,
+
+		// What a delivery finds, without a write: the first step of
+		// ClaimAndRun.
+		peek: `SELECT CASE WHEN state = 'done' THEN 'done' ELSE 'in progress' END
+FROM ` + t + ` WHERE event_id = $1 AND expires_at > now()`,
 
 		// Extend the claim while its token holds the row unsettled;
 		// otherwise say whether the token completed it ("done").
@@ -114,11 +152,19 @@ WHERE event_id = $1 AND token = $2 AND state = 'processing'`,
 
 		release: `DELETE FROM ` + t + ` WHERE event_id = $1 AND token = $2 AND state = 'processing'`,
 
-		// Rows locked by a claim or a transaction in flight are skipped,
-		// never waited for.
+		// The only index besides the key is on claimed_at, which no
+		// completion or renewal changes (they are HOT updates). A row
+		// expires at the earliest a retention ($2) after its claim (a
+		// completion expires a retention after it was recorded, a claim a
+		// lease after it was made or renewed): the expired rows are among
+		// those claimed a retention ago, oldest first. A lapsed claim that
+		// nobody took over is purged a retention after it was made. Rows
+		// locked by a claim or a transaction in flight are skipped, never
+		// waited for.
 		purge: `DELETE FROM ` + t + ` WHERE event_id IN (
-    SELECT event_id FROM ` + t + ` WHERE expires_at <= now()
-    ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED
+    SELECT event_id FROM ` + t + `
+    WHERE claimed_at <= now() - $2::bigint * interval '1 microsecond' AND expires_at <= now()
+    ORDER BY claimed_at LIMIT $1 FOR UPDATE SKIP LOCKED
 )`,
 	}
 }

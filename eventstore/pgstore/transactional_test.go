@@ -294,13 +294,14 @@ func TestTransactionalOutage(t *testing.T) {
 	})
 }
 
-// A Transactional function that runs for four leases keeps its claim: the
-// handler renews it from another connection while the transaction is open
-// (and waits for the mark's row lock near the commit), another replica's
-// deliveries are refused, and the work commits once, with no claim lost.
+// A Transactional function that runs for four leases keeps its claim while
+// it keeps using its transaction (a statement every eighth of the lease):
+// the row lock is the lease, another replica's deliveries are refused after
+// waiting for it (lock_timeout), and the work commits once, with no claim
+// lost.
 func TestTransactionalSlowFunctionKeepsItsClaim(t *testing.T) {
 	t.Parallel()
-	const lease = 600 * time.Millisecond
+	const lease = time.Second
 	f := backend.Stores(t, 2, lease)
 	admin := sharedPool(t)
 	paid := merchantTable(t, admin)
@@ -314,12 +315,13 @@ func TestTransactionalSlowFunctionKeepsItsClaim(t *testing.T) {
 		if err := insert(ctx, tx, ev); err != nil {
 			return err
 		}
-		select {
-		case <-time.After(4 * lease):
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
+		for end := time.Now().Add(4 * lease); time.Now().Before(end); {
+			time.Sleep(lease / 8)
+			if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+				return err
+			}
 		}
+		return nil
 	})
 	logsA := &storetest.Logs{}
 	hA := webhook.NewHandler(storetest.Verifier(t), slow, webhook.WithStore(f.Stores[0]), webhook.WithLogger(logsA.Logger()))
@@ -345,5 +347,44 @@ func TestTransactionalSlowFunctionKeepsItsClaim(t *testing.T) {
 		if r := logsA.Records(t, msg); len(r) > 0 {
 			t.Errorf("A logged %q: %v", msg, r[0])
 		}
+	}
+}
+
+// A Transactional function that leaves its transaction idle for longer
+// than the lease loses it (idle_in_transaction_session_timeout: the bound
+// of a holder that went silent): nothing commits, the delivery gets 503,
+// and the next one processes the event once.
+func TestTransactionalIdleFunctionLosesItsLock(t *testing.T) {
+	t.Parallel()
+	const lease = time.Second
+	f := backend.Stores(t, 1, lease)
+	admin := sharedPool(t)
+	paid := merchantTable(t, admin)
+	insert := insertPaid(paid)
+	var calls atomic.Int64
+	fn := f.Stores[0].(*pgstore.Store).Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if err := insert(ctx, tx, ev); err != nil {
+			return err
+		}
+		if calls.Add(1) == 1 {
+			time.Sleep(3 * lease) // silent in its transaction
+		}
+		return nil
+	})
+	h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(f.Stores[0]))
+	body := storetest.EventBody(storetest.NewEventID(t))
+	if code := storetest.Deliver(h, body); code != http.StatusServiceUnavailable {
+		t.Errorf("a function idle past the lease: %d, want 503", code)
+	}
+	if n := rowsOf(t, admin, paid, ""); n != 0 {
+		t.Errorf("%d rows committed by the idle function, want 0", n)
+	}
+	for i := 0; i < 2; i++ {
+		if code := storetest.Deliver(h, body); code != http.StatusOK {
+			t.Errorf("delivery %d after: %d, want 200", i+2, code)
+		}
+	}
+	if n := rowsOf(t, admin, paid, ""); n != 1 || calls.Load() != 2 {
+		t.Errorf("%d rows after %d calls, want 1 after 2", n, calls.Load())
 	}
 }

@@ -78,6 +78,10 @@ func Outage(t *testing.T, b Backend, p *Processor) {
 		nextIdx atomic.Int64
 		wg      sync.WaitGroup
 	)
+	// The second half of the events is sent once the server is down: on
+	// a fast machine (or a slow stop) the senders could otherwise finish
+	// every event before it goes, and no 503 would ever come.
+	down := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	// Senders stop before the test ends, even when it fails early.
 	defer wg.Wait()
@@ -91,6 +95,13 @@ func Outage(t *testing.T, b Backend, p *Processor) {
 				if i >= len(ids) {
 					return
 				}
+				if i >= len(ids)/2 {
+					select {
+					case <-down:
+					case <-ctx.Done():
+						return
+					}
+				}
 				err := Retry(ctx, next, EventBody(ids[i]), &answers, 200*time.Millisecond, 2*time.Minute)
 				if err != nil && ctx.Err() == nil {
 					t.Error(err)
@@ -101,6 +112,7 @@ func Outage(t *testing.T, b Backend, p *Processor) {
 
 	waitFor(t, "a third of the events processed", 30*time.Second, func() bool { return calls.Load() >= events/3 })
 	srv.Stop(t)
+	close(down)
 	waitFor(t, "503 answers while the server is down", 30*time.Second, func() bool { return answers.Count(http.StatusServiceUnavailable) >= 10 })
 	// Functions already running when the server stopped may finish; no
 	// new one starts while it is down.

@@ -1,0 +1,124 @@
+package pgstore_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// frozenBound is how long a delivery may take to be answered while the
+// database is frozen: pgstore.DefaultTimeout (the handler's store timeout
+// is the same) for the one statement that hangs; for a transaction in
+// flight, the watch's first ping (a third of the lease) and its timeout;
+// with room for a loaded machine. Answers come from timers, not from work.
+const frozenBound = pgstore.DefaultLease/3 + 2*pgstore.DefaultTimeout + 2*time.Second
+
+// A frozen PostgreSQL (SIGSTOP: connections stay open, nothing answers):
+// deliveries get 503 within frozenBound, in the default mode and with
+// Transactional, when they arrive while it is frozen; one it froze under
+// gets 503 with Transactional (its transaction rolled back), 200 in the
+// default mode (processed; the completion is retried in the background),
+// never 500; once it is thawed each event is processed once.
+func TestFrozenDatabase(t *testing.T) {
+	t.Parallel()
+	srv := testservers.StartPostgres(t)
+	pool := newPool(t, srv.URL(), 8)
+	s, _ := newStore(t, pool)
+	paid := merchantTable(t, pool)
+	var calls atomic.Int64
+	insert := insertPaid(paid)
+	var freezeAfterClaim atomic.Bool
+	freeze := func() {
+		if freezeAfterClaim.CompareAndSwap(true, false) {
+			srv.Freeze(t)
+		}
+	}
+	modes := map[string]webhook.EventFunc{
+		"default": func(context.Context, *payments.Event) error { calls.Add(1); return nil },
+		// Its claim is its transaction's: the freeze comes in the
+		// function, before its INSERT.
+		"Transactional": s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+			calls.Add(1)
+			freeze()
+			return insert(ctx, tx, ev)
+		}),
+	}
+	for name, fn := range modes {
+		var store webhook.Store = s
+		if name == "default" {
+			store = &freezeOnClaim{Store: s, freeze: freeze}
+		}
+		h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(store))
+		warm := storetest.EventBody(storetest.NewEventID(t))
+		if code := storetest.Deliver(h, warm); code != http.StatusOK {
+			t.Fatalf("%s: a delivery before the freeze: %d", name, code)
+		}
+		before := calls.Load()
+
+		arriving := storetest.EventBody(storetest.NewEventID(t))
+		srv.Freeze(t)
+		code, took, returned := storetest.DeliverWithin(h, arriving, frozenBound+10*time.Second)
+		srv.Thaw(t)
+		if !returned || code != http.StatusServiceUnavailable || took > frozenBound {
+			t.Errorf("%s: a delivery while frozen: %d after %v (returned: %v); want 503 within %v", name, code, took.Round(time.Millisecond), returned, frozenBound)
+		}
+
+		// Claimed, then the server freezes: in the function's
+		// transaction (Transactional), or before the completion
+		// (default).
+		claimed := storetest.EventBody(storetest.NewEventID(t))
+		freezeAfterClaim.Store(true)
+		code, took, returned = storetest.DeliverWithin(h, claimed, frozenBound+10*time.Second)
+		srv.Thaw(t)
+		t.Logf("%s: frozen after its claim: %d after %v", name, code, took.Round(time.Millisecond))
+		want := http.StatusServiceUnavailable
+		if name == "default" {
+			want = http.StatusOK // processed; the completion is retried in the background
+		}
+		if !returned || took > frozenBound || code != want {
+			t.Errorf("%s: a delivery frozen after its claim: %d after %v (returned: %v); want %d within %v", name, code, took.Round(time.Millisecond), returned, want, frozenBound)
+		}
+		for _, body := range [][]byte{arriving, claimed} {
+			var answers storetest.Answers
+			if err := storetest.Retry(context.Background(), func() http.Handler { return h }, body, &answers, 100*time.Millisecond, 30*time.Second); err != nil {
+				t.Fatalf("%s: after the thaw: %v", name, err)
+			}
+		}
+		// Transactional ran the frozen one's function twice: the first
+		// run rolled back (the rows counted below say so).
+		want = 2
+		if name == "Transactional" {
+			want = 3
+		}
+		if n := calls.Load() - before; n != int64(want) {
+			t.Errorf("%s: %d calls for the two events, want %d", name, n, want)
+		}
+	}
+	if n := rowsOf(t, pool, paid, ""); n != 3 {
+		t.Errorf("%d rows in the merchant's table, want 3 (one per event of Transactional)", n)
+	}
+}
+
+// freezeOnClaim calls freeze after every successful Claim.
+type freezeOnClaim struct {
+	webhook.Store
+	freeze func()
+}
+
+func (s *freezeOnClaim) Claim(ctx context.Context, id string) (webhook.Claim, error) {
+	c, err := s.Store.Claim(ctx, id)
+	if err == nil {
+		s.freeze()
+	}
+	return c, err
+}
