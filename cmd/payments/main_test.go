@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsapi/payments-go/internal/testlog"
+	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
+
+// The store tests of payments stuck share one throwaway PostgreSQL and one
+// Redis (or PAYMENTS_TEST_POSTGRES_URL, PAYMENTS_TEST_REDIS_URL), stopped
+// when the tests end.
+func TestMain(m *testing.M) { os.Exit(testservers.Main(m)) }
 
 // fake is the in-process service a test runs the command against, and the
 // environment that points the command at it.

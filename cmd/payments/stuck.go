@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -56,9 +55,6 @@ func (c *cli) payments(ctx context.Context, args []string) error {
 	}
 }
 
-// stuckTableRE is pgstore.WithOutcomeTable's rule.
-var stuckTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_]{0,40})?$`)
-
 func (c *cli) stuck(ctx context.Context, args []string) error {
 	fs := c.newFlagSet("payments stuck", stuckUsage)
 	olderThan := fs.Duration("older-than", time.Hour, "how long ago a payment was confirmed (or a recipient first seen)")
@@ -81,15 +77,16 @@ func (c *cli) stuck(ctx context.Context, args []string) error {
 	if raw == "" {
 		raw = c.getenv(envOutcomeStore)
 	}
-	store, err := openStuckStore(raw, *table, *prefix)
+	store, closeStore, err := openStuckStore(raw, *table, *prefix, *timeout)
 	if err != nil {
 		return err
 	}
+	defer closeStore()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	out, err := outcomes.NewTracker(store).Stuck(ctx, *olderThan)
 	if err != nil {
-		return fmt.Errorf("payments stuck: %w", err)
+		return errors.New("payments stuck: " + redactPassword(err.Error(), raw))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
@@ -135,119 +132,4 @@ func printStuck(c *cli, out []outcomes.Outcome, olderThan time.Duration, now tim
 	_ = w.Flush()
 	fmt.Fprintf(c.stdout, "%d stuck for more than %s: %d payments without a final outcome, %d recipients unverified\n",
 		len(out), olderThan, payments, recipients)
-}
-
-// openStuckStore returns a read-only outcomes.Store on the URL. Errors
-// never repeat the URL, which carries a password.
-func openStuckStore(raw, table, prefix string) (outcomes.Store, error) {
-	scheme, _, _ := strings.Cut(raw, "://")
-	switch scheme {
-	case "postgres", "postgresql":
-		if !stuckTableRE.MatchString(table) {
-			return nil, usagef("payments stuck: --table %q: lower-case letters, digits and underscores, optionally schema.table", table)
-		}
-		p, err := parsePgURL(raw)
-		if err != nil {
-			return nil, usagef("payments stuck: --store: %v", err)
-		}
-		return &pgStuckStore{url: p, table: `"` + strings.ReplaceAll(table, ".", `"."`) + `"`}, nil
-	case "redis", "rediss":
-		if prefix == "" {
-			return nil, usagef("payments stuck: --prefix must not be empty")
-		}
-		return &redisStuckStore{url: raw, prefix: prefix}, nil
-	case "":
-		return nil, usagef("payments stuck: give the store's URL with --store or %s (postgres:// or redis://)", envOutcomeStore)
-	case "memory":
-		return nil, usagef("payments stuck: a MemoryStore lives inside one process; give the PostgreSQL or Redis store your receivers share")
-	default:
-		return nil, usagef("payments stuck: --store: scheme %q: give a postgres://, redis:// or rediss:// URL", show(scheme))
-	}
-}
-
-// errReadOnly is the answer of the stores' methods that stuck never calls.
-var errReadOnly = errors.New("payments stuck reads only")
-
-type pgStuckStore struct {
-	url   pgURL
-	table string
-}
-
-func (s *pgStuckStore) Load(context.Context, string) (outcomes.Outcome, error) {
-	return outcomes.Outcome{}, errReadOnly
-}
-
-func (s *pgStuckStore) Update(context.Context, string, outcomes.UpdateFunc) (outcomes.Outcome, error) {
-	return outcomes.Outcome{}, errReadOnly
-}
-
-func (s *pgStuckStore) Open(ctx context.Context, confirmedBefore, seenBefore time.Time) ([]outcomes.Outcome, error) {
-	c, err := dialPg(ctx, s.url)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", s.url.host, err)
-	}
-	defer c.close()
-	stamp := func(t time.Time) string { return "'" + t.UTC().Format("2006-01-02T15:04:05.999999Z07:00") + "'" }
-	rows, err := c.query(`SELECT record::text FROM ` + s.table + ` WHERE NOT final AND ((kind = 'payment' AND confirmed_at < ` +
-		stamp(confirmedBefore) + `) OR (kind = 'recipient' AND first_seen < ` + stamp(seenBefore) + `))`)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", s.table, err)
-	}
-	out := make([]outcomes.Outcome, 0, len(rows))
-	for _, r := range rows {
-		var o outcomes.Outcome
-		if err := json.Unmarshal([]byte(r), &o); err != nil {
-			return nil, fmt.Errorf("a record of %s does not decode: %w", s.table, err)
-		}
-		out = append(out, o)
-	}
-	return out, nil
-}
-
-type redisStuckStore struct{ url, prefix string }
-
-func (s *redisStuckStore) Load(context.Context, string) (outcomes.Outcome, error) {
-	return outcomes.Outcome{}, errReadOnly
-}
-
-func (s *redisStuckStore) Update(context.Context, string, outcomes.UpdateFunc) (outcomes.Outcome, error) {
-	return outcomes.Outcome{}, errReadOnly
-}
-
-func (s *redisStuckStore) Open(ctx context.Context, confirmedBefore, seenBefore time.Time) ([]outcomes.Outcome, error) {
-	c, err := dialRedis(ctx, s.url)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to Redis: %w", err)
-	}
-	defer c.close()
-	ids, err := c.do("SMEMBERS", s.prefix+"open")
-	if err != nil {
-		return nil, fmt.Errorf("reading %sopen: %w", s.prefix, err)
-	}
-	list, _ := ids.([]any)
-	var out []outcomes.Outcome
-	for _, v := range list {
-		id, _ := v.(string)
-		reply, err := c.do("HMGET", s.prefix+"id:"+id, "r")
-		if err != nil {
-			return nil, fmt.Errorf("reading outcome %s: %w", show(id), err)
-		}
-		vals, _ := reply.([]any)
-		var rec string
-		if len(vals) == 1 {
-			rec, _ = vals[0].(string)
-		}
-		if rec == "" {
-			continue // expired, or not written yet
-		}
-		var o outcomes.Outcome
-		if err := json.Unmarshal([]byte(rec), &o); err != nil {
-			return nil, fmt.Errorf("the outcome of %s does not decode: %w", show(id), err)
-		}
-		if !o.State.Final() && ((o.Kind == outcomes.KindPayment && !o.ConfirmedAt.IsZero() && o.ConfirmedAt.Before(confirmedBefore)) ||
-			(o.Kind == outcomes.KindRecipient && o.FirstSeen.Before(seenBefore))) {
-			out = append(out, o)
-		}
-	}
-	return out, nil
 }

@@ -264,34 +264,6 @@ func getenv(t *testing.T, key string) string {
 	return v
 }
 
-// The payments command lists what is stuck in the table: the payment
-// confirmed two hours ago without an outcome and the unverified recipient,
-// not the finished ones, and never prints the URL's password.
-func TestOutcomeStuckCommand(t *testing.T) {
-	t.Parallel()
-	srv := testservers.SharedPostgres(t)
-	ost, _, table := outcomeStores(t, srv.URL())
-	payment, recipient := outcometest.StuckFixture(t, ost[0])
-	stdout, stderr, code := outcometest.RunCLI(t, []string{"PAYMENTS_OUTCOME_STORE=" + srv.URL()},
-		"payments", "stuck", "--older-than", "1h", "--table", table)
-	if code != 0 || !strings.Contains(stdout, payment) || !strings.Contains(stdout, recipient) ||
-		!strings.Contains(stdout, "2 stuck for more than 1h0m0s: 1 payments without a final outcome, 1 recipients unverified") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if n := strings.Count(stdout, "\n"); n != 4 {
-		t.Fatalf("%d lines, want a header, 2 outcomes and the summary:\n%s", n, stdout)
-	}
-	stdout, _, code = outcometest.RunCLI(t, nil, "payments", "stuck", "--older-than", "3h", "--table", table, "--store", srv.URL())
-	if code != 0 || stdout != "nothing stuck for more than 3h0m0s\n" {
-		t.Fatalf("--older-than 3h: exit %d, %q", code, stdout)
-	}
-	bad := strings.Replace(srv.URL(), srv.Password(), "wrong-"+srv.Password(), 1)
-	_, stderr, code = outcometest.RunCLI(t, []string{"PAYMENTS_OUTCOME_STORE=" + bad}, "payments", "stuck", "--table", table)
-	if code != 1 || !strings.Contains(stderr, "password authentication failed") || strings.Contains(stderr, srv.Password()) {
-		t.Fatalf("a wrong password: exit %d, %q", code, stderr)
-	}
-}
-
 // An Await in another replica returns through LISTEN/NOTIFY, not a poll.
 func TestOutcomeAwaitWokenByNotify(t *testing.T) {
 	t.Parallel()

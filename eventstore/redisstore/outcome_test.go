@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -178,31 +177,6 @@ func TestNewOutcomeStoreBadOptions(t *testing.T) {
 	}
 	if _, err := redisstore.NewOutcomeStore(nil); !errors.Is(err, redisstore.ErrInvalidOption) {
 		t.Fatalf("nil client: %v", err)
-	}
-}
-
-// The payments command lists what is stuck under the prefix, in JSON too.
-func TestOutcomeStuckCommand(t *testing.T) {
-	t.Parallel()
-	url := testservers.SharedRedis(t).URL()
-	ost, _, prefix := outcomeStores(t, url, nil)
-	payment, recipient := outcometest.StuckFixture(t, ost[0])
-	stdout, stderr, code := outcometest.RunCLI(t, []string{"PAYMENTS_OUTCOME_STORE=" + url},
-		"payments", "stuck", "--older-than", "1h", "--prefix", prefix, "--json")
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if code != 0 || len(lines) != 2 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	got := map[string]outcome.State{}
-	for _, l := range lines {
-		var o outcome.Outcome
-		if err := json.Unmarshal([]byte(l), &o); err != nil {
-			t.Fatal(err)
-		}
-		got[o.ID] = o.State
-	}
-	if got[payment] != outcome.StatePending || got[recipient] != outcome.StateUnverified {
-		t.Fatalf("stuck: %v", got)
 	}
 }
 

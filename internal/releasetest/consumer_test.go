@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// merchantProgram uses every published module as a merchant's program would:
+// merchantProgram uses every library module as a merchant's program would:
 // the client (instrumented by paymentsotel) on the fake of paymentstest, and
 // the webhook handler on pgstore and on the default memory store, with a
 // redisstore built beside them. The pgx pool and the Redis client connect
@@ -145,13 +145,19 @@ func installCommands(t *testing.T, readme string) [][]string {
 	if end := strings.Index(section[1:], "\n## "); end >= 0 {
 		section = section[:end+1]
 	}
+	return shCommands(section, "go get ")
+}
+
+// shCommands returns the lines of text's sh blocks that start with prefix,
+// each split into words, without a trailing comment.
+func shCommands(text, prefix string) [][]string {
 	var cmds [][]string
 	inSh := false
-	for _, line := range strings.Split(section, "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		switch t := strings.TrimSpace(line); {
 		case strings.HasPrefix(t, "```"):
 			inSh = !inSh && t == "```sh"
-		case inSh && strings.HasPrefix(t, "go get "):
+		case inSh && strings.HasPrefix(t, prefix):
 			cmd, _, _ := strings.Cut(t, "#")
 			cmds = append(cmds, strings.Fields(cmd))
 		}
@@ -192,11 +198,11 @@ func checkInstall(t *testing.T, readme, proxy, modcache, version string) {
 		got = append(got, p)
 	}
 	var want []string
-	for _, dir := range published {
+	for _, dir := range libraries {
 		want = append(want, modulePath(dir))
 	}
 	if !slices.Equal(got, want) {
-		t.Fatalf("README's Install commands get %q, want one for each published module %q", got, want)
+		t.Fatalf("README's Install commands get %q, want one for each library module %q", got, want)
 	}
 
 	dir := newModule(t)
@@ -269,6 +275,44 @@ func checkEachAlone(t *testing.T, readme, proxy, modcache, version string) {
 	}
 }
 
+// checkCommandInstall runs docs/cli.md's "go install" line for the payments
+// command as written, outside any module, and runs the program it installs:
+// it is built from the proxy's modules at version (its own, the root's and
+// the stores'), prints its help, and reads a PostgreSQL store through pgx
+// (nothing listens there: pgx's own error says it tried).
+func checkCommandInstall(t *testing.T, cliDoc, proxy, modcache, version string) {
+	t.Helper()
+	cmds := shCommands(cliDoc, "go install ")
+	if len(cmds) != 1 || len(cmds[0]) != 3 {
+		t.Fatalf("docs/cli.md has %d go install lines (%q), want one: go install PATH@VERSION", len(cmds), cmds)
+	}
+	cmd := cmds[0]
+	if p, _, _ := strings.Cut(cmd[2], "@"); p != modulePath("cmd/payments") {
+		t.Fatalf("docs/cli.md installs %s, want %s", p, modulePath("cmd/payments"))
+	}
+	dir, bin := t.TempDir(), t.TempDir()
+	env := append(outsideEnv(t, proxy, modcache), "GOBIN="+bin)
+	run(t, dir, env, cmd[0], cmd[1:]...)
+	exe := filepath.Join(bin, "payments")
+	info := run(t, dir, env, "go", "version", "-m", exe)
+	for _, d := range []string{"cmd/payments", "", "eventstore/pgstore", "eventstore/redisstore"} {
+		re := regexp.MustCompile(`(?m)^\s+(mod|dep)\s+` + regexp.QuoteMeta(modulePath(d)) + `\s+` + regexp.QuoteMeta(version) + `\s`)
+		if !re.MatchString(info) {
+			t.Errorf("the installed payments command is not built from %s %s:\n%s", modulePath(d), version, info)
+		}
+	}
+	if !strings.Contains(info, "github.com/jackc/pgx/v5") || !strings.Contains(info, "github.com/redis/go-redis/v9") {
+		t.Errorf("the installed payments command is built without pgx and go-redis:\n%s", info)
+	}
+	if out := run(t, dir, env, exe, "payments", "stuck", "--help"); !strings.Contains(out, "payments payments stuck [--older-than 1h]") {
+		t.Errorf("payments payments stuck --help printed\n%s", out)
+	}
+	out, err := tryRun(dir, env, exe, "payments", "stuck", "--timeout", "10s", "--store", "postgres://merchant:pw@127.0.0.1:1/shop?sslmode=disable")
+	if err == nil || !strings.Contains(out, "failed to connect to") {
+		t.Errorf("payments payments stuck on a closed port: err %v, output\n%s", err, out)
+	}
+}
+
 // TestModulesInstallFromAProxy serves every published module of this
 // checkout from a file-system module proxy at the release version that the
 // modules require of each other, and installs them as a merchant would:
@@ -283,15 +327,23 @@ func TestModulesInstallFromAProxy(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
 	version := requiredRelease(t, root)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := readFile(t, root, "README.md")
 	proxy := buildProxy(t, source{root: root}, version)
 	// One module cache for the merchants' modules of this proxy: each
 	// module is extracted and compiled once.
 	modcache := filepath.Join(t.TempDir(), "modcache")
-	t.Run("every module", func(t *testing.T) { checkInstall(t, string(readme), proxy, modcache, version) })
-	t.Run("each alone", func(t *testing.T) { checkEachAlone(t, string(readme), proxy, modcache, version) })
-	t.Run("root only", func(t *testing.T) { checkRootOnly(t, string(readme), proxy, modcache) })
+	t.Run("every module", func(t *testing.T) { checkInstall(t, readme, proxy, modcache, version) })
+	t.Run("each alone", func(t *testing.T) { checkEachAlone(t, readme, proxy, modcache, version) })
+	t.Run("root only", func(t *testing.T) { checkRootOnly(t, readme, proxy, modcache) })
+	t.Run("the command", func(t *testing.T) { checkCommandInstall(t, readFile(t, root, "docs/cli.md"), proxy, modcache, version) })
+}
+
+// readFile returns the file name (slash-separated) under dir.
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

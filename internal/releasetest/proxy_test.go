@@ -21,9 +21,18 @@ import (
 // satellites, each in the directory named by its path below it.
 const rootPath = "github.com/paymentsapi/payments-go"
 
-// published are the directories (from the repository's root) of the modules
-// that a release tags and a merchant installs: "" is the root.
-var published = []string{"", "eventstore/pgstore", "eventstore/redisstore", "paymentsotel"}
+// libraries are the directories (from the repository's root) of the modules
+// that a merchant's module requires, with the README's "go get" lines: "" is
+// the root.
+var libraries = []string{"", "eventstore/pgstore", "eventstore/redisstore", "paymentsotel"}
+
+// commands are the directories of the modules a developer installs with
+// "go install PATH@VERSION" (docs/cli.md): the payments command.
+var commands = []string{"cmd/payments"}
+
+// published are the directories of every module that a release tags and a
+// proxy serves: the libraries and the commands.
+var published = append(append([]string(nil), libraries...), commands...)
 
 // modulePath returns the path of the published module in dir.
 func modulePath(dir string) string {

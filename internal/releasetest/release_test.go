@@ -74,9 +74,10 @@ func release(t *testing.T, dir, version string) (string, error) {
 // of this checkout, as a maintainer would, and checks its tags and go.mod
 // files by serving the modules from those tags (git archive, as a module
 // proxy does) to a merchant's module that runs the README's Install
-// commands. It also checks that the script refuses a version that
-// CHANGELOG.md does not record, a Version constant that differs, and a
-// dirty work tree, tagging nothing.
+// commands, and installs the payments command with docs/cli.md's line. It
+// also checks that the script refuses a version that CHANGELOG.md does not
+// record, a Version constant that differs, a replace line in the command's
+// go.mod and a dirty work tree, tagging nothing.
 func TestReleaseScriptTagsWhatAProxyServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("clones the repository and builds a module proxy; skipped with -short")
@@ -93,6 +94,14 @@ func TestReleaseScriptTagsWhatAProxyServes(t *testing.T) {
 	if out, err := release(t, dir, "v0.98.0"); err == nil || !strings.Contains(out, "not [0.98.0]") {
 		t.Errorf("a release older than CHANGELOG.md's newest: err %v, output\n%s", err, out)
 	}
+	// go install PATH@VERSION refuses a go.mod with replace lines.
+	cliMod := filepath.Join(dir, "cmd", "payments", "go.mod")
+	run(t, dir, nil, "go", "mod", "edit", "-replace", rootPath+"=../..", cliMod)
+	run(t, dir, gitEnv(t), "git", "commit", "-q", "-am", "a replace line in the command's go.mod")
+	if out, err := release(t, dir, version); err == nil || !strings.Contains(out, "cmd/payments/go.mod has replace lines") {
+		t.Errorf("a replace line in cmd/payments/go.mod: err %v, output\n%s", err, out)
+	}
+	run(t, dir, gitEnv(t), "git", "reset", "-q", "--hard", "HEAD~1")
 	if err := os.WriteFile(filepath.Join(dir, "stray.txt"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -137,12 +146,10 @@ func TestReleaseScriptTagsWhatAProxyServes(t *testing.T) {
 		}
 	}
 
-	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := readFile(t, dir, "README.md")
 	proxy := buildProxy(t, source{root: dir, fromTags: true}, version)
 	modcache := filepath.Join(t.TempDir(), "modcache")
-	checkInstall(t, string(readme), proxy, modcache, version)
-	checkEachAlone(t, string(readme), proxy, modcache, version)
+	checkInstall(t, readme, proxy, modcache, version)
+	checkEachAlone(t, readme, proxy, modcache, version)
+	checkCommandInstall(t, readFile(t, dir, "docs/cli.md"), proxy, modcache, version)
 }
