@@ -63,6 +63,11 @@ func buildReport(rows []row, state map[string]record) []reportRow {
 			rr.State, rr.Cause = statePending, "confirmed; no final outcome yet: run again to learn it"
 		case eventFailed, eventRefused:
 			rr.State, rr.Cause = stateRefused, rec.Reason
+			if rec.Step == stepConfirm && (rec.Status == stateFailed || rec.Status == stateRejected) {
+				// A journal of an earlier version: confirm answered the
+				// final state, journaled failed, with no event.
+				rr.State = rec.Status
+			}
 		case "":
 			rr.State, rr.Cause = stateUnknown, "not paid yet: run again"
 		default: // initiated, unknown

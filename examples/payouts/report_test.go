@@ -72,6 +72,17 @@ rows that did not complete:
 	assert.Equal(t, exitCompleted, exitStatus(rep))
 }
 
+// A journal written before outcomes were awaited holds a payment that
+// confirm answered failed as a failed record: the report keeps its state.
+func TestReportReadsAnEarlierJournal(t *testing.T) {
+	rows := []row{{PayoutID: "p-1", Amount: decimal.New(1, 0), Currency: "NGN"}}
+	rep := buildReport(rows, map[string]record{"p-1": {PayoutID: "p-1", Event: eventFailed, Step: stepConfirm,
+		Status: "rejected", PaymentID: "pay-1", Reason: "the service rejected the payment"}})
+	assert.Equal(t, stateRejected, rep[0].State)
+	assert.Equal(t, "the service rejected the payment", rep[0].Why)
+	assert.Equal(t, exitNotCompleted, exitStatus(rep))
+}
+
 // The summary names the first maxListed rows and points to the report for
 // the rest.
 func TestSummaryListsAtMostMaxListed(t *testing.T) {
