@@ -117,7 +117,7 @@ func writeReport(path string, rep []reportRow) error {
 	w := csv.NewWriter(f)
 	_ = w.Write(reportHeader)
 	for _, r := range rep {
-		_ = w.Write([]string{r.PayoutID, r.RecipientID, r.Amount.String(), r.Currency, r.Fee.String(), r.State,
+		_ = w.Write([]string{r.PayoutID, r.RecipientID, money(r.Amount), r.Currency, money(r.Fee), r.State,
 			r.PaymentID, r.Stan, r.EventID, r.Cause})
 	}
 	w.Flush()
@@ -130,6 +130,12 @@ func writeReport(path string, rep []reportRow) error {
 		return fmt.Errorf("report %s: %w", path, err)
 	}
 	return nil
+}
+
+// money prints an amount with at least two decimals and every decimal it
+// has, so that "5.50" stays "5.50" and "0.125" is not rounded.
+func money(d decimal.Decimal) string {
+	return d.StringFixed(max(2, -d.Exponent()))
 }
 
 // total is the count and sums of a currency's rows in one state.
@@ -190,7 +196,7 @@ func printSummary(out io.Writer, rep []reportRow, reportPath string) {
 			fmt.Fprintln(out, "rows that did not complete:")
 		}
 		if listed++; listed <= maxListed {
-			fmt.Fprintf(out, "  %s %s %s %s: %s\n", r.PayoutID, r.Amount.String(), r.Currency, r.State, r.Why)
+			fmt.Fprintf(out, "  %s %s %s %s: %s\n", r.PayoutID, money(r.Amount), r.Currency, r.State, r.Why)
 		}
 	}
 	if listed > maxListed {

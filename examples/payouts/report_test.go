@@ -50,7 +50,7 @@ report: r.csv
   USD  all             1 rows  amount           7.25  fee         0.11
 rows that did not complete:
   p-2 4000.02 NGN failed: payment.failed (event ev-2, payment pay-2)
-  p-3 5.5 NGN refused: insufficient_balance: nothing paid; fix the cause and run again (new keys)
+  p-3 5.50 NGN refused: insufficient_balance: nothing paid; fix the cause and run again (new keys)
 2 rows did not complete (a refused row can be fixed and run again, under new keys); exit status 2
 `, out.String())
 	assert.Equal(t, exitNotCompleted, exitStatus(rep))
@@ -60,7 +60,7 @@ rows that did not complete:
 	rep = buildReport(rows, state)
 	out.Reset()
 	printSummary(&out, rep, "r.csv")
-	assert.Contains(t, out.String(), "  p-1 10 NGN pending: confirmed; no final outcome yet: run again to learn it\n")
+	assert.Contains(t, out.String(), "  p-1 10.00 NGN pending: confirmed; no final outcome yet: run again to learn it\n")
 	assert.Contains(t, out.String(), "1 rows have no final outcome yet: run again to learn them (the journal keeps their keys); exit status 3\n")
 	assert.Equal(t, exitRunAgain, exitStatus(rep))
 
@@ -70,6 +70,12 @@ rows that did not complete:
 	printSummary(&out, rep, "r.csv")
 	assert.NotContains(t, out.String(), "did not complete")
 	assert.Equal(t, exitCompleted, exitStatus(rep))
+}
+
+func TestMoney(t *testing.T) {
+	for in, want := range map[string]string{"5.5": "5.50", "5.50": "5.50", "10": "10.00", "0.125": "0.125", "1e3": "1000.00", "-0.1": "-0.10"} {
+		assert.Equal(t, want, money(decimal.RequireFromString(in)), in)
+	}
 }
 
 // A journal written before outcomes were awaited holds a payment that
@@ -165,8 +171,8 @@ func checkOutcomes(t *testing.T, srv *paymentstest.Server, rows []row, state map
 		assert.Equal(t, string(p.Status), rec.State, r.PayoutID)
 		assert.Equal(t, decider[p.ID], rec.EventID, "%s: the deciding event", r.PayoutID)
 		assert.Equal(t, map[string]string{
-			"payout_id": r.PayoutID, "recipient_id": r.RecipientID, "amount": r.Amount.String(), "currency": "NGN",
-			"fee": p.Quote.Fee.String(), "state": string(p.Status), "payment_id": p.ID, "stan": rep["stan"],
+			"payout_id": r.PayoutID, "recipient_id": r.RecipientID, "amount": money(r.Amount), "currency": "NGN",
+			"fee": money(p.Quote.Fee), "state": string(p.Status), "payment_id": p.ID, "stan": rep["stan"],
 			"event_id": decider[p.ID], "reason": rep["reason"],
 		}, rep)
 		assert.True(t, stans[rec.IdempotencyKey][rep["stan"]], "%s: the stan %q answered its confirm", r.PayoutID, rep["stan"])
