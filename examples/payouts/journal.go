@@ -23,9 +23,12 @@ import (
 // Events of the journal.
 const (
 	eventInitiated = "initiated" // the quote exists: confirm it next
-	eventDone      = "done"      // confirmed: the payment is the service's
+	eventDone      = "done"      // confirmed: the payment is the service's; its outcome follows
 	eventFailed    = "failed"    // refused for good: never retried
 	eventUnknown   = "unknown"   // no answer: retry with the same key
+	// eventOutcome: the confirmed payment's final outcome (State), learned
+	// from the service's events; the row needs nothing more.
+	eventOutcome = "outcome"
 	// eventRefused: refused for a cause a later try may cure (the balance,
 	// the recipient's verification, an expired quote); nothing was paid.
 	// The next run tries it under the next key generation.
@@ -50,13 +53,24 @@ type record struct {
 	QuoteID   string `json:"quote_id,omitempty"`
 	PaymentID string `json:"payment_id,omitempty"`
 	Status    string `json:"status,omitempty"`
+	// Fee is the quote's fee; Stan the service's id of the confirm's answer
+	// (quote it in a support ticket).
+	Fee  string `json:"fee,omitempty"`
+	Stan string `json:"stan,omitempty"`
+	// State and EventID are a payment's final state (completed, failed,
+	// rejected) and the id of the event that decided it (eventOutcome).
+	State   string `json:"state,omitempty"`
+	EventID string `json:"event_id,omitempty"`
 	// Reason says why a step failed or its outcome is unknown: the SDK's
 	// error text, which carries no secret or personal data.
 	Reason string `json:"reason,omitempty"`
 }
 
-// final reports whether the payout needs nothing more.
-func (r record) final() bool { return r.Event == eventDone || r.Event == eventFailed }
+// final reports whether the payout needs no more calls to pay it: it was
+// confirmed (its outcome may still be awaited) or refused for good.
+func (r record) final() bool {
+	return r.Event == eventDone || r.Event == eventFailed || r.Event == eventOutcome
+}
 
 // journal appends records to its file, one at a time.
 type journal struct {

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/shopspring/decimal"
-
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
 )
@@ -20,44 +18,27 @@ type local struct {
 	dir    string
 }
 
-// startLocal starts the fake service, saves a few recipients and writes a
-// payouts file of cfg.rows rows to them, into a new directory that also
-// holds the journal (the fake forgets everything when the program ends, so
-// a journal of an earlier run would name payments it never made).
+// startLocal starts the fake service and writes a demo payouts file of
+// cfg.rows rows to recipients saved on it (demoRows), into a new directory
+// that also holds the journal (the fake forgets everything when the program
+// ends, so a journal of an earlier run would name payments it never made).
 func startLocal(ctx context.Context, cfg *config, opts []payments.Option) (*local, error) {
 	dir, err := os.MkdirTemp("", "payouts-")
 	if err != nil {
 		return nil, err
 	}
-	srv := paymentstest.NewServer()
+	// The tracker learns outcomes from the event list: keep every event.
+	srv := paymentstest.NewServer(paymentstest.WithLogLimit(max(paymentstest.DefaultLogLimit, 10*cfg.rows)))
 	l := &local{srv: srv, client: srv.Client(opts...), dir: dir}
-	var recipients []string
-	for i := range 10 {
-		r, err := l.client.Recipients.Create(ctx, &payments.RecipientCreateParams{
-			AccountNumber:   fmt.Sprintf("01234567%02d", i),
-			AccountName:     fmt.Sprintf("Payee %d", i),
-			AccountType:     payments.AccountTypeIndividual,
-			AccountCurrency: "NGN",
-		})
-		if err != nil {
-			l.close()
-			return nil, err
-		}
-		recipients = append(recipients, r.ID)
-	}
-	rows := make([]row, cfg.rows)
-	for i := range rows {
-		rows[i] = row{
-			RecipientID: recipients[i%len(recipients)],
-			Amount:      decimal.New(int64(1000+(i*7919)%90000), -2), // 10.00 to 909.99
-			Currency:    "NGN",
-			PayoutID:    fmt.Sprintf("payout-%05d", i+1),
-		}
+	rows, err := demoRows(ctx, l.client, cfg.rows)
+	if err != nil {
+		l.close()
+		return nil, err
 	}
 	cfg.csvPath, cfg.journalPath = filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")
 	if err := writeRows(cfg.csvPath, rows); err != nil {
 		l.close()
-		return nil, err
+		return nil, fmt.Errorf("writing the generated file: %w", err)
 	}
 	return l, nil
 }

@@ -35,24 +35,46 @@ func TestMain(m *testing.M) {
 }
 
 // TestPayoutsOnTheFake runs the README's command: a generated file paid on
-// the in-process fake.
+// the in-process fake, a few of whose rows fail on purpose (demoRows).
 func TestPayoutsOnTheFake(t *testing.T) {
 	t.Setenv("PAYMENTS_API_KEY", "")
 	var out bytes.Buffer
-	unknown, err := run(context.Background(), []string{"-rows", "50", "-rate", "1000"}, &out)
+	report := filepath.Join(t.TempDir(), "report.csv")
+	status, err := run(context.Background(), []string{"-rows", "50", "-rate", "1000", "-report", report}, &out)
 	require.NoError(t, err)
-	assert.Zero(t, unknown)
-	assert.Contains(t, out.String(), "payouts: 50 rows: 50 done, 0 failed, 0 unknown, 0 refused (")
+	assert.Equal(t, exitNotCompleted, status)
+	assert.Contains(t, out.String(), "paying: 50 rows: 48 confirmed, 2 refused, 0 unknown (")
+	assert.Contains(t, out.String(), "payouts: 50 rows: 44 completed, 2 failed, 2 rejected, 2 refused, 0 pending, 0 unknown\n")
+	assert.Len(t, readReport(t, report), 50)
 }
 
-var summaryLine = regexp.MustCompile(`payouts: (\d+) rows: (\d+) done, (\d+) failed, (\d+) unknown`)
+var summaryLine = regexp.MustCompile(`payouts: (\d+) rows: (\d+) completed, (\d+) failed, (\d+) rejected, (\d+) refused, (\d+) pending, (\d+) unknown`)
+
+// The kill test's rows that end otherwise than completed at once, by their
+// index modulo 100: paymentstest's test values, and a late payment that the
+// test settles as failed, rejected or completed once it is pending.
+var killTestOutcomes = map[int]struct {
+	amount string
+	settle payments.PaymentStatus // "" ends at confirm
+	want   payments.PaymentStatus
+}{
+	7:  {paymentstest.AmountFails, "", payments.PaymentStatusFailed},
+	13: {paymentstest.AmountRejected, "", payments.PaymentStatusRejected},
+	19: {paymentstest.AmountCompletesLate, payments.PaymentStatusFailed, payments.PaymentStatusFailed},
+	23: {paymentstest.AmountCompletesLate, payments.PaymentStatusRejected, payments.PaymentStatusRejected},
+	29: {paymentstest.AmountCompletesLate, payments.PaymentStatusCompleted, payments.PaymentStatusCompleted},
+}
 
 // TestPayoutsSurviveKills pays 1,000 rows on a fake service that faults 10%
-// of requests, killing the program (SIGKILL) three times at random points
-// and starting it again until no outcome is unknown. Every row must be paid
-// exactly once, as the fake's ledger says, the last summary must match the
-// ledger, and a run started again must send requests only for the rows the
-// journal did not hold as finished.
+// of requests, killing the program (SIGKILL) three times at random points,
+// the last while it awaits outcomes, and starting it again until no outcome
+// is unknown or pending. Some rows fail or are rejected at confirm, and
+// others after they were pending (settled by the test). Every row must be
+// paid exactly once, as the fake's ledger says; each row's final state and
+// deciding event, in the journal and in the report, must be the ledger's;
+// the report's totals per state must be the ledger's and add up to the
+// file's; a run started again must say what the journal supplied and send
+// requests only for the rows it did not hold as finished.
 func TestPayoutsSurviveKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the program several times; skipped with -short")
@@ -62,11 +84,15 @@ func TestPayoutsSurviveKills(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 
-	srv := paymentstest.NewServer(paymentstest.WithLogLimit(100_000))
+	// The late payments stay pending until the test settles them.
+	srv := paymentstest.NewServer(paymentstest.WithLogLimit(100_000), paymentstest.WithProcessingDelay(time.Hour))
 	defer srv.Close()
 	dir := t.TempDir()
-	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")
-	rows := makeRows(t, srv, n, csvPath)
+	csvPath, journalPath, reportPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal"), filepath.Join(dir, "report.csv")
+	rows := makeRowsWith(t, srv, n, csvPath, func(i int) string { return killTestOutcomes[i%100].amount })
+	start := srv.Balance("NGN")
+	stopSettling := settleWhenPending(t, srv, rows)
+	defer stopSettling()
 	require.NoError(t, srv.SetRandomFaults(paymentstest.RandomFaults{
 		Rate: 0.10,
 		Faults: []paymentstest.Fault{
@@ -82,36 +108,58 @@ func TestPayoutsSurviveKills(t *testing.T) {
 	keyOwner := ownerOfKeys(rows, 3)
 
 	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-csv", csvPath, "-journal", journalPath, "-concurrency", "16", "-rate", "2000")
+		cmd := exec.Command(os.Args[0], "-csv", csvPath, "-journal", journalPath, "-report", reportPath, "-concurrency", "16", "-rate", "2000")
 		cmd.Env = append(os.Environ(), "PAYOUTS_CHILD=1", "PAYMENTS_API_KEY="+srv.APIKey(), "PAYMENTS_BASE_URL="+srv.URL())
 		return cmd
 	}
 	// checkOnlyUnfinished asserts that the requests since from carried only
-	// keys of rows the journal held unfinished before the run.
-	checkOnlyUnfinished := func(before map[string]record, from int) {
+	// keys of rows the journal held unfinished before the run, and that the
+	// run said what the journal held.
+	checkOnlyUnfinished := func(before map[string]record, from int, out string) {
 		t.Helper()
 		for _, req := range srv.Requests()[from:] {
 			if id, ok := keyOwner[req.IdempotencyKey]; ok && before[id].final() {
 				t.Errorf("payout %s was finished in the journal, and was sent again", id)
 			}
 		}
+		if len(before) > 0 {
+			assert.Contains(t, out, resumedLine(journalPath, rows, before))
+		}
 	}
 
 	for kill := range 3 {
 		before, from := readState(t, journalPath), len(srv.Requests())
 		target := countLines(journalPath) + 50 + rng.IntN(500) // journal lines to wait for
+		if kill == 2 {
+			target = 1 << 30 // set below: while it awaits outcomes
+		}
 		cmd := child()
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		require.NoError(t, cmd.Start())
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
 		deadline := time.Now().Add(60 * time.Second)
+		outcomes, extra := 0, rng.IntN(300)
+	wait:
 		for countLines(journalPath) < target && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+			select {
+			case <-exited:
+				break wait
+			case <-time.After(time.Millisecond):
+			}
+			if kill == 2 && outcomes == 0 {
+				if outcomes = countOutcomes(journalPath); outcomes > 0 {
+					target = countLines(journalPath) + extra
+				}
+			}
 		}
-		require.NoError(t, cmd.Process.Kill())
-		_ = cmd.Wait()
-		t.Logf("kill %d at %d journal lines", kill+1, countLines(journalPath))
-		checkOnlyUnfinished(before, from)
+		if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			t.Fatal(err)
+		}
+		<-exited
+		t.Logf("kill %d at %d journal lines (%d outcomes)", kill+1, countLines(journalPath), countOutcomes(journalPath))
+		checkOnlyUnfinished(before, from, out.String())
 	}
 
 	var last []string
@@ -120,13 +168,14 @@ func TestPayoutsSurviveKills(t *testing.T) {
 		before, from := readState(t, journalPath), len(srv.Requests())
 		out, err := child().CombinedOutput()
 		var exit *exec.ExitError
-		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
-			t.Fatalf("run failed: %v\n%s", err, out)
-		}
-		checkOnlyUnfinished(before, from)
+		require.True(t, errors.As(err, &exit), "some rows fail: exit status 2 or 3: %v\n%s", err, out)
+		require.Contains(t, []int{exitNotCompleted, exitRunAgain}, exit.ExitCode(), "%s", out)
+		checkOnlyUnfinished(before, from, string(out))
 		last = summaryLine.FindStringSubmatch(string(out))
 		require.NotNil(t, last, "no summary in %s", out)
-		if last[4] == "0" {
+		if exit.ExitCode() == exitNotCompleted {
+			assert.Equal(t, []string{"0", "0"}, last[6:], "nothing pending or unknown: %s", out)
+			checkSummaryTotals(t, string(out), srv, rows)
 			break
 		}
 	}
@@ -134,22 +183,29 @@ func TestPayoutsSurviveKills(t *testing.T) {
 	// The ledger: every row paid exactly once, with its amount, and nothing else.
 	srv.ClearFaults()
 	assert.Len(t, srv.Payments(), n, "one payment per row, no more")
-	completed := 0
-	for _, r := range rows {
+	byState := map[payments.PaymentStatus]int{}
+	paid := decimal.Zero
+	for i, r := range rows {
 		ps := srv.PaymentsByReference(r.PayoutID)
 		if assert.Len(t, ps, 1, r.PayoutID) {
 			assert.True(t, r.Amount.Equal(ps[0].Amount), r.PayoutID)
+			want := payments.PaymentStatusCompleted
+			if o, ok := killTestOutcomes[i%100]; ok {
+				want = o.want
+			}
+			assert.Equal(t, want, ps[0].Status, r.PayoutID)
+			byState[ps[0].Status]++
 			if ps[0].Status == payments.PaymentStatusCompleted {
-				completed++
+				paid = paid.Add(ps[0].Quote.TotalAmount)
 			}
 		}
 	}
-	assert.Equal(t, []string{strconv.Itoa(n), strconv.Itoa(completed), "0", "0"}, last[1:], "the summary matches the ledger")
-	assert.Equal(t, n, completed)
-	state := readState(t, journalPath)
-	for _, r := range rows {
-		assert.Equal(t, eventDone, state[r.PayoutID].Event, r.PayoutID)
-	}
+	assert.Equal(t, []string{strconv.Itoa(n), strconv.Itoa(byState[payments.PaymentStatusCompleted]),
+		strconv.Itoa(byState[payments.PaymentStatusFailed]), strconv.Itoa(byState[payments.PaymentStatusRejected]), "0", "0", "0"},
+		last[1:], "the summary matches the ledger")
+	assert.Equal(t, 10*2, byState[payments.PaymentStatusFailed], "failed at confirm, and after pending")
+	assert.True(t, start.Sub(paid).Equal(srv.Balance("NGN")), "the balance was drawn once per completed row")
+	checkOutcomes(t, srv, rows, readState(t, journalPath), readReport(t, reportPath))
 	t.Logf("faults injected: %d of %d requests", srv.FaultsInjected(), len(srv.Requests()))
 }
 
@@ -168,6 +224,12 @@ func ownerOfKeys(rows []row, gens int) map[string]string {
 
 // makeRows saves recipients on srv and writes n payouts to them to path.
 func makeRows(t *testing.T, srv *paymentstest.Server, n int, path string) []row {
+	return makeRowsWith(t, srv, n, path, nil)
+}
+
+// makeRowsWith is makeRows with the amount of row i amount(i) when that is
+// not "".
+func makeRowsWith(t *testing.T, srv *paymentstest.Server, n int, path string, amount func(i int) string) []row {
 	c := srv.Client()
 	var ids []string
 	for i := range 20 {
@@ -180,6 +242,9 @@ func makeRows(t *testing.T, srv *paymentstest.Server, n int, path string) []row 
 	rows := make([]row, n)
 	for i := range rows {
 		rows[i] = row{RecipientID: ids[i%len(ids)], Amount: decimal.New(int64(100+i), -2), Currency: "NGN", PayoutID: fmt.Sprintf("march-%04d", i)}
+		if amount != nil && amount(i) != "" {
+			rows[i].Amount = decimal.RequireFromString(amount(i))
+		}
 	}
 	require.NoError(t, writeRows(path, rows))
 	return rows
@@ -219,104 +284,6 @@ func TestPayoutsStopWhenTheJournalFails(t *testing.T) {
 	// Each of the 4 workers had at most one payout in flight when the first
 	// append failed; without the stop every row would be paid.
 	assert.LessOrEqual(t, len(srv.Payments()), 4, "payouts started after the journal failed")
-}
-
-// TestPayoutsRestartedAfterTheQuotesExpired kills the program while its
-// confirms fail (so rows are journaled initiated, or unknown at confirm),
-// moves the fake's clock past the quotes' five minutes, and runs it again
-// until nothing is unknown: each stuck row's confirm is refused
-// quote_expired, and the row is initiated and confirmed again under the
-// next key generation, recorded in the journal (a row whose initiate the
-// kill cut off before it was journaled too: its replayed quote has expired
-// as well). Every row is paid exactly
-// once: one completed payment each, the expired quotes never confirmed, and
-// the balance drawn once per row. Before key generations such rows were
-// journaled failed for good, and never paid.
-func TestPayoutsRestartedAfterTheQuotesExpired(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the program several times; skipped with -short")
-	}
-	const n = 60
-	srv := paymentstest.NewServer(paymentstest.WithLogLimit(100_000))
-	defer srv.Close()
-	dir := t.TempDir()
-	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")
-	rows := makeRows(t, srv, n, csvPath)
-	start := srv.Balance("NGN")
-	child := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-csv", csvPath, "-journal", journalPath, "-concurrency", "8", "-rate", "2000")
-		cmd.Env = append(os.Environ(), "PAYOUTS_CHILD=1", "PAYMENTS_API_KEY="+srv.APIKey(), "PAYMENTS_BASE_URL="+srv.URL())
-		return cmd
-	}
-
-	// Every confirm fails: the rows pile up as initiated, or unknown at
-	// confirm; the program is killed among them.
-	require.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable,
-		Path: "/payments/confirm", Times: 1_000_000}))
-	cmd := child()
-	require.NoError(t, cmd.Start())
-	deadline := time.Now().Add(60 * time.Second)
-	for countLines(journalPath) < 12 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
-	stuck := 0
-	for _, rec := range readState(t, journalPath) {
-		require.Contains(t, []string{eventInitiated, eventUnknown}, rec.Event)
-		require.NotEmpty(t, rec.QuoteID, "%s: the quote was made", rec.PayoutID)
-		stuck++
-	}
-	require.Positive(t, stuck, "rows were left with a quote")
-	// Every quote made so far expires unconfirmed: those journaled, and
-	// those whose initiate the kill cut off before the journal had it
-	// (the next run's initiate replays them).
-	quoted := len(srv.Payments())
-	require.GreaterOrEqual(t, quoted, stuck)
-	srv.ClearFaults()
-	srv.Advance(payments.QuoteLifetime + time.Minute)
-
-	for attempt := 0; ; attempt++ {
-		require.Less(t, attempt, 5, "outcomes still unknown after 5 runs")
-		out, err := child().CombinedOutput()
-		var exit *exec.ExitError
-		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
-			t.Fatalf("run failed: %v\n%s", err, out)
-		}
-		last := summaryLine.FindStringSubmatch(string(out))
-		require.NotNil(t, last, "no summary in %s", out)
-		if last[4] == "0" {
-			assert.Equal(t, []string{strconv.Itoa(n), strconv.Itoa(n), "0", "0"}, last[1:], "%s", out)
-			break
-		}
-	}
-
-	state := readState(t, journalPath)
-	total := decimal.Zero
-	for _, r := range rows {
-		rec := state[r.PayoutID]
-		assert.Equal(t, eventDone, rec.Event, r.PayoutID)
-		completed := completedPayments(srv, r.PayoutID)
-		if assert.Len(t, completed, 1, "%s is paid exactly once", r.PayoutID) {
-			assert.Equal(t, rec.PaymentID, completed[0].ID)
-			total = total.Add(completed[0].Quote.TotalAmount)
-		}
-	}
-	assert.True(t, start.Sub(total).Equal(srv.Balance("NGN")), "the balance was drawn once per row")
-
-	// The stuck rows went to generation 1 through a journaled refusal;
-	// the others stayed at generation 0.
-	moved := 0
-	for _, rec := range journalRecords(t, journalPath) {
-		if rec.Event == eventRefused {
-			assert.Equal(t, string(payments.CodeQuoteExpired), rec.Code)
-			assert.Equal(t, 0, rec.Generation)
-			assert.Equal(t, 1, state[rec.PayoutID].Generation, rec.PayoutID)
-			assert.Equal(t, keyFor(stepConfirm, rec.PayoutID, 1), state[rec.PayoutID].IdempotencyKey)
-			moved++
-		}
-	}
-	assert.Equal(t, quoted, moved, "every row with an expired quote, and no other, moved to generation 1")
 }
 
 // completedPayments returns the payments of srv with this reference that

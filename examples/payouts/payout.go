@@ -98,17 +98,23 @@ func (p *payer) pay(ctx context.Context, r row, last record) (record, error) {
 	if last.Event == eventRefused {
 		gen, quoteID = nextGeneration(last)
 	}
-	rec, err := p.payGeneration(ctx, r, gen, quoteID)
+	fee := last.Fee
+	if quoteID == "" {
+		fee = ""
+	}
+	rec, err := p.payGeneration(ctx, r, gen, quoteID, fee)
 	if err == nil && rec.Event == eventRefused && rec.Code == string(payments.CodeQuoteExpired) {
 		gen, quoteID = nextGeneration(rec)
-		rec, err = p.payGeneration(ctx, r, gen, quoteID)
+		rec, err = p.payGeneration(ctx, r, gen, quoteID, "")
 	}
 	return rec, err
 }
 
 // payGeneration runs the steps of one key generation: initiate (unless
-// quoteID is the generation's quote already), then confirm.
-func (p *payer) payGeneration(ctx context.Context, r row, gen int, quoteID string) (record, error) {
+// quoteID is the generation's quote already, whose fee is fee), then
+// confirm. A confirmed payment is journaled done whatever its status: its
+// final state comes from its event (see awaitOutcomes).
+func (p *payer) payGeneration(ctx context.Context, r row, gen int, quoteID, fee string) (record, error) {
 	if quoteID == "" {
 		rec := record{PayoutID: r.PayoutID, Step: stepInitiate, Generation: gen, IdempotencyKey: keyFor(stepInitiate, r.PayoutID, gen)}
 		payment, err := p.client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
@@ -120,22 +126,25 @@ func (p *payer) payGeneration(ctx context.Context, r row, gen int, quoteID strin
 		if err != nil || payment.Quote == nil {
 			return p.failed(ctx, rec, err)
 		}
-		quoteID = payment.Quote.QuoteID
-		rec.Event, rec.QuoteID, rec.PaymentID, rec.Status = eventInitiated, quoteID, payment.ID, string(payment.Status)
+		quoteID, fee = payment.Quote.QuoteID, payment.Quote.Fee.String()
+		rec.Event, rec.QuoteID, rec.PaymentID, rec.Status, rec.Fee = eventInitiated, quoteID, payment.ID, string(payment.Status), fee
 		if err := p.journal.append(rec); err != nil {
 			return rec, err
 		}
 	}
 
-	rec := record{PayoutID: r.PayoutID, Step: stepConfirm, Generation: gen, IdempotencyKey: keyFor(stepConfirm, r.PayoutID, gen), QuoteID: quoteID}
+	rec := record{PayoutID: r.PayoutID, Step: stepConfirm, Generation: gen, IdempotencyKey: keyFor(stepConfirm, r.PayoutID, gen), QuoteID: quoteID, Fee: fee}
 	payment, err := p.client.Payments.Confirm(ctx, &payments.PaymentConfirmParams{Reference: r.PayoutID, QuoteID: quoteID},
 		payments.WithIdempotencyKey(rec.IdempotencyKey))
 	if err != nil {
 		return p.failed(ctx, rec, err)
 	}
 	rec.Event, rec.PaymentID, rec.Status = eventDone, payment.ID, string(payment.Status)
-	if payment.Status == payments.PaymentStatusRejected || payment.Status == payments.PaymentStatusFailed {
-		rec.Event, rec.Reason = eventFailed, "the service "+string(payment.Status)+" the payment"
+	if payment.Quote != nil {
+		rec.Fee = payment.Quote.Fee.String()
+	}
+	if resp := payment.LastResponse(); resp != nil {
+		rec.Stan = resp.Stan
 	}
 	return rec, p.journal.append(rec)
 }

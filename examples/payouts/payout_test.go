@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -95,9 +99,8 @@ func TestPayoutsRefusedForBalancePaidAfterFunding(t *testing.T) {
 				require.NoError(t, err)
 				defer j.close()
 				var out bytes.Buffer
-				unknown, err := payAll(context.Background(), &payer{client: c, journal: j}, rows, state, 3, &out)
+				_, err = payAll(context.Background(), &payer{client: c, journal: j}, rows, state, 3, &out)
 				require.NoError(t, err)
-				assert.Zero(t, unknown)
 				return out.String()
 			}
 			confirmKeys := func(from int) (keys []string) {
@@ -110,8 +113,7 @@ func TestPayoutsRefusedForBalancePaidAfterFunding(t *testing.T) {
 			}
 
 			out := runOnce()
-			assert.Contains(t, out, "payouts: 6 rows: 0 done, 0 failed, 0 unknown, 6 refused (")
-			assert.Contains(t, out, "6 refused, nothing paid, for a cause that can be fixed")
+			assert.Contains(t, out, "paying: 6 rows: 0 confirmed, 6 refused, 0 unknown (")
 			for _, r := range rows {
 				rec := readState(t, journalPath)[r.PayoutID]
 				assert.Equal(t, eventRefused, rec.Event)
@@ -148,7 +150,7 @@ func TestPayoutsRefusedForBalancePaidAfterFunding(t *testing.T) {
 			funded := srv.Balance("NGN")
 
 			out = runOnce()
-			assert.Contains(t, out, "payouts: 6 rows: 6 done, 0 failed, 0 unknown, 0 refused (")
+			assert.Contains(t, out, "paying: 6 rows: 6 confirmed, 0 refused, 0 unknown (")
 			state := readState(t, journalPath)
 			total := decimal.Zero
 			for _, r := range rows {
@@ -198,4 +200,103 @@ func TestPayRepeatsAnUnknownOutcomeWithItsKeys(t *testing.T) {
 		keys = append(keys, r.Path+" "+r.IdempotencyKey)
 	}
 	assert.Equal(t, []string{"/payments/initiate " + keyFor(stepInitiate, id, 1), "/payments/confirm " + keyFor(stepConfirm, id, 1)}, keys)
+}
+
+// TestPayoutsRestartedAfterTheQuotesExpired kills the program while its
+// confirms fail (so rows are journaled initiated, or unknown at confirm),
+// moves the fake's clock past the quotes' five minutes, and runs it again
+// until nothing is unknown: each stuck row's confirm is refused
+// quote_expired, and the row is initiated and confirmed again under the
+// next key generation, recorded in the journal (a row whose initiate the
+// kill cut off before it was journaled too: its replayed quote has expired
+// as well). Every row is paid exactly
+// once: one completed payment each, the expired quotes never confirmed, and
+// the balance drawn once per row. Before key generations such rows were
+// journaled failed for good, and never paid.
+func TestPayoutsRestartedAfterTheQuotesExpired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the program several times; skipped with -short")
+	}
+	const n = 60
+	srv := paymentstest.NewServer(paymentstest.WithLogLimit(100_000))
+	defer srv.Close()
+	dir := t.TempDir()
+	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")
+	rows := makeRows(t, srv, n, csvPath)
+	start := srv.Balance("NGN")
+	child := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-csv", csvPath, "-journal", journalPath, "-concurrency", "8", "-rate", "2000")
+		cmd.Env = append(os.Environ(), "PAYOUTS_CHILD=1", "PAYMENTS_API_KEY="+srv.APIKey(), "PAYMENTS_BASE_URL="+srv.URL())
+		return cmd
+	}
+
+	// Every confirm fails: the rows pile up as initiated, or unknown at
+	// confirm; the program is killed among them.
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable,
+		Path: "/payments/confirm", Times: 1_000_000}))
+	cmd := child()
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(60 * time.Second)
+	for countLines(journalPath) < 12 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	stuck := 0
+	for _, rec := range readState(t, journalPath) {
+		require.Contains(t, []string{eventInitiated, eventUnknown}, rec.Event)
+		require.NotEmpty(t, rec.QuoteID, "%s: the quote was made", rec.PayoutID)
+		stuck++
+	}
+	require.Positive(t, stuck, "rows were left with a quote")
+	// Every quote made so far expires unconfirmed: those journaled, and
+	// those whose initiate the kill cut off before the journal had it
+	// (the next run's initiate replays them).
+	quoted := len(srv.Payments())
+	require.GreaterOrEqual(t, quoted, stuck)
+	srv.ClearFaults()
+	srv.Advance(payments.QuoteLifetime + time.Minute)
+
+	for attempt := 0; ; attempt++ {
+		require.Less(t, attempt, 5, "outcomes still unknown after 5 runs")
+		out, err := child().CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == exitRunAgain) {
+			t.Fatalf("run failed: %v\n%s", err, out)
+		}
+		last := summaryLine.FindStringSubmatch(string(out))
+		require.NotNil(t, last, "no summary in %s", out)
+		if err == nil {
+			assert.Equal(t, []string{strconv.Itoa(n), strconv.Itoa(n), "0", "0", "0", "0", "0"}, last[1:], "%s", out)
+			break
+		}
+	}
+
+	state := readState(t, journalPath)
+	total := decimal.Zero
+	for _, r := range rows {
+		rec := state[r.PayoutID]
+		assert.Equal(t, eventOutcome, rec.Event, r.PayoutID)
+		assert.Equal(t, stateCompleted, rec.State, r.PayoutID)
+		completed := completedPayments(srv, r.PayoutID)
+		if assert.Len(t, completed, 1, "%s is paid exactly once", r.PayoutID) {
+			assert.Equal(t, rec.PaymentID, completed[0].ID)
+			total = total.Add(completed[0].Quote.TotalAmount)
+		}
+	}
+	assert.True(t, start.Sub(total).Equal(srv.Balance("NGN")), "the balance was drawn once per row")
+
+	// The stuck rows went to generation 1 through a journaled refusal;
+	// the others stayed at generation 0.
+	moved := 0
+	for _, rec := range journalRecords(t, journalPath) {
+		if rec.Event == eventRefused {
+			assert.Equal(t, string(payments.CodeQuoteExpired), rec.Code)
+			assert.Equal(t, 0, rec.Generation)
+			assert.Equal(t, 1, state[rec.PayoutID].Generation, rec.PayoutID)
+			assert.Equal(t, keyFor(stepConfirm, rec.PayoutID, 1), state[rec.PayoutID].IdempotencyKey)
+			moved++
+		}
+	}
+	assert.Equal(t, quoted, moved, "every row with an expired quote, and no other, moved to generation 1")
 }

@@ -9,19 +9,15 @@ import (
 	"time"
 )
 
-// progress counts the rows by outcome and prints a progress line: on a
-// terminal one line rewritten in place (\r) five times a second, elsewhere
-// (a log file, a pipe) a plain line every few seconds.
-type progress struct {
-	out                   io.Writer
-	tty                   bool
-	start                 time.Time
-	total                 int
-	done, failed, unknown atomic.Int64
-	refused               atomic.Int64 // refused for a curable cause
-	finished              atomic.Int64 // rows finished by this run
-	stop                  chan struct{}
-	wg                    sync.WaitGroup
+// ticker prints a progress line: on a terminal one line rewritten in place
+// (\r) five times a second, elsewhere (a log file, a pipe) a plain line
+// every few seconds.
+type ticker struct {
+	out  io.Writer
+	tty  bool
+	line func() string
+	stop chan struct{}
+	wg   sync.WaitGroup
 }
 
 // isTerminal reports whether w is a terminal (a character device), without
@@ -35,15 +31,62 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func newProgress(out io.Writer, total int) *progress {
-	return &progress{out: out, tty: isTerminal(out), start: time.Now(), total: total, stop: make(chan struct{})}
+// startTicker prints line() until end is called.
+func startTicker(out io.Writer, line func() string) *ticker {
+	t := &ticker{out: out, tty: isTerminal(out), line: line, stop: make(chan struct{})}
+	every := 5 * time.Second
+	if t.tty {
+		every = 200 * time.Millisecond
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		tk := time.NewTicker(every)
+		defer tk.Stop()
+		for {
+			select {
+			case <-t.stop:
+				return
+			case <-tk.C:
+				if t.tty {
+					fmt.Fprint(t.out, "\r\033[K"+t.line())
+				} else {
+					fmt.Fprintln(t.out, t.line())
+				}
+			}
+		}
+	}()
+	return t
 }
 
-// count adds a row's outcome; thisRun is false for rows a previous run
-// finished.
+// end stops the progress line and prints it a last time.
+func (t *ticker) end() {
+	close(t.stop)
+	t.wg.Wait()
+	if t.tty {
+		fmt.Fprint(t.out, "\r\033[K")
+	}
+	fmt.Fprintln(t.out, t.line())
+}
+
+// progress counts the rows of the paying phase by their journal event.
+type progress struct {
+	start                 time.Time
+	total                 int
+	done, failed, unknown atomic.Int64
+	refused               atomic.Int64 // refused for a curable cause
+	finished              atomic.Int64 // rows finished by this run
+}
+
+func newProgress(total int) *progress {
+	return &progress{start: time.Now(), total: total}
+}
+
+// count adds a row's journal event; thisRun is false for rows a previous
+// run finished.
 func (p *progress) count(event string, thisRun bool) {
 	switch event {
-	case eventDone:
+	case eventDone, eventOutcome:
 		p.done.Add(1)
 	case eventFailed:
 		p.failed.Add(1)
@@ -59,42 +102,6 @@ func (p *progress) count(event string, thisRun bool) {
 
 func (p *progress) line() string {
 	rate := float64(p.finished.Load()) / max(time.Since(p.start).Seconds(), 1e-3)
-	return fmt.Sprintf("%d rows: %d done, %d failed, %d unknown, %d refused (%.1f rows/s)",
-		p.total, p.done.Load(), p.failed.Load(), p.unknown.Load(), p.refused.Load(), rate)
-}
-
-// run prints the progress line until end is called.
-func (p *progress) run() {
-	every := 5 * time.Second
-	if p.tty {
-		every = 200 * time.Millisecond
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				if p.tty {
-					fmt.Fprint(p.out, "\r\033[K"+p.line())
-				} else {
-					fmt.Fprintln(p.out, p.line())
-				}
-			}
-		}
-	}()
-}
-
-// end stops the progress line and prints the summary.
-func (p *progress) end() {
-	close(p.stop)
-	p.wg.Wait()
-	if p.tty {
-		fmt.Fprint(p.out, "\r\033[K")
-	}
-	fmt.Fprintln(p.out, "payouts: "+p.line())
+	return fmt.Sprintf("paying: %d rows: %d confirmed, %d refused, %d unknown (%.1f rows/s)",
+		p.total, p.done.Load(), p.failed.Load()+p.refused.Load(), p.unknown.Load(), rate)
 }
