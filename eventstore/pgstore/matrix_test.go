@@ -18,7 +18,7 @@ import (
 // TestFaultMatrix runs the fault matrix (storetest.FaultMatrix) on
 // PostgreSQL, in the default mode and with Transactional:
 //
-//	PAYMENTS_FAULT_MATRIX=1 go test -run TestFaultMatrix -timeout 30m -v ./eventstore/pgstore/
+//	PAYMENTS_FAULT_MATRIX=ci go test -run TestFaultMatrix -timeout 30m -v ./eventstore/pgstore/
 func TestFaultMatrix(t *testing.T) {
 	var (
 		admin *pgxpool.Pool
@@ -65,6 +65,6 @@ func TestFaultMatrix(t *testing.T) {
 		}
 		return fn, effects
 	}}
-	storetest.FaultMatrix(t, b, "pgstore", storetest.Faults("database restarted (immediate stop, 4 s down)"),
+	storetest.FaultMatrix(t, b, "pgstore", storetest.Faults("PostgreSQL restarted (immediate stop)"),
 		storetest.LedgerMode(), transactional)
 }
