@@ -279,3 +279,47 @@ func TestHandlerStoreCallsHaveDeadlines(t *testing.T) {
 		})
 	}
 }
+
+// When renewals fail, a function that honours its context (here it stops
+// 20 ms after the cancellation) has stopped before the store can hand the
+// claim to the next delivery: the handler cancels it a safety margin (a
+// fifth of the lease, 200 ms here) before the lease ends, not at the end.
+// A claimer polls the store every millisecond, as the next delivery would,
+// and looks whether the first function still runs when it takes over.
+func TestHandlerStopsTheFunctionBeforeTheStoreGivesItsClaimAway(t *testing.T) {
+	const (
+		lease    = time.Second
+		windDown = 20 * time.Millisecond
+	)
+	store := whLeasedStore(lease)
+	store.script(&store.renewFn, func(context.Context) error { return errors.New("connection refused") })
+	var running atomic.Bool
+	started := make(chan struct{})
+	var cause error
+	h := whHandler(t, func(ctx context.Context, _ *payments.Event) error {
+		running.Store(true)
+		defer running.Store(false)
+		close(started)
+		<-ctx.Done()
+		cause = context.Cause(ctx)
+		time.Sleep(windDown) // a prompt, orderly stop
+		return ctx.Err()
+	}, webhook.WithStore(store))
+	answer := make(chan int, 1)
+	go func() { answer <- whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code }()
+	<-started
+	id := whEventID
+	var stillRunning bool
+	for {
+		c, err := store.MemoryStore.Claim(context.Background(), id)
+		require.NoError(t, err)
+		if c.Status == webhook.ClaimAcquired {
+			stillRunning = running.Load()
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	assert.False(t, stillRunning, "the first function was still running when the next delivery took the event over")
+	assert.Equal(t, http.StatusInternalServerError, <-answer)
+	assert.ErrorIs(t, cause, context.DeadlineExceeded)
+}

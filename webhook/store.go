@@ -53,8 +53,9 @@ type Claim struct {
 	// caller's clock: the store reads it before it sends the claim, so it
 	// comes before the database's own end of the lease. The handler renews
 	// the lease while your EventFunc runs (Store.Renew), and cancels the
-	// function's context when a renewal finds the claim lost, or when the
-	// lease runs out before a renewal succeeded. The zero time means the
+	// function's context when a renewal finds the claim lost, or, when no
+	// renewal succeeded, a safety margin before LeaseExpires (see
+	// EventFunc). The zero time means the
 	// claim never lapses: the handler then neither renews it nor bounds
 	// the function.
 	LeaseExpires time.Time
