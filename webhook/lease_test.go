@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -322,4 +324,32 @@ func TestHandlerStopsTheFunctionBeforeTheStoreGivesItsClaimAway(t *testing.T) {
 	assert.False(t, stillRunning, "the first function was still running when the next delivery took the event over")
 	assert.Equal(t, http.StatusInternalServerError, <-answer)
 	assert.ErrorIs(t, cause, context.DeadlineExceeded)
+}
+
+// A lease lost is logged with the event's id: when a renewal finds the
+// claim taken over, and when no renewal succeeded before the lease's end.
+func TestHandlerLogsALostLeaseWithTheEventID(t *testing.T) {
+	for msg, renew := range map[string]func(context.Context) error{
+		"claim lost to another delivery while processing; cancelling the function":  func(context.Context) error { return webhook.ErrClaimLost },
+		"claim's lease is ending and no renewal succeeded; cancelling the function": func(context.Context) error { return errors.New("connection refused") },
+	} {
+		store := whLeasedStore(300 * time.Millisecond)
+		store.script(&store.renewFn, renew)
+		logs := new(testlog.Buffer)
+		h := whHandler(t, func(ctx context.Context, _ *payments.Event) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}, webhook.WithStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
+		require.Equal(t, http.StatusInternalServerError, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
+		lines, err := logs.JSONLines()
+		require.NoError(t, err)
+		var found int
+		for _, l := range lines {
+			if l["msg"] == msg {
+				found++
+				assert.Equal(t, whEventID, l["event_id"], msg)
+			}
+		}
+		assert.Equal(t, 1, found, msg)
+	}
 }
