@@ -44,9 +44,9 @@ type Mode struct {
 	ExactlyOnce bool
 	// Setup prepares a run on the fixture f and returns the function of a
 	// replica on store (alive says whether the replica's process still
-	// lives: a dead one's effects cannot happen) and the count of each
-	// event's effects once the run is over.
-	Setup func(tb testing.TB, f Fixture) (fn func(store webhook.Store, alive func() bool) webhook.EventFunc, effects func(ids []string) map[string]int)
+	// lives: a dead one's effects cannot happen), which does its work with
+	// w.Do, and the count of each event's effects once the run is over.
+	Setup func(tb testing.TB, f Fixture, w *Worker) (fn func(store webhook.Store, alive func() bool) webhook.EventFunc, effects func(ids []string) map[string]int)
 }
 
 // LedgerMode processes an event by counting it in a ledger in memory, after
@@ -54,14 +54,13 @@ type Mode struct {
 // at-least-once mode). A replica killed meanwhile never reports success: a
 // dead process returns nothing, so its handler never completes the event.
 func LedgerMode() Mode {
-	return Mode{Name: "default", Setup: func(testing.TB, Fixture) (func(webhook.Store, func() bool) webhook.EventFunc, func([]string) map[string]int) {
+	return Mode{Name: "default", Setup: func(_ testing.TB, _ Fixture, w *Worker) (func(webhook.Store, func() bool) webhook.EventFunc, func([]string) map[string]int) {
 		l := NewLedger()
 		fn := func(_ webhook.Store, alive func() bool) webhook.EventFunc {
 			return func(ctx context.Context, ev *payments.Event) error {
 				l.Call(ev.ID)
-				time.Sleep(matrixWork)
-				if !alive() {
-					return errDead
+				if err := w.Do(ctx, ev.ID, alive); err != nil {
+					return err
 				}
 				l.Succeed(ev.ID)
 				return nil
@@ -138,6 +137,7 @@ type MatrixRow struct {
 	Store, Mode, Fault       string
 	Seed                     uint64
 	Once, Twice, Never       int
+	Overlaps                 int
 	Answered5xx, TimedOut    int
 	Slowest, Slowest503      time.Duration
 	EventsPerSecond          float64
@@ -146,13 +146,13 @@ type MatrixRow struct {
 
 // String is the row in Markdown.
 func (r MatrixRow) String() string {
-	return fmt.Sprintf("| %s | %s | %s | %d | %d | %d | %d | %d | %v | %v | %d | %d of %d | %.0f |", r.Store, r.Mode, r.Fault, r.Seed,
-		r.Once, r.Twice, r.Never, r.Answered5xx, r.Slowest503.Round(time.Millisecond), r.Slowest.Round(time.Millisecond), r.TimedOut,
+	return fmt.Sprintf("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %v | %v | %d | %d of %d | %.0f |", r.Store, r.Mode, r.Fault, r.Seed,
+		r.Once, r.Twice, r.Never, r.Overlaps, r.Answered5xx, r.Slowest503.Round(time.Millisecond), r.Slowest.Round(time.Millisecond), r.TimedOut,
 		r.SenderFailed, r.Deliveries, r.EventsPerSecond)
 }
 
 // MatrixHeader is the Markdown header of the rows.
-const MatrixHeader = "| Store | Mode | Fault | Seed | Processed once | Twice | Never | 5xx answered | Slowest 503 | Slowest answer | No answer in 10 s | Deliveries given up after 5 attempts | Events/s |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const MatrixHeader = "| Store | Mode | Fault | Seed | Processed once | Twice | Never | Overlapping runs | 5xx answered | Slowest 503 | Slowest answer | No answer in 10 s | Deliveries given up after 5 attempts | Events/s |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // FaultMatrix runs every fault against every mode on b (a server of its own
 // each time, from b.Outage), at the size MatrixEnv asks for (it skips
@@ -189,6 +189,9 @@ func FaultMatrix(t *testing.T, b Backend, store string, faults []Fault, modes ..
 				if mode.ExactlyOnce && row.Twice > 0 {
 					t.Errorf("%d events processed twice", row.Twice)
 				}
+				if row.Overlaps > 0 {
+					t.Errorf("%d runs started while another run of their event still worked on a live replica", row.Overlaps)
+				}
 				if row.Slowest503 > Matrix503Bound {
 					t.Errorf("a 503 came after %v, later than the bound of %v", row.Slowest503, Matrix503Bound)
 				}
@@ -200,7 +203,8 @@ func FaultMatrix(t *testing.T, b Backend, store string, faults []Fault, modes ..
 
 func matrixRun(t *testing.T, b Backend, mode Mode, fault Fault, sz matrixSize, seed uint64) MatrixRow {
 	f, srv := b.Outage(t, 1, 0)
-	fn, effects := mode.Setup(t, f)
+	w := newWorker()
+	fn, effects := mode.Setup(t, f, w)
 	rs := newReplicaSet(t, f, fn, matrixReplicas)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	ids := make([]string, sz.events)
@@ -208,6 +212,7 @@ func matrixRun(t *testing.T, b Backend, mode Mode, fault Fault, sz matrixSize, s
 		ids[i] = fmt.Sprintf("%016x-%016x", rng.Uint64(), rng.Uint64())
 	}
 	bodies := deliveries(rng, ids)
+	w.setSlow(ids)
 
 	var (
 		stats    senderStats
@@ -259,6 +264,7 @@ func matrixRun(t *testing.T, b Backend, mode Mode, fault Fault, sz matrixSize, s
 		}
 	}
 	stats.fill(&row)
+	row.Overlaps = w.Overlaps()
 	t.Logf("%s / %s: %d deliveries in %v, answers %v", mode.Name, row.Fault, len(bodies), elapsed.Round(time.Millisecond), stats.answers.String())
 	switch fault.Name {
 	case "killed replica", "repeated kills":
