@@ -121,15 +121,17 @@ func TestHandlerRenewsTheClaimWhileTheFunctionRuns(t *testing.T) {
 	assert.GreaterOrEqual(t, store.renews.Load(), int32(10), "renewed every third of the lease")
 }
 
-// The first renewal is timed from when the Claim was sent: a Claim that
-// took most of a third of the lease does not leave the lease to run out
-// before the renewal (which cancelled the function).
+// The first renewal is timed from when the Claim was sent: a Claim whose
+// answer took half the lease does not leave the lease to reach its safety
+// margin (a fifth of it) before the renewal, which would cancel the
+// function. Timed from the answer, the renewal would come at 5/6 of the
+// lease, past the margin.
 func TestHandlerTimesTheFirstRenewalFromTheClaimSent(t *testing.T) {
-	const lease = 600 * time.Millisecond
+	const lease = 1200 * time.Millisecond
 	scripted := whLeasedStore(lease)
 	// The claim is granted at once, its answer arrives late (within the
 	// store timeout).
-	store := whSlowClaimAnswer{scripted, lease * 3 / 4}
+	store := whSlowClaimAnswer{scripted, lease / 2}
 	slow := func(ctx context.Context, _ *payments.Event) error {
 		select {
 		case <-time.After(lease):
