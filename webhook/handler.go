@@ -119,7 +119,10 @@ func WithLogger(l *slog.Logger) HandlerOption {
 //     (or its replica died: its lease then lapses within the lease);
 //   - 503 when the Store fails or does not answer within WithStoreTimeout,
 //     without calling your function: an event is better delivered again
-//     later than processed twice; 503 also once Shutdown was called;
+//     later than processed twice. It comes within the store timeout, or,
+//     when the delivery first waited for another's claim, within the store
+//     timeout plus the claim wait (4 s with the defaults). 503 also once
+//     Shutdown was called;
 //   - 200 when your function returned nil, and 500 when it returned an error
 //     (or panicked), so the service retries. A failed event is released and
 //     processed again on the next delivery.
