@@ -55,9 +55,8 @@ type Claim struct {
 	// the lease while your EventFunc runs (Store.Renew), and cancels the
 	// function's context when a renewal finds the claim lost, or, when no
 	// renewal succeeded, a safety margin before LeaseExpires (see
-	// EventFunc). The zero time means the
-	// claim never lapses: the handler then neither renews it nor bounds
-	// the function.
+	// EventFunc). The zero time means the claim never lapses: the handler
+	// then neither renews it nor bounds the function.
 	LeaseExpires time.Time
 }
 
