@@ -212,7 +212,7 @@ func matrixRun(t *testing.T, b Backend, mode Mode, fault Fault, sz matrixSize, s
 		ids[i] = fmt.Sprintf("%016x-%016x", rng.Uint64(), rng.Uint64())
 	}
 	bodies := deliveries(rng, ids)
-	w.setSlow(ids)
+	w.setSlow(ids, sz.slowEvery)
 
 	var (
 		stats    senderStats

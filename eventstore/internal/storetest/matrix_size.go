@@ -13,8 +13,9 @@ import (
 //	ci       the size .ci/run runs on every change: every mode and every
 //	         fault, 300 events a row, fixed seeds (about a minute a row)
 //	1, full  2,000 events a row, the faults at full length
-//	soak     20,000 events with a replica killed every 8 s for the whole
-//	         run (several minutes), beside the full rows
+//	soak     20,000 events (one in 250 slow) with a replica killed every
+//	         8 s for the whole run (several minutes), beside the other rows
+//	         at that size
 //
 // MatrixSeedEnv sets the seed of the delivery order and the event ids (the
 // default is fixed: 1); run one row with go test's -run, for example
@@ -31,7 +32,9 @@ type matrixSize struct {
 	// killedFor, frozenFor and downFor are how long a killed replica
 	// stays dead, the database stays frozen and stays down.
 	killedFor, frozenFor, downFor time.Duration
-	soak                          bool
+	// slowEvery makes every slowEvery-th event slow (see Worker).
+	slowEvery int
+	soak      bool
 }
 
 // The sizes. The faults keep their meaning at every size: a replica is
@@ -39,9 +42,9 @@ type matrixSize struct {
 // the freeze outlasts the store timeout (2 s) so that claims time out, and
 // the restart is shorter than the lease (5 s), which leases must ride out.
 var (
-	ciSize   = matrixSize{name: "ci", events: 300, killedFor: 3 * time.Second, frozenFor: 5 * time.Second, downFor: 4 * time.Second}
-	fullSize = matrixSize{name: "full", events: 2000, killedFor: 3 * time.Second, frozenFor: 20 * time.Second, downFor: 4 * time.Second}
-	soakSize = matrixSize{name: "soak", events: 20000, killedFor: 3 * time.Second, frozenFor: 20 * time.Second, downFor: 4 * time.Second, soak: true}
+	ciSize   = matrixSize{name: "ci", events: 300, killedFor: 3 * time.Second, frozenFor: 5 * time.Second, downFor: 4 * time.Second, slowEvery: 25}
+	fullSize = matrixSize{name: "full", events: 2000, killedFor: 3 * time.Second, frozenFor: 20 * time.Second, downFor: 4 * time.Second, slowEvery: 25}
+	soakSize = matrixSize{name: "soak", events: 20000, killedFor: 3 * time.Second, frozenFor: 20 * time.Second, downFor: 4 * time.Second, slowEvery: 250, soak: true}
 )
 
 // sizeFromEnv returns the size MatrixEnv asks for, or skips tb.

@@ -6,13 +6,10 @@ import (
 	"time"
 )
 
-// matrixSlowEvery makes every matrixSlowEvery-th event of a run slow: its
-// function works matrixSlowWork, longer than the lease, so its claim lives
-// by renewals alone.
-const (
-	matrixSlowEvery = 25
-	matrixSlowWork  = 7500 * time.Millisecond // 1.5 leases of 5 s
-)
+// matrixSlowWork is how long a slow event's function works (one event in
+// 25 at the ci and full sizes): longer than the lease, so that its claim
+// lives by renewals alone.
+const matrixSlowWork = 7500 * time.Millisecond // 1.5 leases of 5 s
 
 // Worker is the work of the matrix's functions: matrixWork per event,
 // matrixSlowWork for the slow ones, both honouring the context. It finds
@@ -34,11 +31,11 @@ func newWorker() *Worker {
 	return &Worker{slow: map[string]bool{}, active: map[string]map[*run]bool{}}
 }
 
-// setSlow makes every matrixSlowEvery-th of ids slow.
-func (w *Worker) setSlow(ids []string) {
+// setSlow makes every every-th of ids slow.
+func (w *Worker) setSlow(ids []string, every int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i := 0; i < len(ids); i += matrixSlowEvery {
+	for i := 0; i < len(ids); i += every {
 		w.slow[ids[i]] = true
 	}
 }
