@@ -134,10 +134,13 @@ var soakFault = Fault{"repeated kills", func(sz matrixSize) string {
 
 // MatrixRow is the outcome of one run.
 type MatrixRow struct {
-	Store, Mode, Fault       string
-	Seed                     uint64
-	Once, Twice, Never       int
-	Overlaps                 int
+	Store, Mode, Fault string
+	Seed               uint64
+	Once, Twice, Never int
+	Overlaps           int
+	// Recovered counts the events no delivery processed, which Reconcile
+	// then did; Never counts what is left after it.
+	Recovered                int
 	Answered5xx, TimedOut    int
 	Slowest, Slowest503      time.Duration
 	EventsPerSecond          float64
@@ -146,21 +149,23 @@ type MatrixRow struct {
 
 // String is the row in Markdown.
 func (r MatrixRow) String() string {
-	return fmt.Sprintf("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %v | %v | %d | %d of %d | %.0f |", r.Store, r.Mode, r.Fault, r.Seed,
+	return fmt.Sprintf("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %v | %v | %d | %d of %d | %.0f | %d |", r.Store, r.Mode, r.Fault, r.Seed,
 		r.Once, r.Twice, r.Never, r.Overlaps, r.Answered5xx, r.Slowest503.Round(time.Millisecond), r.Slowest.Round(time.Millisecond), r.TimedOut,
-		r.SenderFailed, r.Deliveries, r.EventsPerSecond)
+		r.SenderFailed, r.Deliveries, r.EventsPerSecond, r.Recovered)
 }
 
 // MatrixHeader is the Markdown header of the rows.
-const MatrixHeader = "| Store | Mode | Fault | Seed | Processed once | Twice | Never | Overlapping runs | 5xx answered | Slowest 503 | Slowest answer | No answer in 10 s | Deliveries given up after 5 attempts | Events/s |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+const MatrixHeader = "| Store | Mode | Fault | Seed | Processed once | Twice | Never | Overlapping runs | 5xx answered | Slowest 503 | Slowest answer | No answer in 10 s | Deliveries given up after 5 attempts | Events/s | Recovered by Reconcile |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 // FaultMatrix runs every fault against every mode on b (a server of its own
 // each time, from b.Outage), at the size MatrixEnv asks for (it skips
 // without it), and logs the table, one "matrix row:" line per run. Each
 // run: three replicas with pools of their own, events each delivered 2 to 4
 // times by 16 concurrent senders that retry like the sandbox (1, 2, 4, 8 s;
-// 10 s per attempt), round-robin over the replicas. It fails when an event
-// was never processed, when, in an ExactlyOnce mode, one was processed
+// 10 s per attempt), round-robin over the replicas. Events that no delivery
+// processed (the sender gave up every copy) are then run through
+// Handler.Reconcile over the list of all events, as a merchant would, and
+// counted as recovered. It fails when an event was never processed even so, when, in an ExactlyOnce mode, one was processed
 // twice (elsewhere a replica killed between its effects and its record may
 // leave one processed twice: it is counted), and when a 503 came later
 // than Matrix503Bound.
@@ -246,9 +251,15 @@ func matrixRun(t *testing.T, b Backend, mode Mode, fault Fault, sz matrixSize, s
 	finished.Store(true)
 	<-injected
 	elapsed := time.Since(start)
+	row := MatrixRow{Mode: mode.Name, Fault: fault.Describe(sz), Seed: seed, EventsPerSecond: float64(sz.events) / elapsed.Seconds(), Deliveries: len(bodies)}
+	// Events the sender gave up on are the merchant's Reconcile's to
+	// recover: counted, then never-processed is what is left after it.
+	if lost := neverDelivered(ids, effects); len(lost) > 0 {
+		t.Logf("%d events processed by no delivery (the sender gave up): %v; reconciling", len(lost), lost)
+		row.Recovered = reconcileRun(t, rs, ids)
+	}
 	rs.shutdown(t)
 
-	row := MatrixRow{Mode: mode.Name, Fault: fault.Describe(sz), Seed: seed, EventsPerSecond: float64(sz.events) / elapsed.Seconds(), Deliveries: len(bodies)}
 	// An id missing from effects was never processed (the Transactional
 	// mode's table has no row for it).
 	counts := effects(ids)

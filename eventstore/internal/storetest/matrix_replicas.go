@@ -41,6 +41,15 @@ func (rs *replicaSet) next() *incarnation {
 	return rs.cur[rs.rr.Add(1)%uint64(len(rs.cur))]
 }
 
+// live returns a replica whose process is alive.
+func (rs *replicaSet) live() *incarnation {
+	for {
+		if in := rs.next(); in.alive() {
+			return in
+		}
+	}
+}
+
 // start starts replica i: a new process, with a pool of its own.
 func (rs *replicaSet) start(i int) {
 	in := &incarnation{killed: make(chan struct{})}
