@@ -26,9 +26,13 @@ const DefaultMaxBodyBytes = 1 << 20
 // ctx is the request's context: it is cancelled if the service drops the
 // connection, and when the handler can no longer vouch for the claim: a
 // renewal found it lost to another delivery (context.Cause(ctx) matches
-// ErrClaimLost), or its lease ran out before a renewal succeeded (the cause
-// matches context.DeadlineExceeded). Stop when it is cancelled: another
-// replica may be processing the event. It carries the claim
+// ErrClaimLost), or no renewal succeeded and the lease is within its
+// safety margin of its end (the cause matches context.DeadlineExceeded).
+// The margin is a fifth of the lease, at least 100 ms and at most half the
+// lease (1 s of the default 5 s): a function that stops within it when its
+// context is cancelled has stopped before the store can give the event to
+// another delivery. Stop when it is cancelled: another replica may process
+// the event next. It carries the claim
 // (ClaimFromContext). A panic is recovered and treated as an error, logged
 // with its stack. The error is logged by the handler (see WithLogger), so
 // keep secrets and personal data out of it.
@@ -115,7 +119,10 @@ func WithLogger(l *slog.Logger) HandlerOption {
 //     (or its replica died: its lease then lapses within the lease);
 //   - 503 when the Store fails or does not answer within WithStoreTimeout,
 //     without calling your function: an event is better delivered again
-//     later than processed twice; 503 also once Shutdown was called;
+//     later than processed twice. It comes within the store timeout, or,
+//     when the delivery first waited for another's claim, within the store
+//     timeout plus the claim wait (4 s with the defaults). 503 also once
+//     Shutdown was called;
 //   - 200 when your function returned nil, and 500 when it returned an error
 //     (or panicked), so the service retries. A failed event is released and
 //     processed again on the next delivery.

@@ -35,6 +35,25 @@ const (
 	DefaultClaimWait = 2 * time.Second
 )
 
+// The lease margin: when renewals fail, the handler cancels the function's
+// context this long before the claim's lease ends, so that a function that
+// honours cancellation has stopped before the store may give the event to
+// another delivery. A fifth of the lease, at least minLeaseMargin, never
+// more than half the lease: 1 s for the default lease of 5 s. It covers the
+// scheduling of the timer and of the function's goroutine on a loaded
+// machine, and the drift between the replica's clock and the database's
+// over one lease (the store starts the lease on the caller's clock before
+// it sends the claim, so the database's lease ends later still).
+const (
+	leaseMarginDivisor = 5
+	minLeaseMargin     = 100 * time.Millisecond
+)
+
+// leaseMargin is the margin of a lease.
+func leaseMargin(lease time.Duration) time.Duration {
+	return min(max(lease/leaseMarginDivisor, minLeaseMargin), lease/2)
+}
+
 // claim makes one Claim, bounded by the store timeout.
 func (h *Handler) claim(ctx context.Context, id string) (Claim, error) {
 	ctx, cancel := h.storeCtx(ctx)
@@ -99,7 +118,7 @@ func (h *Handler) awaitClaim(ctx context.Context, id string) (Claim, time.Time, 
 
 // Why a function's context was cancelled by its heartbeat.
 var (
-	errLeaseRanOut = fmt.Errorf("webhook: the claim's lease ran out before a renewal succeeded: %w", context.DeadlineExceeded)
+	errLeaseRanOut = fmt.Errorf("webhook: the claim's lease is ending (within its safety margin) and no renewal succeeded: %w", context.DeadlineExceeded)
 	errRenewLost   = fmt.Errorf("webhook: renewing the claim: %w", ErrClaimLost)
 )
 
@@ -111,6 +130,7 @@ type heartbeat struct {
 	ctx    context.Context // the function's
 	cancel context.CancelCauseFunc
 	every  time.Duration // 0: the claim has no lease
+	margin time.Duration // the function stops this long before the lease ends
 	timer  *time.Timer
 	// Made when the renewal loop starts (most functions end before):
 	stopCh chan struct{} // closed by stop
@@ -132,7 +152,9 @@ func (h *Handler) startHeartbeat(ctx context.Context, ev *payments.Event, claim 
 	if claim.LeaseExpires.IsZero() {
 		return hb
 	}
-	hb.every = max(claim.LeaseExpires.Sub(claimed)/3, time.Millisecond)
+	lease := claim.LeaseExpires.Sub(claimed)
+	hb.every = max(lease/3, time.Millisecond)
+	hb.margin = leaseMargin(lease)
 	// Timed from when the Claim was sent, not from when it returned: a
 	// slow Claim must not eat the renewal's margin.
 	hb.timer = time.AfterFunc(max(time.Until(claimed.Add(hb.every)), 0), hb.loop)
@@ -143,6 +165,12 @@ func (hb *heartbeat) current() Claim {
 	hb.mu.Lock()
 	defer hb.mu.Unlock()
 	return hb.claim
+}
+
+// stopAt is when the function must stop unless c is renewed: a margin
+// before its lease ends.
+func (hb *heartbeat) stopAt(c Claim) time.Time {
+	return c.LeaseExpires.Add(-hb.margin)
 }
 
 // end cancels the function's context for cause and ends the loop.
@@ -161,7 +189,8 @@ func (hb *heartbeat) cause() error {
 }
 
 // loop renews the claim every third of the lease, and soon again after a
-// failure, until stopped, the claim is lost, or the lease runs out.
+// failure, until stopped, the claim is lost, or the lease comes within its
+// margin of its end.
 func (hb *heartbeat) loop() {
 	hb.mu.Lock()
 	if hb.stopped {
@@ -173,8 +202,9 @@ func (hb *heartbeat) loop() {
 	defer close(hb.done)
 	for {
 		c := hb.current()
-		if !time.Now().Before(c.LeaseExpires) {
-			hb.h.log(hb.ctx, slog.LevelWarn, "claim's lease ran out before a renewal succeeded; cancelling the function", hb.ev)
+		if !time.Now().Before(hb.stopAt(c)) {
+			hb.h.log(hb.ctx, slog.LevelWarn, "claim's lease is ending and no renewal succeeded; cancelling the function", hb.ev,
+				slog.String("margin", hb.margin.String()))
 			hb.end(errLeaseRanOut)
 			return
 		}
@@ -183,7 +213,7 @@ func (hb *heartbeat) loop() {
 			hb.mu.Unlock()
 			return
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), earliest(time.Now().Add(hb.h.storeTimeout), c.LeaseExpires))
+		ctx, cancel := context.WithDeadline(context.Background(), earliest(time.Now().Add(hb.h.storeTimeout), hb.stopAt(c)))
 		hb.abortRenew = cancel
 		hb.mu.Unlock()
 		renewed, err := hb.h.store.Renew(ctx, c)
@@ -210,7 +240,7 @@ func (hb *heartbeat) loop() {
 			hb.h.log(hb.ctx, slog.LevelWarn, "could not renew the claim; trying again", hb.ev, slog.String("error", err.Error()))
 			next = min(hb.every/4, firstWaitPause*5)
 		}
-		t := time.NewTimer(min(next, time.Until(hb.current().LeaseExpires)))
+		t := time.NewTimer(min(next, time.Until(hb.stopAt(hb.current()))))
 		select {
 		case <-hb.stopCh:
 			t.Stop()

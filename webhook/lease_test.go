@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -119,15 +121,17 @@ func TestHandlerRenewsTheClaimWhileTheFunctionRuns(t *testing.T) {
 	assert.GreaterOrEqual(t, store.renews.Load(), int32(10), "renewed every third of the lease")
 }
 
-// The first renewal is timed from when the Claim was sent: a Claim that
-// took most of a third of the lease does not leave the lease to run out
-// before the renewal (which cancelled the function).
+// The first renewal is timed from when the Claim was sent: a Claim whose
+// answer took half the lease does not leave the lease to reach its safety
+// margin (a fifth of it) before the renewal, which would cancel the
+// function. Timed from the answer, the renewal would come at 5/6 of the
+// lease, past the margin.
 func TestHandlerTimesTheFirstRenewalFromTheClaimSent(t *testing.T) {
-	const lease = 600 * time.Millisecond
+	const lease = 1200 * time.Millisecond
 	scripted := whLeasedStore(lease)
 	// The claim is granted at once, its answer arrives late (within the
 	// store timeout).
-	store := whSlowClaimAnswer{scripted, lease * 3 / 4}
+	store := whSlowClaimAnswer{scripted, lease / 2}
 	slow := func(ctx context.Context, _ *payments.Event) error {
 		select {
 		case <-time.After(lease):
@@ -277,5 +281,77 @@ func TestHandlerStoreCallsHaveDeadlines(t *testing.T) {
 			defer cancel()
 			_ = h.Shutdown(ctx) // stop the background retries of a hung Complete
 		})
+	}
+}
+
+// When renewals fail, a function that honours its context (here it stops
+// 20 ms after the cancellation) has stopped before the store can hand the
+// claim to the next delivery: the handler cancels it a safety margin (a
+// fifth of the lease, 200 ms here) before the lease ends, not at the end.
+// A claimer polls the store every millisecond, as the next delivery would,
+// and looks whether the first function still runs when it takes over.
+func TestHandlerStopsTheFunctionBeforeTheStoreGivesItsClaimAway(t *testing.T) {
+	const (
+		lease    = time.Second
+		windDown = 20 * time.Millisecond
+	)
+	store := whLeasedStore(lease)
+	store.script(&store.renewFn, func(context.Context) error { return errors.New("connection refused") })
+	var running atomic.Bool
+	started := make(chan struct{})
+	var cause error
+	h := whHandler(t, func(ctx context.Context, _ *payments.Event) error {
+		running.Store(true)
+		defer running.Store(false)
+		close(started)
+		<-ctx.Done()
+		cause = context.Cause(ctx)
+		time.Sleep(windDown) // a prompt, orderly stop
+		return ctx.Err()
+	}, webhook.WithStore(store))
+	answer := make(chan int, 1)
+	go func() { answer <- whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code }()
+	<-started
+	id := whEventID
+	var stillRunning bool
+	for {
+		c, err := store.MemoryStore.Claim(context.Background(), id)
+		require.NoError(t, err)
+		if c.Status == webhook.ClaimAcquired {
+			stillRunning = running.Load()
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	assert.False(t, stillRunning, "the first function was still running when the next delivery took the event over")
+	assert.Equal(t, http.StatusInternalServerError, <-answer)
+	assert.ErrorIs(t, cause, context.DeadlineExceeded)
+}
+
+// A lease lost is logged with the event's id: when a renewal finds the
+// claim taken over, and when no renewal succeeded before the lease's end.
+func TestHandlerLogsALostLeaseWithTheEventID(t *testing.T) {
+	for msg, renew := range map[string]func(context.Context) error{
+		"claim lost to another delivery while processing; cancelling the function":  func(context.Context) error { return webhook.ErrClaimLost },
+		"claim's lease is ending and no renewal succeeded; cancelling the function": func(context.Context) error { return errors.New("connection refused") },
+	} {
+		store := whLeasedStore(300 * time.Millisecond)
+		store.script(&store.renewFn, renew)
+		logs := new(testlog.Buffer)
+		h := whHandler(t, func(ctx context.Context, _ *payments.Event) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}, webhook.WithStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
+		require.Equal(t, http.StatusInternalServerError, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
+		lines, err := logs.JSONLines()
+		require.NoError(t, err)
+		var found int
+		for _, l := range lines {
+			if l["msg"] == msg {
+				found++
+				assert.Equal(t, whEventID, l["event_id"], msg)
+			}
+		}
+		assert.Equal(t, 1, found, msg)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/paymentsapi/payments-go"
@@ -88,13 +89,20 @@ type ReconcileResult struct {
 // still processed (so one bad event does not hold back the others), and the
 // result counts it in Failed and FailedIDs; the Checkpoint stays before it.
 // The error is nil when the listing was walked to its end, even if some
-// events failed. Reconcile stops early, returning the result so far with an
-// error, when the listing fails (the error wraps the listing's: a 404
-// matches payments.ErrListEventsUnavailable), when the store fails or does
-// not answer a claim (the error wraps the store's), when ctx ends (a
-// function interrupted by it is released and not counted; the error matches
-// ctx's), and when Shutdown is called (ErrShutdown). Shutdown waits for the
-// function running, as for a delivery in flight.
+// functions failed. An event whose claim the store refuses or does not
+// answer (an id it cannot store, say) does not stop the run either: it is
+// logged with its id ("reconcile: could not claim the event; skipped"),
+// the Checkpoint stays before it, the run goes on, and the error returned
+// at the end names every such event and wraps each store error (errors.Is
+// finds them). After maxReconcileClaimFailures (3) such failures in a row
+// the store is taken to be down and the run stops there, with the same
+// error. Reconcile stops early, returning the result so far with an
+// error, when the listing fails (the error wraps the listing's, whatever
+// it is: a 404 matches payments.ErrListEventsUnavailable, a cursor cycle
+// the client's error for it), when ctx ends (a function interrupted by it
+// is released and not counted; the error matches ctx's), and when Shutdown
+// is called (ErrShutdown). Shutdown waits for the function running, as for
+// a delivery in flight.
 //
 // It is safe to run on every replica at once, and beside live deliveries:
 // the store makes sure one of them processes each event. The store must
@@ -127,23 +135,55 @@ func (h *Handler) Reconcile(ctx context.Context, events iter.Seq2[*payments.Even
 	return res, err
 }
 
-// reconcile walks the listing into res, and says why it stopped early.
+// maxReconcileClaimFailures is how many events in a row whose claims the
+// store fails make Reconcile stop: the store is down, not one id bad.
+const maxReconcileClaimFailures = 3
+
+// claimFailure is an event whose claim the store failed: the run goes on
+// past it.
+type claimFailure struct {
+	id  string
+	err error
+}
+
+func (f *claimFailure) Error() string {
+	return fmt.Sprintf("webhook: reconcile: claiming event %s: %v", f.id, f.err)
+}
+
+func (f *claimFailure) Unwrap() error { return f.err }
+
+// reconcile walks the listing into res, and says why it stopped early or
+// which events it could not claim.
 func (h *Handler) reconcile(ctx context.Context, events iter.Seq2[*payments.Event, error], res *ReconcileResult) error {
+	var skipped []*claimFailure
 	contiguous := true // every event so far is done
+	inARow := 0        // claims the store failed, in a row
 	for ev, err := range events {
 		if err != nil {
-			return fmt.Errorf("webhook: reconcile: listing events: %w", err)
+			return withSkipped(fmt.Errorf("webhook: reconcile: listing events: %w", err), skipped)
 		}
 		if ev == nil || ev.ID == "" {
-			return errors.New("webhook: reconcile: the listing gave an event without an id")
+			return withSkipped(errors.New("webhook: reconcile: the listing gave an event without an id"), skipped)
 		}
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("webhook: reconcile stopped before event %s: %w", ev.ID, context.Cause(ctx))
+			return withSkipped(fmt.Errorf("webhook: reconcile stopped before event %s: %w", ev.ID, context.Cause(ctx)), skipped)
 		}
 		outcome, err := h.reconcileEvent(ctx, ev)
-		if err != nil {
-			return err
+		var cf *claimFailure
+		switch {
+		case errors.As(err, &cf):
+			h.log(ctx, slog.LevelError, "reconcile: could not claim the event; skipped, the checkpoint stays before it", ev,
+				slog.String("error", cf.err.Error()))
+			skipped = append(skipped, cf)
+			contiguous = false
+			if inARow++; inARow >= maxReconcileClaimFailures {
+				return withSkipped(fmt.Errorf("webhook: reconcile stopped at event %s: the store failed %d claims in a row", ev.ID, inARow), skipped)
+			}
+			continue
+		case err != nil:
+			return withSkipped(err, skipped)
 		}
+		inARow = 0
 		switch outcome {
 		case OutcomeProcessed:
 			res.Processed++
@@ -160,12 +200,29 @@ func (h *Handler) reconcile(ctx context.Context, events iter.Seq2[*payments.Even
 			res.Checkpoint = Checkpoint{ID: ev.ID, CreatedAt: ev.CreatedAt}
 		}
 	}
-	return nil
+	return withSkipped(nil, skipped)
+}
+
+// withSkipped adds to err (nil when the run went to the end) the events
+// whose claims the store failed: their ids, and each store error.
+func withSkipped(err error, skipped []*claimFailure) error {
+	if len(skipped) == 0 {
+		return err
+	}
+	ids := make([]string, len(skipped))
+	errs := []error{nil, err}
+	for i, cf := range skipped {
+		ids[i] = cf.id
+		errs = append(errs, cf)
+	}
+	errs[0] = fmt.Errorf("webhook: reconcile: the store failed the claims of %d events, left for the next run: %s", len(ids), strings.Join(ids, ", "))
+	return errors.Join(errs...)
 }
 
 // reconcileEvent claims one listed event, waiting like a delivery for a
 // claim another holds, and processes it when it is free. It counts as a
-// delivery in flight, for Shutdown. An error stops the run.
+// delivery in flight, for Shutdown. An error stops the run, except a
+// *claimFailure.
 func (h *Handler) reconcileEvent(ctx context.Context, ev *payments.Event) (DeliveryOutcome, error) {
 	if !h.bg.enter() {
 		return "", fmt.Errorf("webhook: reconcile stopped before event %s: %w", ev.ID, ErrShutdown)
@@ -177,7 +234,7 @@ func (h *Handler) reconcileEvent(ctx context.Context, ev *payments.Event) (Deliv
 		// The claim or its wait was cut short by ctx.
 		return "", fmt.Errorf("webhook: reconcile stopped at event %s: %w", ev.ID, context.Cause(ctx))
 	case err != nil:
-		return "", fmt.Errorf("webhook: reconcile: claiming event %s: %w", ev.ID, err)
+		return "", &claimFailure{id: ev.ID, err: err}
 	case claim.Status == ClaimDone:
 		return OutcomeDuplicate, nil
 	case claim.Status == ClaimInProgress:

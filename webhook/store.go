@@ -53,10 +53,10 @@ type Claim struct {
 	// caller's clock: the store reads it before it sends the claim, so it
 	// comes before the database's own end of the lease. The handler renews
 	// the lease while your EventFunc runs (Store.Renew), and cancels the
-	// function's context when a renewal finds the claim lost, or when the
-	// lease runs out before a renewal succeeded. The zero time means the
-	// claim never lapses: the handler then neither renews it nor bounds
-	// the function.
+	// function's context when a renewal finds the claim lost, or, when no
+	// renewal succeeded, a safety margin before LeaseExpires (see
+	// EventFunc). The zero time means the claim never lapses: the handler
+	// then neither renews it nor bounds the function.
 	LeaseExpires time.Time
 }
 
@@ -159,8 +159,10 @@ func WithStoreLogger(l *slog.Logger) MemoryStoreOption {
 
 // WithStoreClock makes the store read the time from now instead of
 // time.Now; use it in tests. It measures the replay window and the leases
-// inside the store; the LeaseExpires it returns stays on the real clock,
-// which the handler's timers run on.
+// inside the store (from the differences between its readings); the
+// LeaseExpires it returns stays on the real clock, which the handler's
+// timers run on. Without it, leases run on the monotonic clock, so a step
+// of the wall clock lapses no claim and extends none.
 func WithStoreClock(now func() time.Time) MemoryStoreOption {
 	return func(s *MemoryStore) {
 		if now != nil {
@@ -200,8 +202,9 @@ type MemoryStore struct {
 	max      int
 	window   time.Duration
 	lease    time.Duration
-	now      func() time.Time
-	clock    bool // now was set by WithStoreClock
+	now      func() time.Time // the wall clock: the replay window
+	clock    bool             // now was set by WithStoreClock: leases run on it too
+	epoch    time.Time        // the leases' origin: a monotonic reading, or now's first
 	logger   *slog.Logger
 	tokens   uint64
 	claims   map[string]memClaim // unsettled: id -> claim
@@ -212,10 +215,10 @@ type MemoryStore struct {
 }
 
 // memClaim is an unsettled claim: its token (a counter) and the end of its
-// lease on s.now, in Unix nanoseconds.
+// lease, as a time since the store's epoch (s.elapsed).
 type memClaim struct {
 	token   uint64
-	expires int64
+	expires time.Duration
 }
 
 type doneEntry struct {
@@ -251,12 +254,28 @@ func (s *MemoryStore) init() {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if s.epoch.IsZero() {
+		s.epoch = time.Now() // with a monotonic reading
+		if s.clock {
+			s.epoch = s.now()
+		}
+	}
 }
 
-// live returns the unsettled claim on id that is within its lease at now.
-func (s *MemoryStore) live(id string, now time.Time) (memClaim, bool) {
+// elapsed is the leases' clock: the time since the store's epoch, on the
+// monotonic clock (on WithStoreClock's when set), so that a step of the
+// wall clock moves no lease.
+func (s *MemoryStore) elapsed() time.Duration {
+	if s.clock {
+		return s.now().Sub(s.epoch)
+	}
+	return time.Since(s.epoch)
+}
+
+// live returns the unsettled claim on id that is within its lease.
+func (s *MemoryStore) live(id string) (memClaim, bool) {
 	c, ok := s.claims[id]
-	return c, ok && now.UnixNano() < c.expires
+	return c, ok && s.elapsed() < c.expires
 }
 
 // token is a Claim's token as the store counts them; 0 for none.
@@ -268,30 +287,21 @@ func token(c Claim) uint64 {
 	return t
 }
 
-// times returns the caller's clock (for LeaseExpires) and the store's.
-func (s *MemoryStore) times() (wall, store time.Time) {
-	wall = time.Now()
-	if s.clock {
-		return wall, s.now()
-	}
-	return wall, wall
-}
-
 // Claim implements Store.
 func (s *MemoryStore) Claim(_ context.Context, id string) (Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	wall, now := s.times()
 	if _, ok := s.done[id]; ok {
 		return Claim{EventID: id, Status: ClaimDone}, nil
 	}
-	if _, ok := s.live(id, now); ok {
+	if _, ok := s.live(id); ok {
 		return Claim{EventID: id, Status: ClaimInProgress}, nil
 	}
 	s.tokens++
-	s.claims[id] = memClaim{token: s.tokens, expires: now.Add(s.lease).UnixNano()}
-	return Claim{EventID: id, Status: ClaimAcquired, Token: strconv.FormatUint(s.tokens, 10), LeaseExpires: wall.Add(s.lease)}, nil
+	start := time.Now() // the handler's clock, read first: LeaseExpires comes first
+	s.claims[id] = memClaim{token: s.tokens, expires: s.elapsed() + s.lease}
+	return Claim{EventID: id, Status: ClaimAcquired, Token: strconv.FormatUint(s.tokens, 10), LeaseExpires: start.Add(s.lease)}, nil
 }
 
 // Renew implements Store.
@@ -309,9 +319,9 @@ func (s *MemoryStore) Renew(_ context.Context, c Claim) (Claim, error) {
 	if cl, ok := s.claims[c.EventID]; !ok || cl.token != tok {
 		return c, ErrClaimLost
 	}
-	wall, now := s.times()
-	s.claims[c.EventID] = memClaim{token: tok, expires: now.Add(s.lease).UnixNano()}
-	c.LeaseExpires = wall.Add(s.lease)
+	start := time.Now()
+	s.claims[c.EventID] = memClaim{token: tok, expires: s.elapsed() + s.lease}
+	c.LeaseExpires = start.Add(s.lease)
 	return c, nil
 }
 
@@ -330,8 +340,8 @@ func (s *MemoryStore) Complete(ctx context.Context, c Claim) error {
 		}
 		return ErrClaimLost
 	}
-	_, now := s.times()
-	if other, ok := s.live(c.EventID, now); ok && other.token != tok {
+	now := s.now()
+	if other, ok := s.live(c.EventID); ok && other.token != tok {
 		return ErrClaimLost
 	}
 	delete(s.claims, c.EventID)

@@ -18,7 +18,7 @@ import (
 // TestFaultMatrix runs the fault matrix (storetest.FaultMatrix) on
 // PostgreSQL, in the default mode and with Transactional:
 //
-//	PAYMENTS_FAULT_MATRIX=1 go test -run TestFaultMatrix -timeout 30m -v ./eventstore/pgstore/
+//	PAYMENTS_FAULT_MATRIX=ci go test -run TestFaultMatrix -timeout 30m -v ./eventstore/pgstore/
 func TestFaultMatrix(t *testing.T) {
 	var (
 		admin *pgxpool.Pool
@@ -30,17 +30,16 @@ func TestFaultMatrix(t *testing.T) {
 		admin = newPool(tb, url, 2)
 		return fixture(tb, url, n, lease, 16), srv
 	}}
-	transactional := storetest.Mode{Name: "Transactional", ExactlyOnce: true, Setup: func(tb testing.TB, f storetest.Fixture) (func(webhook.Store, func() bool) webhook.EventFunc, func([]string) map[string]int) {
+	transactional := storetest.Mode{Name: "Transactional", ExactlyOnce: true, Setup: func(tb testing.TB, f storetest.Fixture, w *storetest.Worker) (func(webhook.Store, func() bool) webhook.EventFunc, func([]string) map[string]int) {
 		paid := merchantTable(tb, admin)
 		insert := insertPaid(paid)
-		fn := func(s webhook.Store, _ func() bool) webhook.EventFunc {
+		fn := func(s webhook.Store, alive func() bool) webhook.EventFunc {
 			// A dead replica's transaction dies with its connections.
 			return s.(*pgstore.Store).Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 				if err := insert(ctx, tx, ev); err != nil {
 					return err
 				}
-				time.Sleep(5 * time.Millisecond)
-				return nil
+				return w.Do(ctx, ev.ID, alive)
 			})
 		}
 		effects := func(ids []string) map[string]int {
@@ -65,6 +64,6 @@ func TestFaultMatrix(t *testing.T) {
 		}
 		return fn, effects
 	}}
-	storetest.FaultMatrix(t, b, "pgstore", storetest.Faults("database restarted (immediate stop, 4 s down)"),
+	storetest.FaultMatrix(t, b, "pgstore", storetest.Faults("PostgreSQL restarted (immediate stop)"),
 		storetest.LedgerMode(), transactional)
 }

@@ -21,6 +21,9 @@ type replicaSet struct {
 	mu  sync.Mutex
 	cur []*incarnation
 	all []*incarnation
+	// killedInFlight counts the deliveries in flight at the replicas
+	// killed: a kill that hits none proves nothing.
+	killedInFlight atomic.Int64
 }
 
 func newReplicaSet(t *testing.T, f Fixture, fn func(webhook.Store, func() bool) webhook.EventFunc, n int) *replicaSet {
@@ -38,11 +41,21 @@ func (rs *replicaSet) next() *incarnation {
 	return rs.cur[rs.rr.Add(1)%uint64(len(rs.cur))]
 }
 
+// live returns a replica whose process is alive.
+func (rs *replicaSet) live() *incarnation {
+	for {
+		if in := rs.next(); in.alive() {
+			return in
+		}
+	}
+}
+
 // start starts replica i: a new process, with a pool of its own.
 func (rs *replicaSet) start(i int) {
 	in := &incarnation{killed: make(chan struct{})}
 	store := rs.f.Replica(in.dial)
-	in.h = webhook.NewHandler(Verifier(rs.t), rs.fn(store, in.alive), webhook.WithStore(store))
+	in.store = &DeadStore{Store: store}
+	in.h = webhook.NewHandler(Verifier(rs.t), rs.fn(store, in.alive), webhook.WithStore(in.store))
 	rs.mu.Lock()
 	rs.cur[i] = in
 	rs.all = append(rs.all, in)
@@ -58,6 +71,7 @@ func (rs *replicaSet) kill(i int) {
 	in := rs.cur[i]
 	rs.mu.Unlock()
 	in.kill()
+	rs.killedInFlight.Add(in.hitInFlight.Load())
 }
 
 // shutdown waits for the live replicas' pending completions, as the
@@ -80,11 +94,15 @@ func (rs *replicaSet) shutdown(t *testing.T) {
 
 // incarnation is one process of a replica.
 type incarnation struct {
-	h      *webhook.Handler
-	dead   atomic.Bool
-	killed chan struct{}
-	mu     sync.Mutex
-	conns  []net.Conn
+	h     *webhook.Handler
+	store *DeadStore // the handler's: refuses every call once killed
+	// inflight counts the attempts being answered; hitInFlight is how
+	// many there were when the process was killed.
+	inflight, hitInFlight atomic.Int64
+	dead                  atomic.Bool
+	killed                chan struct{}
+	mu                    sync.Mutex
+	conns                 []net.Conn
 }
 
 func (in *incarnation) alive() bool { return !in.dead.Load() }
@@ -110,16 +128,25 @@ func (in *incarnation) dial(ctx context.Context, network, addr string) (net.Conn
 	return c, nil
 }
 
+// kill kills the process: its store refuses every later call before the
+// process reads as dead (alive), then its connections close (no new one is
+// dialled), then the senders' connections drop (killed). A process killed
+// with SIGKILL does nothing at all after; the replica's goroutines run on,
+// so whatever they do once they read as dead must reach no database.
 func (in *incarnation) kill() {
-	if in.dead.Swap(true) {
+	in.mu.Lock()
+	if in.dead.Load() {
+		in.mu.Unlock()
 		return
 	}
-	close(in.killed)
-	in.mu.Lock()
-	defer in.mu.Unlock()
+	in.store.Kill()
+	in.hitInFlight.Store(in.inflight.Load())
+	in.dead.Store(true)
 	for _, c := range in.conns {
 		_ = c.Close()
 	}
+	in.mu.Unlock()
+	close(in.killed)
 }
 
 // deliver is one attempt of the sender: the status, 0 when the connection
@@ -129,6 +156,8 @@ func (in *incarnation) deliver(body []byte) (code int, took time.Duration, timed
 	if !in.alive() {
 		return 0, 0, false // connection refused
 	}
+	in.inflight.Add(1)
+	defer in.inflight.Add(-1)
 	start := time.Now()
 	done := make(chan int, 1)
 	go func() { done <- Deliver(in.h, body) }()
