@@ -31,9 +31,12 @@ type Operation struct {
 	PathTemplate string
 }
 
-// Attempt is one HTTP attempt of an operation, as middleware sees it.
+// Attempt is one HTTP attempt of an operation, as middleware sees it. It
+// embeds the Operation: attempt.Name is the operation's name
+// ("payments.initiate"), attempt.Method and attempt.PathTemplate its method
+// and path template.
 type Attempt struct {
-	Operation Operation
+	Operation
 	// Number counts the call's attempts from 1; above 1 the attempt is a
 	// retry.
 	Number int

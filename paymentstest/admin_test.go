@@ -55,7 +55,7 @@ func TestAdminOffByDefault(t *testing.T) {
 		before := srv.Now()
 		res := send(t, srv, tc.method, tc.path, tc.body, nil)
 		assert.Equal(t, http.StatusNotFound, res.status, tc.path)
-		assert.Equal(t, paymentstest.CodeNotFound, res.env.Code)
+		assert.Equal(t, string(payments.CodeNotFound), res.env.Code)
 		assert.False(t, res.env.Success)
 		assert.Less(t, srv.Now().Sub(before), time.Minute, "the clock did not move")
 	}
@@ -84,7 +84,7 @@ func TestAdminAuth(t *testing.T) {
 		for name, auth := range map[string]string{"missing": "", "wrong key": "Bearer nope", "basic": "Basic " + srv.APIKey()} {
 			res := send(t, srv, r.method, r.path, `{"seconds": 3600}`, map[string]string{"Authorization": auth})
 			assert.Equal(t, http.StatusUnauthorized, res.status, "%s %s, %s", r.method, r.path, name)
-			assert.Equal(t, paymentstest.CodeUnauthorized, res.env.Code)
+			assert.Equal(t, string(payments.CodeUnauthorized), res.env.Code)
 			assert.NotEmpty(t, res.header.Get("WWW-Authenticate"))
 		}
 	}
@@ -139,7 +139,7 @@ func TestAdminClock(t *testing.T) {
 	} {
 		res := send(t, srv, http.MethodPost, "/_sandbox/clock/advance", body, nil)
 		assert.Equal(t, http.StatusUnprocessableEntity, res.status, body)
-		assert.Equal(t, paymentstest.CodeValidationFailed, res.env.Code, body)
+		assert.Equal(t, string(payments.CodeValidationFailed), res.env.Code, body)
 		assert.Contains(t, res.fields(), field, body)
 		assert.Contains(t, res.env.Message, field, body)
 	}
@@ -157,7 +157,7 @@ func TestAdminClock(t *testing.T) {
 	for _, body := range []string{"", "not json", "[1]", "null", `{"seconds": 1} {}`} {
 		res := send(t, srv, http.MethodPost, "/_sandbox/clock/advance", body, nil)
 		assert.Equal(t, http.StatusBadRequest, res.status, body)
-		assert.Equal(t, paymentstest.CodeInvalidJSON, res.env.Code, body)
+		assert.Equal(t, string(payments.CodeInvalidJSON), res.env.Code, body)
 	}
 
 	res = send(t, srv, http.MethodPut, "/_sandbox/clock", "", nil)
@@ -168,7 +168,7 @@ func TestAdminClock(t *testing.T) {
 	for _, path := range []string{"/_sandbox", "/_sandbox/", "/_sandbox/clock/", "/_sandbox/time", "/_sandbox/virtual-accounts//incoming-payments"} {
 		res := send(t, srv, http.MethodGet, path, "", nil)
 		assert.Equal(t, http.StatusNotFound, res.status, path)
-		assert.Equal(t, paymentstest.CodeNotFound, res.env.Code, path)
+		assert.Equal(t, string(payments.CodeNotFound), res.env.Code, path)
 	}
 	assert.Empty(t, srv.Requests(), "admin requests are not service requests")
 }
@@ -263,7 +263,7 @@ func TestAdminIncomingPayment(t *testing.T) {
 	}
 	res = send(t, srv, http.MethodPost, "/_sandbox/virtual-accounts/0000000000/incoming-payments", `{"amount": 5}`, nil)
 	assert.Equal(t, http.StatusNotFound, res.status)
-	assert.Equal(t, paymentstest.CodeNotFound, res.env.Code)
+	assert.Equal(t, string(payments.CodeNotFound), res.env.Code)
 	assert.Contains(t, res.env.Message, "0000000000")
 	res = send(t, srv, http.MethodPost, "/_sandbox/virtual-accounts/00%2F00/incoming-payments", `{"amount": 5}`, nil)
 	assert.Equal(t, http.StatusNotFound, res.status)

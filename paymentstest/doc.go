@@ -69,7 +69,7 @@
 //     "has_more"}; the next page is after=<the last id>. Bad or unknown
 //     parameters are 422 "validation_failed" naming each; an after that is
 //     not in the log (never, or no longer: see WithLogLimit) is 400
-//     "unknown_cursor" (CodeUnknownCursor), so that a lost checkpoint is
+//     "unknown_cursor" (payments.CodeUnknownEventCursor), so that a lost checkpoint is
 //     never taken for "nothing new".
 //   - Standard Webhooks: WithWebhookScheme(SchemeStandard), or
 //     SetWebhookScheme at run time, signs with webhook.SignStandard instead:

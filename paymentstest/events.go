@@ -68,7 +68,7 @@ func (s *Server) triggerEvent(rq *apiRequest) *response {
 		return s.invalid(problems{{Field: "event_id", Message: "must be one of " + strings.Join(eventNames(), ", ")}})
 	}
 	if s.WebhookURL() == "" {
-		return s.fail(http.StatusUnprocessableEntity, CodeWebhookNotConfigured,
+		return s.fail(http.StatusUnprocessableEntity, payments.CodeWebhookNotConfigured,
 			"no webhook URL is configured (paymentstest.WithWebhook, Server.SetWebhookURL, or PUT "+AdminPrefix+"webhook-url)")
 	}
 	s.mu.Lock()

@@ -105,7 +105,7 @@ func TestListEventsRefusesBadQueries(t *testing.T) {
 	res := send(t, srv, http.MethodGet,
 		"/webhooks/events?limit=0&since=yesterday&type=payment.done&starting_after=x&after=a&after=b", "", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, res.status, "body: %s", res.body)
-	assert.Equal(t, paymentstest.CodeValidationFailed, res.env.Code)
+	assert.Equal(t, string(payments.CodeValidationFailed), res.env.Code)
 	assert.Equal(t, []string{"after", "starting_after", "since", "limit", "type"}, res.fields(), "every bad parameter at once")
 
 	for _, q := range []string{"limit=101", "limit=-1", "limit=1.5", "limit=%2B5", "after=", "since=2030-01-02"} {
@@ -126,7 +126,7 @@ func TestListEventsUnknownCursor(t *testing.T) {
 	for _, after := range []string{"no-such-event", first} {
 		res := send(t, srv, http.MethodGet, "/webhooks/events?after="+after, "", nil)
 		require.Equal(t, http.StatusBadRequest, res.status, "body: %s", res.body)
-		assert.Equal(t, paymentstest.CodeUnknownCursor, res.env.Code)
+		assert.Equal(t, string(payments.CodeUnknownEventCursor), res.env.Code)
 		assert.Equal(t, []string{"after"}, res.fields())
 		assert.Contains(t, res.env.Message, "since")
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
-	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -138,7 +137,7 @@ func TestOrdinaryEventsAreNotMarked(t *testing.T) {
 	res := send(t, srv, http.MethodPost, "/payments/initiate",
 		`{"amount": 10, "currency": "NGN", "recipient_id": "`+r.ID+`", "reference": "`+payments.TriggeredReferencePrefix+`order-3"}`, nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, res.status)
-	assert.Equal(t, paymentstest.CodeValidationFailed, res.env.Code)
+	assert.Equal(t, string(payments.CodeValidationFailed), res.env.Code)
 	assert.Equal(t, []string{"reference"}, res.fields())
 	assert.Len(t, srv.PaymentsByReference(payments.TriggeredReferencePrefix+"order-3"), 0)
 }
