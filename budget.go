@@ -20,17 +20,6 @@ import (
 // idempotency key: the outcome rules are those of any failed call.
 var ErrRetryBudgetExhausted = errors.New("payments: retry budget exhausted")
 
-// Defaults of the retry budget, those of the AWS SDK's standard retry mode:
-// a fresh client may make 100 retries after errors (50 after timeouts)
-// before it has to earn more, and earns one retry back per five calls that
-// succeed at once.
-const (
-	DefaultRetryBudgetTokens  = 500
-	DefaultRetryCost          = 5
-	DefaultRetryTimeoutCost   = 10
-	DefaultRetrySuccessRefund = 1
-)
-
 // RetryBudget sets a Client's retry budget: a bucket of tokens, shared by all
 // its calls, that each retry spends and successful calls refill. While the
 // service answers, successes keep the bucket full and retries go on as
@@ -59,12 +48,10 @@ type RetryBudget struct {
 // WithRetryBudget says otherwise: 500 tokens, 5 per retry, 10 per retry
 // after a timeout, 1 back per success (the AWS SDK's standard retry mode).
 func DefaultRetryBudget() RetryBudget {
-	return RetryBudget{
-		Tokens:        DefaultRetryBudgetTokens,
-		RetryCost:     DefaultRetryCost,
-		TimeoutCost:   DefaultRetryTimeoutCost,
-		SuccessRefund: DefaultRetrySuccessRefund,
-	}
+	// A fresh client may make 100 retries after errors (50 after
+	// timeouts) before it has to earn more, and earns one retry back per
+	// five calls that succeed at once.
+	return RetryBudget{Tokens: 500, RetryCost: 5, TimeoutCost: 10, SuccessRefund: 1}
 }
 
 // WithRetryBudget replaces the Client's retry budget (DefaultRetryBudget);

@@ -97,9 +97,9 @@ func (c *Client) Close() error {
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	budget := DefaultRetryBudget()
 	cfg := clientConfig{
-		maxRetries:   DefaultMaxRetries,
-		retryWaitMin: DefaultRetryWaitMin,
-		retryWaitMax: DefaultRetryWaitMax,
+		maxRetries:   defaultMaxRetries,
+		retryWaitMin: defaultRetryWaitMin,
+		retryWaitMax: defaultRetryWaitMax,
 		budget:       &budget,
 	}
 	for _, o := range opts {

@@ -13,11 +13,11 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Default retry settings.
+// The retry settings of a Client without WithMaxRetries or WithRetryWait.
 const (
-	DefaultMaxRetries   = 2
-	DefaultRetryWaitMin = 500 * time.Millisecond
-	DefaultRetryWaitMax = 10 * time.Second
+	defaultMaxRetries   = 2
+	defaultRetryWaitMin = 500 * time.Millisecond
+	defaultRetryWaitMax = 10 * time.Second
 )
 
 type clientConfig struct {
@@ -57,20 +57,28 @@ type optionFunc func(*clientConfig) error
 
 func (f optionFunc) applyClient(c *clientConfig) error { return f(c) }
 
-// RequestOption configures one call.
-type RequestOption interface{ applyRequest(*requestConfig) }
-
-type requestOptionFunc func(*requestConfig)
-
-func (f requestOptionFunc) applyRequest(r *requestConfig) { f(r) }
-
-// ClientOrRequestOption is an option that works in both places: given to
-// NewClient it applies to every call, given to one call it applies to that
-// call (WithMiddleware, WithAttemptTimeout, WithMaxRetries, WithRetryWait).
-type ClientOrRequestOption interface {
+// RequestOption configures one call. Every RequestOption is also an
+// Option: WithMiddleware, WithAttemptTimeout, WithMaxRetries and
+// WithRetryWait given to NewClient apply to every call, given to one call
+// to that call. WithIdempotencyKey, WithHeader and WithBodyField belong to
+// one call: NewClient refuses them (ErrInvalidConfig). An Option that is
+// not a RequestOption (WithBaseURL, ...) cannot be given to a call.
+type RequestOption interface {
 	Option
-	RequestOption
+	applyRequest(*requestConfig)
 }
+
+// callOnly is a RequestOption that only a call takes.
+type callOnly struct {
+	name string
+	f    func(*requestConfig)
+}
+
+func (o callOnly) applyClient(*clientConfig) error {
+	return fmt.Errorf("%w: %s applies to one call: pass it to the call, not to NewClient", ErrInvalidConfig, o.name)
+}
+
+func (o callOnly) applyRequest(r *requestConfig) { o.f(r) }
 
 type bothOption struct {
 	client  func(*clientConfig) error
@@ -108,7 +116,7 @@ func WithHTTPClient(hc *http.Client) Option {
 // Given to NewClient it applies to every call, given to one call to that
 // call; a negative n is an error (ErrInvalidConfig from NewClient, a
 // *ValidationError from a call, which then sends nothing).
-func WithMaxRetries(n int) ClientOrRequestOption {
+func WithMaxRetries(n int) RequestOption {
 	return bothOption{
 		client: func(c *clientConfig) error {
 			if n < 0 {
@@ -129,7 +137,7 @@ func WithMaxRetries(n int) ClientOrRequestOption {
 // Given to NewClient it applies to every call (and the client's max also
 // bounds the pause a 429 imposes on all calls), given to one call to that
 // call. It needs 0 <= min <= max.
-func WithRetryWait(min, max time.Duration) ClientOrRequestOption {
+func WithRetryWait(min, max time.Duration) RequestOption {
 	return bothOption{
 		client: func(c *clientConfig) error {
 			if min < 0 || max < min {
@@ -242,19 +250,19 @@ type requestConfig struct {
 // repeated to learn an unknown outcome must carry the key of the first one,
 // never a fresh random one. To let the SDK make a key, leave the option out.
 func WithIdempotencyKey(key string) RequestOption {
-	return requestOptionFunc(func(r *requestConfig) { r.idempotencyKey, r.keyGiven = key, true })
+	return callOnly{"WithIdempotencyKey", func(r *requestConfig) { r.idempotencyKey, r.keyGiven = key, true }}
 }
 
 // WithHeader adds a header to the call. It cannot replace the headers the SDK
 // owns (Authorization, Content-Type, Accept, User-Agent, Idempotency-Key):
 // use WithIdempotencyKey for the last one.
 func WithHeader(name, value string) RequestOption {
-	return requestOptionFunc(func(r *requestConfig) {
+	return callOnly{"WithHeader", func(r *requestConfig) {
 		if r.header == nil {
 			r.header = make(http.Header)
 		}
 		r.header.Add(name, value)
-	})
+	}}
 }
 
 // ownedHeaders are the headers the SDK sets on every attempt: WithHeader

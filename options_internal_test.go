@@ -40,11 +40,11 @@ func TestNewClientAcceptsHTTPSAndLoopback(t *testing.T) {
 func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	assert.Equal(t, DefaultMaxRetries, c.maxRetries)
+	assert.Equal(t, defaultMaxRetries, c.maxRetries)
 	assert.Equal(t, 2, c.maxRetries, "the issue asks for 2 retries by default")
-	assert.Equal(t, DefaultRetryWaitMin, c.retryWaitMin)
-	assert.Equal(t, DefaultRetryWaitMax, c.retryWaitMax)
-	assert.Equal(t, DefaultRetryWaitMax, c.pause.max, "a 429's pause is bounded by the client's longest wait")
+	assert.Equal(t, defaultRetryWaitMin, c.retryWaitMin)
+	assert.Equal(t, defaultRetryWaitMax, c.retryWaitMax)
+	assert.Equal(t, defaultRetryWaitMax, c.pause.max, "a 429's pause is bounded by the client's longest wait")
 	assert.NotNil(t, c.http.ErrorHandler, "without an ErrorHandler go-retryablehttp drops the final status and body")
 	// go-retryablehttp's own limit and back-off are one setting for every
 	// call: they are disabled, and checkRetry applies each call's own.
@@ -90,7 +90,7 @@ func TestDefaultTransportPoolsConnections(t *testing.T) {
 	assert.Equal(t, 90*time.Second, tr.IdleConnTimeout)
 	assert.NotNil(t, tr.Proxy, "HTTPS_PROXY and NO_PROXY are honoured")
 	assert.NotNil(t, tr.DialContext)
-	assert.Equal(t, DefaultMaxRetries, c.maxRetries)
+	assert.Equal(t, defaultMaxRetries, c.maxRetries)
 	assert.Equal(t, 500*time.Millisecond, c.retryWaitMin)
 	assert.Equal(t, 10*time.Second, c.retryWaitMax)
 

@@ -92,7 +92,7 @@ type OperationResult struct {
 // every call; given to one call, that call. Client middleware runs first, in
 // the order given (the first is the outermost), then the call's own, and the
 // last one given is the closest to the network.
-func WithMiddleware(mw ...Middleware) ClientOrRequestOption {
+func WithMiddleware(mw ...Middleware) RequestOption {
 	return bothOption{
 		client:  func(c *clientConfig) error { c.middleware = append(c.middleware, mw...); return nil },
 		request: func(r *requestConfig) { r.middleware = append(r.middleware, mw...) },
@@ -105,7 +105,7 @@ func WithMiddleware(mw ...Middleware) ClientOrRequestOption {
 // attempts and the waits between them. Given to NewClient it applies to
 // every call, given to one call to that call. Without it an attempt is
 // bounded by the http.Client's Timeout: 60 s for the default one.
-func WithAttemptTimeout(d time.Duration) ClientOrRequestOption {
+func WithAttemptTimeout(d time.Duration) RequestOption {
 	return bothOption{
 		client: func(c *clientConfig) error {
 			if d <= 0 {

@@ -143,8 +143,8 @@ func TestListEventsIncludesTriggeredEvents(t *testing.T) {
 	require.Len(t, p.Events, 1)
 	ev, err := payments.ParseEvent(p.Events[0])
 	require.NoError(t, err)
-	assert.True(t, ev.Triggered())
-	assert.True(t, strings.Contains(string(p.Events[0]), payments.TriggeredReferencePrefix))
+	assert.True(t, paymentstest.Triggered(ev))
+	assert.True(t, strings.Contains(string(p.Events[0]), paymentstest.TriggeredReferencePrefix))
 	assert.Len(t, listPage(t, srv, "").Events, 3, "live and triggered alike")
 }
 
