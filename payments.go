@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paymentsapi/payments-go/internal/redact"
 )
 
 // QuoteLifetime is how long a quote can be confirmed after it was created.
@@ -76,7 +78,7 @@ type Quote struct {
 
 // Format prints the payment's fields, with any verb (the SDK's internals,
 // such as the body it keeps for RawJSON, are left out).
-func (p Payment) Format(f fmt.State, _ rune) { formatFields(f, p) }
+func (p Payment) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
 
 // Expired reports whether the quote can no longer be confirmed at time now.
 func (q *Quote) Expired(now time.Time) bool {

@@ -201,10 +201,10 @@ func (i Identification) masked() Identification {
 
 // Format prints the identification, with any verb, with its number and
 // image hidden.
-func (i Identification) Format(f fmt.State, _ rune) { formatFields(f, i.masked()) }
+func (i Identification) Format(f fmt.State, _ rune) { redact.FormatFields(f, i.masked()) }
 
 // LogValue logs the identification with its number and image hidden.
-func (i Identification) LogValue() slog.Value { return logFields(i.masked()) }
+func (i Identification) LogValue() slog.Value { return redact.LogFields(i.masked()) }
 
 func (d PaymentDetails) masked() PaymentDetails {
 	d.AccountNumber = redact.LastFour(d.AccountNumber)
@@ -212,47 +212,47 @@ func (d PaymentDetails) masked() PaymentDetails {
 }
 
 // Format prints the details, with any verb, with the account number masked.
-func (d PaymentDetails) Format(f fmt.State, _ rune) { formatFields(f, d.masked()) }
+func (d PaymentDetails) Format(f fmt.State, _ rune) { redact.FormatFields(f, d.masked()) }
 
 // LogValue logs the details with the account number masked.
-func (d PaymentDetails) LogValue() slog.Value { return logFields(d.masked()) }
+func (d PaymentDetails) LogValue() slog.Value { return redact.LogFields(d.masked()) }
 
 func (r Recipient) masked() Recipient {
 	r.AccountNumber = redact.LastFour(r.AccountNumber)
-	r.Identification = maskedPtr(r.Identification, Identification.masked)
-	r.PaymentDetails = maskedPtr(r.PaymentDetails, PaymentDetails.masked)
+	r.Identification = redact.MaskedPtr(r.Identification, Identification.masked)
+	r.PaymentDetails = redact.MaskedPtr(r.PaymentDetails, PaymentDetails.masked)
 	return r
 }
 
 // Format prints the recipient's fields, with any verb, with its personal
 // data masked (the account number keeps its last four digits).
-func (r Recipient) Format(f fmt.State, _ rune) { formatFields(f, r.masked()) }
+func (r Recipient) Format(f fmt.State, _ rune) { redact.FormatFields(f, r.masked()) }
 
 // LogValue logs the recipient with its personal data masked.
-func (r Recipient) LogValue() slog.Value { return logFields(r.masked()) }
+func (r Recipient) LogValue() slog.Value { return redact.LogFields(r.masked()) }
 
 func (p RecipientCreateParams) masked() RecipientCreateParams {
 	p.AccountNumber = redact.LastFour(p.AccountNumber)
-	p.Identification = maskedPtr(p.Identification, Identification.masked)
-	p.PaymentDetails = maskedPtr(p.PaymentDetails, PaymentDetails.masked)
+	p.Identification = redact.MaskedPtr(p.Identification, Identification.masked)
+	p.PaymentDetails = redact.MaskedPtr(p.PaymentDetails, PaymentDetails.masked)
 	return p
 }
 
 // Format prints the params, with any verb, with their personal data masked.
-func (p RecipientCreateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
+func (p RecipientCreateParams) Format(f fmt.State, _ rune) { redact.FormatFields(f, p.masked()) }
 
 // LogValue logs the params with their personal data masked.
-func (p RecipientCreateParams) LogValue() slog.Value { return logFields(p.masked()) }
+func (p RecipientCreateParams) LogValue() slog.Value { return redact.LogFields(p.masked()) }
 
 func (p RecipientUpdateParams) masked() RecipientUpdateParams {
 	p.AccountNumber = redact.LastFour(p.AccountNumber)
 	p.IdentificationNumber = redact.Mask(p.IdentificationNumber)
-	p.PaymentDetails = maskedPtr(p.PaymentDetails, PaymentDetails.masked)
+	p.PaymentDetails = redact.MaskedPtr(p.PaymentDetails, PaymentDetails.masked)
 	return p
 }
 
 // Format prints the params, with any verb, with their personal data masked.
-func (p RecipientUpdateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
+func (p RecipientUpdateParams) Format(f fmt.State, _ rune) { redact.FormatFields(f, p.masked()) }
 
 // LogValue logs the params with their personal data masked.
-func (p RecipientUpdateParams) LogValue() slog.Value { return logFields(p.masked()) }
+func (p RecipientUpdateParams) LogValue() slog.Value { return redact.LogFields(p.masked()) }

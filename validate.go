@@ -336,3 +336,43 @@ func validHeaderName(s string) bool {
 	}
 	return true
 }
+
+// requestOptions applies opts and checks the result: every problem is
+// reported at once, and nothing is sent.
+func requestOptions(opts []RequestOption) (requestConfig, error) {
+	if len(opts) == 0 {
+		return requestConfig{}, nil
+	}
+	var rc requestConfig
+	for _, o := range opts {
+		o.applyRequest(&rc)
+	}
+	var v validator
+	switch k := rc.idempotencyKey; {
+	case rc.keyGiven && strings.TrimSpace(k) == "":
+		v.add("Idempotency-Key", "is empty: pass the stored key of the call to repeat, or leave WithIdempotencyKey out for a new one")
+	case len(k) > 255 || !printableASCII(k):
+		v.add("Idempotency-Key", "must be at most 255 printable ASCII characters")
+	}
+	if rc.attemptTimeout < 0 {
+		v.add("WithAttemptTimeout", "must be positive")
+	}
+	if rc.maxRetries != nil && *rc.maxRetries < 0 {
+		v.add("WithMaxRetries", "must not be negative")
+	}
+	if w := rc.retryWait; w != nil && (w[0] < 0 || w[1] < w[0]) {
+		v.add("WithRetryWait", "needs 0 <= min <= max")
+	}
+	checkBodyFields(&v, rc.bodyFields)
+	for name, values := range rc.header {
+		if ownedHeaders[name] || !validHeaderName(name) {
+			v.add("header "+name, "cannot be set with WithHeader")
+		}
+		for _, val := range values {
+			if strings.ContainsAny(val, "\r\n\x00") {
+				v.add("header "+name, "value contains a line break")
+			}
+		}
+	}
+	return rc, v.err()
+}

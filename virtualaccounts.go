@@ -86,10 +86,10 @@ func (p VirtualAccountCreateParams) masked() VirtualAccountCreateParams {
 
 // Format prints the params, with any verb, with the BVN, email and mobile
 // number masked.
-func (p VirtualAccountCreateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
+func (p VirtualAccountCreateParams) Format(f fmt.State, _ rune) { redact.FormatFields(f, p.masked()) }
 
 // LogValue logs the params with the BVN, email and mobile number masked.
-func (p VirtualAccountCreateParams) LogValue() slog.Value { return logFields(p.masked()) }
+func (p VirtualAccountCreateParams) LogValue() slog.Value { return redact.LogFields(p.masked()) }
 
 func (v VirtualAccount) masked() VirtualAccount {
 	v.AccountNumber = redact.LastFour(v.AccountNumber)
@@ -98,10 +98,10 @@ func (v VirtualAccount) masked() VirtualAccount {
 
 // Format prints the virtual account's fields, with any verb, with its
 // number masked.
-func (v VirtualAccount) Format(f fmt.State, _ rune) { formatFields(f, v.masked()) }
+func (v VirtualAccount) Format(f fmt.State, _ rune) { redact.FormatFields(f, v.masked()) }
 
 // LogValue logs the virtual account with its number masked.
-func (v VirtualAccount) LogValue() slog.Value { return logFields(v.masked()) }
+func (v VirtualAccount) LogValue() slog.Value { return redact.LogFields(v.masked()) }
 
 // VirtualAccountPayment is money paid into one of your virtual accounts, the
 // data of a virtual_account.payment_received event. The specification does
@@ -167,10 +167,10 @@ func (p Payer) masked() Payer {
 }
 
 // Format prints the payer, with any verb, with the account number masked.
-func (p Payer) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
+func (p Payer) Format(f fmt.State, _ rune) { redact.FormatFields(f, p.masked()) }
 
 // LogValue logs the payer with the account number masked.
-func (p Payer) LogValue() slog.Value { return logFields(p.masked()) }
+func (p Payer) LogValue() slog.Value { return redact.LogFields(p.masked()) }
 
 func (v VirtualAccountPayment) masked() VirtualAccountPayment {
 	v.AccountNumber = redact.LastFour(v.AccountNumber)
@@ -181,10 +181,10 @@ func (v VirtualAccountPayment) masked() VirtualAccountPayment {
 
 // Format prints the payment's fields, with any verb, with account numbers
 // masked.
-func (v VirtualAccountPayment) Format(f fmt.State, _ rune) { formatFields(f, v.masked()) }
+func (v VirtualAccountPayment) Format(f fmt.State, _ rune) { redact.FormatFields(f, v.masked()) }
 
 // LogValue logs the payment with account numbers masked.
-func (v VirtualAccountPayment) LogValue() slog.Value { return logFields(v.masked()) }
+func (v VirtualAccountPayment) LogValue() slog.Value { return redact.LogFields(v.masked()) }
 
 type payerWire struct {
 	Name          looseString `json:"name"`
