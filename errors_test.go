@@ -369,7 +369,7 @@ func TestAPIErrorSaysWhenItsAnswerWasReplayed(t *testing.T) {
 
 	va, err := c.VirtualAccounts.Create(ctx, benchVirtualAccountParams())
 	require.NoError(t, err)
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, decimal.RequireFromString("100000"), "NGN")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), decimal.RequireFromString("100000"), "NGN")
 	require.NoError(t, err)
 
 	err = confirm("order-7-confirm")

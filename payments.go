@@ -100,7 +100,7 @@ func (p *Payment) ConfirmParams() *PaymentConfirmParams {
 // these cannot be meant.
 type PaymentInitiateParams struct {
 	// Amount is sent as a JSON number with its exact digits.
-	Amount              decimal.Decimal `json:"-"`
+	Amount              decimal.Decimal `json:"amount"`
 	Currency            string          `json:"currency"`
 	RecipientID         string          `json:"recipient_id"`
 	Description         string          `json:"description,omitempty"`
@@ -114,12 +114,9 @@ type PaymentInitiateParams struct {
 	SubType          string `json:"sub_type,omitempty"`
 }
 
-// MarshalJSON encodes the params as the service expects them, with amount as
-// an exact JSON number.
-func (p PaymentInitiateParams) MarshalJSON() ([]byte, error) { return json.Marshal(p.wire()) }
-
-// wire returns the value that encodes as the params' JSON (see
-// RecipientCreateParams.wire).
+// wire returns the value that encodes as the params' request body, with
+// amount as an exact JSON number (encoding/json writes a decimal as a
+// string).
 func (p *PaymentInitiateParams) wire() any {
 	type plain PaymentInitiateParams
 	return struct {

@@ -146,13 +146,13 @@ func (v *validator) identification(id *Identification) {
 		return
 	}
 	v.text("identification.identification_type", string(id.Type), maxCodeLen)
-	v.text("identification.identification_number", id.Number, maxCodeLen)
+	v.text("identification.identification_number", string(id.Number), maxCodeLen)
 	if id.Image == "" {
 		return
 	}
 	if len(id.Image) > maxImageBytes {
 		v.add("identification.identification_image", fmt.Sprintf("is larger than %d bytes", maxImageBytes))
-	} else if _, err := base64.StdEncoding.DecodeString(id.Image); err != nil {
+	} else if _, err := base64.StdEncoding.DecodeString(string(id.Image)); err != nil {
 		v.add("identification.identification_image", "is not valid standard Base64")
 	}
 }
@@ -161,7 +161,7 @@ func (v *validator) paymentDetails(pd *PaymentDetails) {
 	if pd == nil {
 		return
 	}
-	v.accountNumber("payment_details.account_number", pd.AccountNumber, false)
+	v.accountNumber("payment_details.account_number", string(pd.AccountNumber), false)
 	v.text("payment_details.bank_code", pd.BankCode, maxCodeLen)
 	v.text("payment_details.bank_name", pd.BankName, maxNameLen)
 	v.text("payment_details.routing_number", pd.RoutingNumber, maxCodeLen)
@@ -205,7 +205,7 @@ func (p *RecipientCreateParams) validate() error {
 	}
 	var v validator
 	v.required("account_name", p.AccountName, maxNameLen)
-	v.account(accountFields{p.AccountNumber, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
+	v.account(accountFields{string(p.AccountNumber), p.AccountType, p.AccountCurrency, p.AccountCountryCode,
 		p.AccountBankName, p.AccountBankCode, p.AmountLimit}, true)
 	v.identification(p.Identification)
 	v.paymentDetails(p.PaymentDetails)
@@ -222,10 +222,10 @@ func (p *RecipientUpdateParams) validate(id string) error {
 		v.add("params", "set at least one field to update")
 	}
 	v.text("account_name", p.AccountName, maxNameLen)
-	v.account(accountFields{p.AccountNumber, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
+	v.account(accountFields{string(p.AccountNumber), p.AccountType, p.AccountCurrency, p.AccountCountryCode,
 		p.AccountBankName, p.AccountBankCode, p.AmountLimit}, false)
 	v.text("identification_type", string(p.IdentificationType), maxCodeLen)
-	v.text("identification_number", p.IdentificationNumber, maxCodeLen)
+	v.text("identification_number", string(p.IdentificationNumber), maxCodeLen)
 	v.paymentDetails(p.PaymentDetails)
 	return v.err()
 }
@@ -275,9 +275,9 @@ func (p *VirtualAccountCreateParams) validate() error {
 	var v validator
 	v.accountType("account_type", p.AccountType, true)
 	v.required("account_name", p.AccountName, maxNameLen)
-	if addr, err := mail.ParseAddress(p.Email); p.Email == "" {
+	if email := string(p.Email); email == "" {
 		v.add("email", "is required")
-	} else if err != nil || addr.Address != p.Email || len(p.Email) > 254 {
+	} else if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || len(email) > 254 {
 		v.add("email", "is not a valid email address")
 	}
 	if p.AccountType == AccountTypeIndividual {
@@ -289,12 +289,12 @@ func (p *VirtualAccountCreateParams) validate() error {
 	}
 	v.text("display_name", p.DisplayName, maxNameLen)
 	switch {
-	case p.BVN != "" && !bvnPattern.MatchString(p.BVN):
+	case p.BVN != "" && !bvnPattern.MatchString(string(p.BVN)):
 		v.add("bvn", "must be exactly 11 digits")
 	case p.BVN == "" && p.Metadata != nil && isNigerian(p.Metadata.Country):
 		v.add("bvn", "is required for Nigerian accounts")
 	}
-	if p.MobileNumber != "" && !mobilePattern.MatchString(p.MobileNumber) {
+	if p.MobileNumber != "" && !mobilePattern.MatchString(string(p.MobileNumber)) {
 		v.add("mobile_number", "is not a phone number")
 	}
 	if m := p.Metadata; m != nil {

@@ -53,7 +53,7 @@ func Example_triggeredEvent() {
 		log.Fatal(err)
 	}
 	// A customer pays in (a real event), then a test event of the same kind.
-	if _, err := srv.SimulateIncomingPayment(account.AccountNumber, decimal.RequireFromString("5000"), "NGN"); err != nil {
+	if _, err := srv.SimulateIncomingPayment(string(account.AccountNumber), decimal.RequireFromString("5000"), "NGN"); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := client.Webhooks.Trigger(ctx, payments.EventVirtualAccountPaymentReceived); err != nil {

@@ -209,14 +209,14 @@ func TestAdminIncomingPayment(t *testing.T) {
 	require.NoError(t, err)
 	path := "/_sandbox/virtual-accounts/" + va.AccountNumber + "/incoming-payments"
 
-	res := send(t, srv, http.MethodPost, path, `{"amount": 1234567890.123456789, "currency": "NGN"}`, nil)
+	res := send(t, srv, http.MethodPost, string(path), `{"amount": 1234567890.123456789, "currency": "NGN"}`, nil)
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
 	assert.True(t, res.env.Success)
 	assert.Contains(t, string(res.env.Data), `"amount":"1234567890.123456789"`, "exact digits, as a string")
 	in := data[incomingData](t, res)
 	assert.Equal(t, "NGN", in.Currency)
 	assert.Equal(t, va.ID, in.VirtualAccountID)
-	assert.Equal(t, va.AccountNumber, in.AccountNumber)
+	assert.Equal(t, string(va.AccountNumber), in.AccountNumber)
 
 	stored := srv.IncomingPayments()
 	require.Len(t, stored, 1)
@@ -237,7 +237,7 @@ func TestAdminIncomingPayment(t *testing.T) {
 	assert.Equal(t, in.Reference, vp.Reference)
 
 	// A string amount, and no currency (the account's).
-	res = send(t, srv, http.MethodPost, path, `{"amount": "5000.00"}`, nil)
+	res = send(t, srv, http.MethodPost, string(path), `{"amount": "5000.00"}`, nil)
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
 	assert.Equal(t, "5000.00", data[incomingData](t, res).Amount)
 	assert.Equal(t, "NGN", data[incomingData](t, res).Currency)
@@ -257,7 +257,7 @@ func TestAdminIncomingPayment(t *testing.T) {
 		`{"amount": 5, "currency": 566}`:    "currency",
 		`{"amount": 5, "payer": "x"}`:       "payer",
 	} {
-		res := send(t, srv, http.MethodPost, path, body, nil)
+		res := send(t, srv, http.MethodPost, string(path), body, nil)
 		assert.Equal(t, http.StatusUnprocessableEntity, res.status, body)
 		assert.Equal(t, []string{field}, res.fields(), body)
 	}
@@ -268,7 +268,7 @@ func TestAdminIncomingPayment(t *testing.T) {
 	res = send(t, srv, http.MethodPost, "/_sandbox/virtual-accounts/00%2F00/incoming-payments", `{"amount": 5}`, nil)
 	assert.Equal(t, http.StatusNotFound, res.status)
 	assert.Contains(t, res.env.Message, `"00/00"`, "the account number is unescaped")
-	res = send(t, srv, http.MethodGet, path, "", nil)
+	res = send(t, srv, http.MethodGet, string(path), "", nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, res.status)
 	assert.Len(t, srv.IncomingPayments(), 2, "refused requests recorded nothing")
 }

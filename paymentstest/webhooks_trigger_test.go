@@ -115,7 +115,7 @@ func TestOrdinaryEventsAreNotMarked(t *testing.T) {
 	require.NoError(t, err)
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, dec("10"), "")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), dec("10"), "")
 	require.NoError(t, err)
 	waitDeliveries(t, srv)
 

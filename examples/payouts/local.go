@@ -34,7 +34,7 @@ func startLocal(ctx context.Context, cfg *config, opts []payments.Option) (*loca
 	var recipients []string
 	for i := range 10 {
 		r, err := l.client.Recipients.Create(ctx, &payments.RecipientCreateParams{
-			AccountNumber:   fmt.Sprintf("01234567%02d", i),
+			AccountNumber:   payments.AccountNumber(fmt.Sprintf("01234567%02d", i)),
 			AccountName:     fmt.Sprintf("Payee %d", i),
 			AccountType:     payments.AccountTypeIndividual,
 			AccountCurrency: "NGN",

@@ -189,7 +189,7 @@ func TestChaos(t *testing.T) {
 	recipients := make([]string, chaosWorkers)
 	for i := range recipients {
 		r, err := c.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
-			AccountNumber: fmt.Sprintf("01234567%02d", i), AccountName: fmt.Sprintf("Chaos Recipient %d", i),
+			AccountNumber: payments.AccountNumber(fmt.Sprintf("01234567%02d", i)), AccountName: fmt.Sprintf("Chaos Recipient %d", i),
 			AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
 		})
 		require.NoError(t, err)
