@@ -129,23 +129,26 @@ const replayedText = "; a replayed answer (the first one to this idempotency key
 // stopped.
 const budgetExhaustedText = "; not retried: the client's retry budget is exhausted"
 
-// Is lets errors.Is match an APIError against the status sentinels
-// (ErrNotFound, ErrRateLimited, ...) and its ErrorCode
-// (errors.Is(err, payments.CodeQuoteExpired)), and ErrRetryBudgetExhausted
+// Unwrap returns what errors.Is and errors.As match an APIError against:
+// Err, its Code (errors.Is(err, payments.CodeQuoteExpired)), its status's
+// sentinel (ErrNotFound, ErrRateLimited, ...), and ErrRetryBudgetExhausted
 // when BudgetExhausted is set.
-func (e *APIError) Is(target error) bool {
-	if target == ErrRetryBudgetExhausted {
-		return e.BudgetExhausted
+func (e *APIError) Unwrap() []error {
+	errs := make([]error, 0, 4)
+	if e.Err != nil {
+		errs = append(errs, e.Err)
 	}
-	if code, ok := target.(ErrorCode); ok {
-		return e.Code == code
+	if e.Code != "" {
+		errs = append(errs, e.Code)
 	}
-	s, ok := statusSentinels[e.StatusCode]
-	return ok && s == target
+	if s, ok := statusSentinels[e.StatusCode]; ok {
+		errs = append(errs, s)
+	}
+	if e.BudgetExhausted {
+		errs = append(errs, ErrRetryBudgetExhausted)
+	}
+	return errs
 }
-
-// Unwrap returns Err.
-func (e *APIError) Unwrap() error { return e.Err }
 
 // Temporary reports whether the same call may succeed later: exactly the
 // statuses the SDK retries (408, 409, 429, 500, 502, 503, 504), decided in
@@ -226,13 +229,17 @@ func (e *TransportError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the cause.
-func (e *TransportError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrRetryBudgetExhausted) true when
-// BudgetExhausted is set.
-func (e *TransportError) Is(target error) bool {
-	return target == ErrRetryBudgetExhausted && e.BudgetExhausted
+// Unwrap returns the cause, and ErrRetryBudgetExhausted when
+// BudgetExhausted is set, for errors.Is and errors.As.
+func (e *TransportError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	if e.BudgetExhausted {
+		errs = append(errs, ErrRetryBudgetExhausted)
+	}
+	return errs
 }
 
 // MalformedResponseError is a response the SDK cannot use: a 2xx with no
@@ -282,11 +289,14 @@ func (e *MalformedResponseError) Error() string {
 	return b.String()
 }
 
-// Is makes errors.Is(err, ErrMalformedResponse) true.
-func (e *MalformedResponseError) Is(target error) bool { return target == ErrMalformedResponse }
-
-// Unwrap returns the decoding error.
-func (e *MalformedResponseError) Unwrap() error { return e.Err }
+// Unwrap returns ErrMalformedResponse and the decoding error, if any, for
+// errors.Is and errors.As.
+func (e *MalformedResponseError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrMalformedResponse}
+	}
+	return []error{ErrMalformedResponse, e.Err}
+}
 
 // IdempotencyKeyOf returns the idempotency key carried by an error of this
 // package, so that the failed call can be retried later with
