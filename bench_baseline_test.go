@@ -208,7 +208,7 @@ type (
 // the caller's typed params.
 func (bl *baseline) createRecipient(ctx context.Context, p *payments.RecipientCreateParams) (*baselineRecipient, error) {
 	in := baselineRecipientCreate{
-		AccountNumber: p.AccountNumber, AccountName: p.AccountName, AccountType: string(p.AccountType),
+		AccountNumber: string(p.AccountNumber), AccountName: p.AccountName, AccountType: string(p.AccountType),
 		AccountCurrency: p.AccountCurrency, AccountCountryCode: p.AccountCountryCode,
 		AccountBankName: p.AccountBankName, AccountBankCode: p.AccountBankCode,
 	}
@@ -216,10 +216,11 @@ func (bl *baseline) createRecipient(ctx context.Context, p *payments.RecipientCr
 		in.AmountLimit = json.Number(p.AmountLimit.String())
 	}
 	if id := p.Identification; id != nil {
-		in.Identification = &baselineIdentification{Type: string(id.Type), Number: id.Number, Image: id.Image}
+		in.Identification = &baselineIdentification{Type: string(id.Type), Number: string(id.Number), Image: string(id.Image)}
 	}
 	if pd := p.PaymentDetails; pd != nil {
-		in.PaymentDetails = (*baselinePaymentDetails)(pd)
+		in.PaymentDetails = &baselinePaymentDetails{AccountNumber: string(pd.AccountNumber), BankCode: pd.BankCode,
+			BankName: pd.BankName, RoutingNumber: pd.RoutingNumber, SwiftCode: pd.SwiftCode, PaymentRails: pd.PaymentRails}
 	}
 	return baselineDo[baselineRecipient](ctx, bl, http.MethodPost, "/payments/recipients", &in, true)
 }
@@ -247,9 +248,9 @@ func (bl *baseline) confirm(ctx context.Context, p *payments.PaymentConfirmParam
 
 func (bl *baseline) createVirtualAccount(ctx context.Context, p *payments.VirtualAccountCreateParams) (*baselineVirtualAccount, error) {
 	in := baselineVACreate{
-		AccountType: string(p.AccountType), AccountName: p.AccountName, Email: p.Email,
+		AccountType: string(p.AccountType), AccountName: p.AccountName, Email: string(p.Email),
 		FirstName: p.FirstName, LastName: p.LastName, DisplayName: p.DisplayName,
-		BVN: p.BVN, MobileNumber: p.MobileNumber,
+		BVN: string(p.BVN), MobileNumber: string(p.MobileNumber),
 	}
 	if m := p.Metadata; m != nil {
 		in.Metadata = (*baselineVAMetadata)(m)

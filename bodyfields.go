@@ -34,9 +34,9 @@ import (
 // idempotency key must send the same fields: the service refuses the same
 // key with another body.
 func WithBodyField(name string, value any) RequestOption {
-	return requestOptionFunc(func(r *requestConfig) {
+	return callOnly{"WithBodyField", func(r *requestConfig) {
 		r.bodyFields = append(r.bodyFields, bodyField{name: name, value: value})
-	})
+	}}
 }
 
 // bodyField is one WithBodyField: its value, then its JSON once checked.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"os"
 	"slices"
@@ -15,9 +14,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
-	"golang.org/x/time/rate"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
+	"github.com/paymentsapi/payments-go/internal/request"
 )
 
 // Version is this SDK's version, sent in the User-Agent header of every request.
@@ -42,23 +41,20 @@ type Client struct {
 	// userAgentHeader is {userAgent}, shared read-only by every call.
 	userAgentHeader []string
 	logger          *slog.Logger
-	http            *retryablehttp.Client
+	// pipe is the request path: attempts, waits, retry budget, 429 pause
+	// (internal/request).
+	pipe *request.Pipeline
 	// idle is the transport NewClient made, for Close; nil with WithHTTPClient.
 	idle       interface{ CloseIdleConnections() }
 	middleware bool // the client has middleware
 	// hook runs around every operation: the observers, then the logger.
 	hook           hook
 	attemptTimeout time.Duration
-	now            func() time.Time
-	// sleep waits for d or until ctx ends: every wait between attempts.
-	sleep func(ctx context.Context, d time.Duration) error
+	now            func() time.Time // the request path's clock too (see SetClockForTest)
 
 	// The retry settings of every call, unless it has its own.
 	maxRetries                 int
 	retryWaitMin, retryWaitMax time.Duration
-	budget                     *retryBudget  // nil: WithRetryBudget(nil)
-	limiter                    *rate.Limiter // nil: no WithRateLimit
-	pause                      pause         // after a 429 with Retry-After
 }
 
 // credentials hold the API key; never logged, never in an error.
@@ -97,9 +93,9 @@ func (c *Client) Close() error {
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	budget := DefaultRetryBudget()
 	cfg := clientConfig{
-		maxRetries:   DefaultMaxRetries,
-		retryWaitMin: DefaultRetryWaitMin,
-		retryWaitMax: DefaultRetryWaitMax,
+		maxRetries:   defaultMaxRetries,
+		retryWaitMin: defaultRetryWaitMin,
+		retryWaitMax: defaultRetryWaitMax,
 		budget:       &budget,
 	}
 	for _, o := range opts {
@@ -120,7 +116,6 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		userAgent: userAgent(cfg.userAgent),
 		logger:    cfg.logger,
 		now:       time.Now,
-		sleep:     sleep,
 
 		hook:           chainHooks(cfg.hooks()),
 		middleware:     len(cfg.middleware) > 0,
@@ -128,17 +123,21 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		maxRetries:     cfg.maxRetries,
 		retryWaitMin:   cfg.retryWaitMin,
 		retryWaitMax:   cfg.retryWaitMax,
-		budget:         newRetryBudget(cfg.budget),
-		limiter:        cfg.limiter,
 	}
-	c.pause.max = cfg.retryWaitMax
 	c.userAgentHeader = []string{c.userAgent}
 	hc := cfg.httpClient
 	if hc == nil {
-		t := defaultTransport()
+		t := request.DefaultTransport()
 		hc, c.idle = &http.Client{Transport: t, Timeout: 60 * time.Second}, t
 	}
-	c.http = c.newRetryClient(sharedClient(hc, cfg.middleware))
+	rc := request.Config{HTTPClient: hc, Middleware: middlewareFuncs(cfg.middleware), Limiter: cfg.limiter, MaxPause: cfg.retryWaitMax}
+	if b := cfg.budget; b != nil {
+		rc.Budget = request.NewBudget(b.Tokens, b.RetryCost, b.TimeoutCost, b.SuccessRefund)
+	}
+	if c.logger != nil {
+		rc.OnRetry = c.logRetry
+	}
+	c.pipe = request.New(rc)
 	c.Recipients = &RecipientsService{c}
 	c.Payments = &PaymentsService{c}
 	c.VirtualAccounts = &VirtualAccountsService{c}
@@ -185,25 +184,26 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	if path == "" {
 		path = op.PathTemplate
 	}
-	st := &callState{op: &op.Operation, path: path, key: rc.idempotencyKey, attemptTimeout: c.attemptTimeout, middleware: rc.middleware,
-		maxRetries: c.maxRetries, waitMin: c.retryWaitMin, waitMax: c.retryWaitMax}
+	st := &request.Call{Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
+		AttemptTimeout: c.attemptTimeout, Middleware: middlewareFuncs(rc.middleware),
+		MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}
 	if rc.attemptTimeout > 0 {
-		st.attemptTimeout = rc.attemptTimeout
+		st.AttemptTimeout = rc.attemptTimeout
 	}
 	if rc.maxRetries != nil {
-		st.maxRetries = *rc.maxRetries
+		st.MaxRetries = *rc.maxRetries
 	}
 	if rc.retryWait != nil {
-		st.waitMin, st.waitMax = rc.retryWait[0], rc.retryWait[1]
+		st.WaitMin, st.WaitMax = rc.retryWait[0], rc.retryWait[1]
 	}
-	if st.key == "" && op.idempotent {
+	if st.Key == "" && op.idempotent {
 		u, err := uuid.NewRandom()
 		if err != nil {
 			return nil, fmt.Errorf("payments: making an idempotency key: %w", err)
 		}
-		st.key = u.String()
+		st.Key = u.String()
 	}
-	st.retryable = st.key != "" || (op.Method != http.MethodPost && op.Method != http.MethodPatch)
+	st.Retryable = st.Key != "" || (op.Method != http.MethodPost && op.Method != http.MethodPatch)
 	var payload any
 	if body != nil || rc.bodyFields != nil {
 		b, err := c.encodeBody(op, body, rc.bodyFields)
@@ -217,21 +217,20 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		ctx, end = c.hook(ctx, st)
 		defer func() { end(r, err) }()
 	}
-	if st.retryable {
+	if st.Retryable {
 		// net/http may write such a request twice in one attempt: count
 		// the writes, so that Attempts never hides a request the service
 		// may have processed.
-		st.trace.WroteRequest = st.wroteRequest
-		ctx = httptrace.WithClientTrace(ctx, &st.trace)
+		ctx = st.CountWrites(ctx)
 	}
 	st.Context = ctx
 	return c.send(st, rc.header, payload, out, op)
 }
 
 // send makes the request, with its retries, and decodes the answer.
-func (c *Client) send(st *callState, header http.Header, payload, out any, op *operation) (*Response, error) {
+func (c *Client) send(st *request.Call, header http.Header, payload, out any, op *operation) (*Response, error) {
 	ctx := context.Context(st)
-	req, err := retryablehttp.NewRequestWithContext(ctx, st.op.Method, c.baseURL+st.path, payload)
+	req, err := retryablehttp.NewRequestWithContext(ctx, st.Method, c.baseURL+st.Path, payload)
 	if err != nil {
 		return nil, fmt.Errorf("payments: building the request: %w", err)
 	}
@@ -245,42 +244,38 @@ func (c *Client) send(st *callState, header http.Header, payload, out any, op *o
 	if payload != nil {
 		h["Content-Type"] = jsonMediaType
 	}
-	if st.key != "" {
-		h["Idempotency-Key"] = []string{st.key}
+	if st.Key != "" {
+		h["Idempotency-Key"] = []string{st.Key}
 	}
-	if c.middleware || len(st.middleware) > 0 {
+	if c.middleware || len(st.Middleware) > 0 {
 		// Middleware may change the headers, even write into their
 		// values: it gets copies, and the owned ones are kept to be set
 		// again after it.
-		st.owned = make(http.Header, len(ownedHeaders))
+		st.Owned = make(http.Header, len(ownedHeaders))
 		for name := range ownedHeaders {
 			if v, ok := h[name]; ok {
-				h[name], st.owned[name] = slices.Clone(v), slices.Clone(v)
+				h[name], st.Owned[name] = slices.Clone(v), slices.Clone(v)
 			}
 		}
 	}
-	err = c.beforeAttempt(st, 0)
-	var resp *http.Response
-	if err == nil {
-		resp, err = c.http.Do(req)
-	}
+	resp, err := c.pipe.Do(st, req)
 	if err != nil {
 		// net/http's *url.Error names the whole URL, query included, which
 		// may carry personal data: the error keeps the path only, as logs do.
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
-			err = &url.Error{Op: uerr.Op, URL: c.baseURL + pathOnly(st.path), Err: uerr.Err}
+			err = &url.Error{Op: uerr.Op, URL: c.baseURL + pathOnly(st.Path), Err: uerr.Err}
 		}
-		terr := &TransportError{Method: st.op.Method, Path: pathOnly(st.path), IdempotencyKey: st.key, Attempts: st.attemptsMade(),
-			Err: scrubErr(err, c.key.raw), BudgetExhausted: st.budgetExhausted}
+		terr := &TransportError{Method: st.Method, Path: pathOnly(st.Path), IdempotencyKey: st.Key, Attempts: st.Attempts(),
+			Err: redact.Err(err, c.key.raw), BudgetExhausted: st.BudgetExhausted}
 		return nil, terr
 	}
 	defer resp.Body.Close()
-	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.key, Attempts: st.attemptsMade()}
+	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.Key, Attempts: st.Attempts()}
 	raw, readErr := readBody(resp)
 	err = c.decode(r, raw, readErr, out, op)
 	if err != nil {
-		if st.budgetExhausted {
+		if st.BudgetExhausted {
 			markBudgetExhausted(err)
 		}
 		return nil, err
@@ -334,49 +329,6 @@ func hasDotSegment(p string) bool {
 		}
 	}
 	return false
-}
-
-// logHook is WithLogger's observer: one line per operation, at debug level
-// on success and warning level on failure.
-func logHook(l *slog.Logger) hook {
-	return func(ctx context.Context, st *callState) (context.Context, func(*Response, error)) {
-		start := time.Now()
-		return ctx, func(r *Response, err error) {
-			level := slog.LevelDebug
-			if err != nil {
-				level = slog.LevelWarn
-			}
-			if l.Enabled(ctx, level) {
-				l.LogAttrs(ctx, level, "payments: request", logAttrs(st, r, start, err)...)
-			}
-		}
-	}
-}
-
-// logAttrs are the attributes of an operation's log line.
-func logAttrs(st *callState, r *Response, start time.Time, err error) []slog.Attr {
-	attrs := []slog.Attr{
-		slog.String("operation", st.op.Name),
-		slog.String("method", st.op.Method),
-		slog.String("path", pathOnly(st.path)),
-		slog.Int("attempts", st.attemptsMade()),
-		slog.String("duration", time.Since(start).Round(time.Microsecond).String()),
-	}
-	if st.waited > 0 {
-		attrs = append(attrs, slog.String("waited", st.waited.Round(time.Microsecond).String()))
-	}
-	status, stan := outcomeOf(r, err)
-	attrs = append(attrs, slog.Int("status", status))
-	if stan != "" {
-		attrs = append(attrs, slog.String("stan", stan))
-	}
-	if st.key != "" {
-		attrs = append(attrs, slog.String("idempotency_key", st.key))
-	}
-	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
-	}
-	return attrs
 }
 
 func pathOnly(p string) string {

@@ -170,7 +170,7 @@ func ExampleWithMiddleware() {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Printf("%s attempt %d: %d\n", attempt.Operation.Name, attempt.Number, resp.StatusCode)
+		fmt.Printf("%s attempt %d: %d\n", attempt.Name, attempt.Number, resp.StatusCode)
 		return resp, nil
 	}
 	client := srv.Client(payments.WithMiddleware(logAttempts)) // every call of this client

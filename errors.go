@@ -1,7 +1,6 @@
 package payments
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -130,23 +129,26 @@ const replayedText = "; a replayed answer (the first one to this idempotency key
 // stopped.
 const budgetExhaustedText = "; not retried: the client's retry budget is exhausted"
 
-// Is lets errors.Is match an APIError against the status sentinels
-// (ErrNotFound, ErrRateLimited, ...) and its ErrorCode
-// (errors.Is(err, payments.CodeQuoteExpired)), and ErrRetryBudgetExhausted
+// Unwrap returns what errors.Is and errors.As match an APIError against:
+// Err, its Code (errors.Is(err, payments.CodeQuoteExpired)), its status's
+// sentinel (ErrNotFound, ErrRateLimited, ...), and ErrRetryBudgetExhausted
 // when BudgetExhausted is set.
-func (e *APIError) Is(target error) bool {
-	if target == ErrRetryBudgetExhausted {
-		return e.BudgetExhausted
+func (e *APIError) Unwrap() []error {
+	errs := make([]error, 0, 4)
+	if e.Err != nil {
+		errs = append(errs, e.Err)
 	}
-	if code, ok := target.(ErrorCode); ok {
-		return e.Code == code
+	if e.Code != "" {
+		errs = append(errs, e.Code)
 	}
-	s, ok := statusSentinels[e.StatusCode]
-	return ok && s == target
+	if s, ok := statusSentinels[e.StatusCode]; ok {
+		errs = append(errs, s)
+	}
+	if e.BudgetExhausted {
+		errs = append(errs, ErrRetryBudgetExhausted)
+	}
+	return errs
 }
-
-// Unwrap returns Err.
-func (e *APIError) Unwrap() error { return e.Err }
 
 // Temporary reports whether the same call may succeed later: exactly the
 // statuses the SDK retries (408, 409, 429, 500, 502, 503, 504), decided in
@@ -227,13 +229,17 @@ func (e *TransportError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the cause.
-func (e *TransportError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrRetryBudgetExhausted) true when
-// BudgetExhausted is set.
-func (e *TransportError) Is(target error) bool {
-	return target == ErrRetryBudgetExhausted && e.BudgetExhausted
+// Unwrap returns the cause, and ErrRetryBudgetExhausted when
+// BudgetExhausted is set, for errors.Is and errors.As.
+func (e *TransportError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	if e.BudgetExhausted {
+		errs = append(errs, ErrRetryBudgetExhausted)
+	}
+	return errs
 }
 
 // MalformedResponseError is a response the SDK cannot use: a 2xx with no
@@ -256,37 +262,8 @@ type MalformedResponseError struct {
 // newMalformed masks, at construction, whatever the service sent that the
 // error's text repeats: no error value holds the key.
 func newMalformed(reason string, r *Response, err error, secret string) *MalformedResponseError {
-	return &MalformedResponseError{Reason: redact.String(reason, nil, secret), Response: r, Err: scrubErr(err, secret)}
+	return &MalformedResponseError{Reason: redact.String(reason, nil, secret), Response: r, Err: redact.Err(err, secret)}
 }
-
-// scrubErr returns err, or, when its text carries a secret, a bearer token or
-// characters that could forge a log line, an error with that text masked.
-func scrubErr(err error, secret string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if clean := redact.String(msg, nil, secret); clean != msg {
-		se := &scrubbedError{msg: clean}
-		for _, ctxErr := range []error{context.DeadlineExceeded, context.Canceled} {
-			if errors.Is(err, ctxErr) {
-				se.ctxErr = ctxErr
-			}
-		}
-		return se
-	}
-	return err
-}
-
-// scrubbedError stands in for an error whose text had to be masked. It keeps
-// only the context's error, when that was the cause, for errors.Is.
-type scrubbedError struct {
-	msg    string
-	ctxErr error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.ctxErr }
 
 // Error says what was wrong with the response, with its status, stan and
 // idempotency key, and that the outcome is unknown.
@@ -312,11 +289,14 @@ func (e *MalformedResponseError) Error() string {
 	return b.String()
 }
 
-// Is makes errors.Is(err, ErrMalformedResponse) true.
-func (e *MalformedResponseError) Is(target error) bool { return target == ErrMalformedResponse }
-
-// Unwrap returns the decoding error.
-func (e *MalformedResponseError) Unwrap() error { return e.Err }
+// Unwrap returns ErrMalformedResponse and the decoding error, if any, for
+// errors.Is and errors.As.
+func (e *MalformedResponseError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrMalformedResponse}
+	}
+	return []error{ErrMalformedResponse, e.Err}
+}
 
 // IdempotencyKeyOf returns the idempotency key carried by an error of this
 // package, so that the failed call can be retried later with
@@ -357,3 +337,86 @@ func writeDetails(b *strings.Builder, kv ...string) {
 		b.WriteString(")")
 	}
 }
+
+// ErrRetryBudgetExhausted matches the error of a call that would have been
+// retried but was not, because its Client's retry budget was empty (see
+// RetryBudget): errors.Is(err, payments.ErrRetryBudgetExhausted). The error
+// is still the *APIError or *TransportError of the last attempt, with its
+// idempotency key: the outcome rules are those of any failed call.
+var ErrRetryBudgetExhausted = errors.New("payments: retry budget exhausted")
+
+// ErrorCode is a machine-readable error code of the service, as APIError.Code
+// carries it. The specification publishes no list: the constants below are
+// the codes the SDK assumes and paymentstest sends (see the README's
+// Assumptions), each with what to do; any other code passes through as
+// received. An ErrorCode is also an error, so that errors.Is(err, code)
+// matches an *APIError that carries it.
+type ErrorCode string
+
+// Error codes and what to do about each.
+const (
+	// CodeValidationFailed: APIError.Errors lists the bad fields; fix the
+	// input. Nothing was done.
+	CodeValidationFailed ErrorCode = "validation_failed"
+	// CodeQuoteExpired: the service refused a Confirm because the quote's
+	// five minutes ran out. Nothing was paid: initiate a new payment, with
+	// new idempotency keys (the old keys replay the old answers).
+	CodeQuoteExpired ErrorCode = "quote_expired"
+	// CodeQuoteAlreadyConfirmed: this quote was confirmed before, by a call
+	// with another idempotency key. The payment may be done: look it up by
+	// reference (webhooks, dashboard) and never initiate it again.
+	CodeQuoteAlreadyConfirmed ErrorCode = "quote_already_confirmed"
+	// CodeDuplicateReference: a payment with this reference exists. It is
+	// the same order: find that payment rather than pay again.
+	CodeDuplicateReference ErrorCode = "duplicate_reference"
+	// CodeIdempotencyKeyReused: the key was used before with a different
+	// body. A bug in the caller: give each operation its own key.
+	CodeIdempotencyKeyReused ErrorCode = "idempotency_key_reused"
+	// CodeIdempotencyInProgress (409): the first call with this key is still
+	// running. Retry the same call later; the SDK already retries it.
+	CodeIdempotencyInProgress ErrorCode = "idempotency_in_progress"
+	// CodeInvalidIdempotencyKey: the key is not acceptable (the SDK checks
+	// length and characters before sending).
+	CodeInvalidIdempotencyKey ErrorCode = "invalid_idempotency_key"
+	// CodeUnauthorized (401): the API key is wrong, revoked, or belongs to
+	// another environment than the base URL.
+	CodeUnauthorized ErrorCode = "unauthorized"
+	// CodeNotFound (404): no such resource for this merchant; check the id.
+	CodeNotFound ErrorCode = "not_found"
+	// CodeWebhookNotConfigured: Trigger needs a webhook URL set for the
+	// account (the dashboard, or the sandbox's -webhook-url).
+	CodeWebhookNotConfigured ErrorCode = "webhook_not_configured"
+	// CodeInvalidJSON: the service could not parse the body. With the typed
+	// methods a bug: report it with the stan. With Client.Do, check params.
+	CodeInvalidJSON ErrorCode = "invalid_json"
+	// CodeMethodNotAllowed, CodeUnsupportedMediaType and
+	// CodePayloadTooLarge: a Client.Do call the service does not take.
+	CodeMethodNotAllowed     ErrorCode = "method_not_allowed"
+	CodeUnsupportedMediaType ErrorCode = "unsupported_media_type"
+	CodePayloadTooLarge      ErrorCode = "payload_too_large"
+	// CodeInternal (500) and CodeShuttingDown (503): the service failed;
+	// the SDK retries, and a later retry with the same key is safe.
+	CodeInternal     ErrorCode = "internal_error"
+	CodeShuttingDown ErrorCode = "shutting_down"
+	// CodeInsufficientBalance: Confirm was refused because the merchant's
+	// balance in the payment's currency cannot cover the quote's total.
+	// Nothing was paid. Fund the account (the sandbox:
+	// paymentstest.WithBalance), then confirm again with a NEW idempotency
+	// key before the quote expires: the same key replays this refusal
+	// (APIError.Replayed).
+	CodeInsufficientBalance ErrorCode = "insufficient_balance"
+	// CodeRecipientVerificationFailed: Initiate was refused because the
+	// recipient failed verification (recipient.verification_failed). Update
+	// its account number, which verifies it again, or pay someone else;
+	// either way initiate with a new idempotency key.
+	CodeRecipientVerificationFailed ErrorCode = "recipient_verification_failed"
+	// CodeRecipientNotVerified: Initiate was refused because the
+	// recipient's verification is not finished. Initiate again once
+	// recipient.verified has arrived, with a NEW idempotency key: the same
+	// key replays this refusal (APIError.Replayed).
+	CodeRecipientNotVerified ErrorCode = "recipient_not_verified"
+)
+
+// Error returns the code itself, so that an ErrorCode prints as the code and
+// serves as the target of errors.Is.
+func (c ErrorCode) Error() string { return string(c) }

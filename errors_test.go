@@ -309,33 +309,35 @@ func TestErrorCodesMatchWithErrorsIs(t *testing.T) {
 	assert.False(t, errors.Is(err, payments.CodeQuoteExpired))
 }
 
-// TestErrorCodesAgreeWithTheFake: the fake keeps its own copy of the codes
-// (it must not share client code); both lists must say the same.
-func TestErrorCodesAgreeWithTheFake(t *testing.T) {
+// TestErrorCodesOnTheWire: each code is the string the Assumptions table
+// names. paymentstest sends the SDK's constants, so a changed value would
+// go unnoticed between the two without this list.
+func TestErrorCodesOnTheWire(t *testing.T) {
 	pairs := map[payments.ErrorCode]string{
-		payments.CodeValidationFailed:      paymentstest.CodeValidationFailed,
-		payments.CodeQuoteExpired:          paymentstest.CodeQuoteExpired,
-		payments.CodeQuoteAlreadyConfirmed: paymentstest.CodeQuoteAlreadyConfirmed,
-		payments.CodeDuplicateReference:    paymentstest.CodeDuplicateReference,
-		payments.CodeIdempotencyKeyReused:  paymentstest.CodeIdempotencyKeyReused,
-		payments.CodeIdempotencyInProgress: paymentstest.CodeIdempotencyInProgress,
-		payments.CodeInvalidIdempotencyKey: paymentstest.CodeInvalidIdempotencyKey,
-		payments.CodeUnauthorized:          paymentstest.CodeUnauthorized,
-		payments.CodeNotFound:              paymentstest.CodeNotFound,
-		payments.CodeWebhookNotConfigured:  paymentstest.CodeWebhookNotConfigured,
-		payments.CodeInvalidJSON:           paymentstest.CodeInvalidJSON,
-		payments.CodeMethodNotAllowed:      paymentstest.CodeMethodNotAllowed,
-		payments.CodeUnsupportedMediaType:  paymentstest.CodeUnsupportedMediaType,
-		payments.CodePayloadTooLarge:       paymentstest.CodePayloadTooLarge,
-		payments.CodeInternal:              paymentstest.CodeInternal,
-		payments.CodeShuttingDown:          paymentstest.CodeShuttingDown,
+		payments.CodeValidationFailed:      "validation_failed",
+		payments.CodeQuoteExpired:          "quote_expired",
+		payments.CodeQuoteAlreadyConfirmed: "quote_already_confirmed",
+		payments.CodeDuplicateReference:    "duplicate_reference",
+		payments.CodeIdempotencyKeyReused:  "idempotency_key_reused",
+		payments.CodeIdempotencyInProgress: "idempotency_in_progress",
+		payments.CodeInvalidIdempotencyKey: "invalid_idempotency_key",
+		payments.CodeUnauthorized:          "unauthorized",
+		payments.CodeNotFound:              "not_found",
+		payments.CodeWebhookNotConfigured:  "webhook_not_configured",
+		payments.CodeInvalidJSON:           "invalid_json",
+		payments.CodeMethodNotAllowed:      "method_not_allowed",
+		payments.CodeUnsupportedMediaType:  "unsupported_media_type",
+		payments.CodePayloadTooLarge:       "payload_too_large",
+		payments.CodeInternal:              "internal_error",
+		payments.CodeShuttingDown:          "shutting_down",
 
-		payments.CodeInsufficientBalance:         paymentstest.CodeInsufficientBalance,
-		payments.CodeRecipientVerificationFailed: paymentstest.CodeRecipientVerificationFailed,
-		payments.CodeRecipientNotVerified:        paymentstest.CodeRecipientNotVerified,
+		payments.CodeInsufficientBalance:         "insufficient_balance",
+		payments.CodeRecipientVerificationFailed: "recipient_verification_failed",
+		payments.CodeRecipientNotVerified:        "recipient_not_verified",
+		payments.CodeUnknownEventCursor:          "unknown_cursor",
 	}
-	for sdk, fake := range pairs {
-		assert.Equal(t, string(sdk), fake)
+	for code, wire := range pairs {
+		assert.Equal(t, wire, string(code))
 	}
 }
 
@@ -367,7 +369,7 @@ func TestAPIErrorSaysWhenItsAnswerWasReplayed(t *testing.T) {
 
 	va, err := c.VirtualAccounts.Create(ctx, benchVirtualAccountParams())
 	require.NoError(t, err)
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, decimal.RequireFromString("100000"), "NGN")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), decimal.RequireFromString("100000"), "NGN")
 	require.NoError(t, err)
 
 	err = confirm("order-7-confirm")

@@ -12,26 +12,6 @@ import (
 	"github.com/paymentsapi/payments-go/internal/redact"
 )
 
-// TriggeredReferencePrefix starts the reference of every resource in a test
-// event sent by Trigger, in paymentstest and the sandbox (the specification
-// does not say how the real service marks test events: see the README's
-// Assumptions). An EventFunc that books orders should ignore such events;
-// Event.Triggered checks for it.
-const TriggeredReferencePrefix = "test_trigger_"
-
-// Triggered reports whether the event is a test sent by Webhooks.Trigger: its
-// resource's reference starts with TriggeredReferencePrefix, the marker of
-// paymentstest and the sandbox (the specification does not say how the
-// service marks test events; see the README's Assumptions). An EventFunc
-// that books orders returns nil for such an event without booking it.
-func (e *Event) Triggered() bool {
-	var d struct {
-		Reference looseString `json:"reference"`
-	}
-	_ = json.Unmarshal(e.Data, &d) // data that is not an object has no reference
-	return strings.HasPrefix(string(d.Reference), TriggeredReferencePrefix)
-}
-
 // EventType names a kind of webhook event. Kinds this SDK does not know yet
 // still parse, and keep their name.
 type EventType string

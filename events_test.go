@@ -183,7 +183,7 @@ func TestEventVirtualAccountAccessor(t *testing.T) {
 		va, err := ev.VirtualAccount()
 		require.NoError(t, err, typ)
 		assert.Equal(t, "va-1", va.ID)
-		assert.Equal(t, "9912345678", va.AccountNumber)
+		assert.Equal(t, "9912345678", string(va.AccountNumber))
 		assert.True(t, va.IsActive)
 		assert.JSONEq(t, data, string(va.RawJSON()))
 	}
@@ -211,7 +211,7 @@ func TestEventVirtualAccountPaymentAccessor(t *testing.T) {
 			assert.True(t, vp.Amount.Equal(whDec(t, "25000.75")), "amount = %s", vp.Amount)
 			assert.Equal(t, "NGN", vp.Currency)
 			assert.Equal(t, "va-1", vp.VirtualAccountID)
-			assert.Equal(t, "9912345678", vp.AccountNumber)
+			assert.Equal(t, "9912345678", string(vp.AccountNumber))
 			assert.Equal(t, "Acme Collections", vp.AccountName)
 			assert.Equal(t, payments.Payer{Name: "John Doe", AccountNumber: "0987654321", BankName: "Other Bank", BankCode: "044"}, vp.Payer)
 			assert.Equal(t, "invoice 17", vp.Description)

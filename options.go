@@ -3,6 +3,7 @@ package payments
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,11 +14,11 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Default retry settings.
+// The retry settings of a Client without WithMaxRetries or WithRetryWait.
 const (
-	DefaultMaxRetries   = 2
-	DefaultRetryWaitMin = 500 * time.Millisecond
-	DefaultRetryWaitMax = 10 * time.Second
+	defaultMaxRetries   = 2
+	defaultRetryWaitMin = 500 * time.Millisecond
+	defaultRetryWaitMax = 10 * time.Second
 )
 
 type clientConfig struct {
@@ -57,20 +58,28 @@ type optionFunc func(*clientConfig) error
 
 func (f optionFunc) applyClient(c *clientConfig) error { return f(c) }
 
-// RequestOption configures one call.
-type RequestOption interface{ applyRequest(*requestConfig) }
-
-type requestOptionFunc func(*requestConfig)
-
-func (f requestOptionFunc) applyRequest(r *requestConfig) { f(r) }
-
-// ClientOrRequestOption is an option that works in both places: given to
-// NewClient it applies to every call, given to one call it applies to that
-// call (WithMiddleware, WithAttemptTimeout, WithMaxRetries, WithRetryWait).
-type ClientOrRequestOption interface {
+// RequestOption configures one call. Every RequestOption is also an
+// Option: WithMiddleware, WithAttemptTimeout, WithMaxRetries and
+// WithRetryWait given to NewClient apply to every call, given to one call
+// to that call. WithIdempotencyKey, WithHeader and WithBodyField belong to
+// one call: NewClient refuses them (ErrInvalidConfig). An Option that is
+// not a RequestOption (WithBaseURL, ...) cannot be given to a call.
+type RequestOption interface {
 	Option
-	RequestOption
+	applyRequest(*requestConfig)
 }
+
+// callOnly is a RequestOption that only a call takes.
+type callOnly struct {
+	name string
+	f    func(*requestConfig)
+}
+
+func (o callOnly) applyClient(*clientConfig) error {
+	return fmt.Errorf("%w: %s applies to one call: pass it to the call, not to NewClient", ErrInvalidConfig, o.name)
+}
+
+func (o callOnly) applyRequest(r *requestConfig) { o.f(r) }
 
 type bothOption struct {
 	client  func(*clientConfig) error
@@ -108,7 +117,7 @@ func WithHTTPClient(hc *http.Client) Option {
 // Given to NewClient it applies to every call, given to one call to that
 // call; a negative n is an error (ErrInvalidConfig from NewClient, a
 // *ValidationError from a call, which then sends nothing).
-func WithMaxRetries(n int) ClientOrRequestOption {
+func WithMaxRetries(n int) RequestOption {
 	return bothOption{
 		client: func(c *clientConfig) error {
 			if n < 0 {
@@ -129,7 +138,7 @@ func WithMaxRetries(n int) ClientOrRequestOption {
 // Given to NewClient it applies to every call (and the client's max also
 // bounds the pause a 429 imposes on all calls), given to one call to that
 // call. It needs 0 <= min <= max.
-func WithRetryWait(min, max time.Duration) ClientOrRequestOption {
+func WithRetryWait(min, max time.Duration) RequestOption {
 	return bothOption{
 		client: func(c *clientConfig) error {
 			if min < 0 || max < min {
@@ -242,19 +251,19 @@ type requestConfig struct {
 // repeated to learn an unknown outcome must carry the key of the first one,
 // never a fresh random one. To let the SDK make a key, leave the option out.
 func WithIdempotencyKey(key string) RequestOption {
-	return requestOptionFunc(func(r *requestConfig) { r.idempotencyKey, r.keyGiven = key, true })
+	return callOnly{"WithIdempotencyKey", func(r *requestConfig) { r.idempotencyKey, r.keyGiven = key, true }}
 }
 
 // WithHeader adds a header to the call. It cannot replace the headers the SDK
 // owns (Authorization, Content-Type, Accept, User-Agent, Idempotency-Key):
 // use WithIdempotencyKey for the last one.
 func WithHeader(name, value string) RequestOption {
-	return requestOptionFunc(func(r *requestConfig) {
+	return callOnly{"WithHeader", func(r *requestConfig) {
 		if r.header == nil {
 			r.header = make(http.Header)
 		}
 		r.header.Add(name, value)
-	})
+	}}
 }
 
 // ownedHeaders are the headers the SDK sets on every attempt: WithHeader
@@ -264,42 +273,123 @@ var ownedHeaders = map[string]bool{
 	"User-Agent": true, "Idempotency-Key": true, "Content-Length": true, "Host": true,
 }
 
-// requestOptions applies opts and checks the result: every problem is
-// reported at once, and nothing is sent.
-func requestOptions(opts []RequestOption) (requestConfig, error) {
-	if len(opts) == 0 {
-		return requestConfig{}, nil
+// WithMiddleware adds middleware that sees every HTTP attempt; see
+// Middleware for what it can read and change. Given to NewClient it wraps
+// every call; given to one call, that call. Client middleware runs first, in
+// the order given (the first is the outermost), then the call's own, and the
+// last one given is the closest to the network.
+func WithMiddleware(mw ...Middleware) RequestOption {
+	return bothOption{
+		client:  func(c *clientConfig) error { c.middleware = append(c.middleware, mw...); return nil },
+		request: func(r *requestConfig) { r.middleware = append(r.middleware, mw...) },
 	}
-	var rc requestConfig
-	for _, o := range opts {
-		o.applyRequest(&rc)
-	}
-	var v validator
-	switch k := rc.idempotencyKey; {
-	case rc.keyGiven && strings.TrimSpace(k) == "":
-		v.add("Idempotency-Key", "is empty: pass the stored key of the call to repeat, or leave WithIdempotencyKey out for a new one")
-	case len(k) > 255 || !printableASCII(k):
-		v.add("Idempotency-Key", "must be at most 255 printable ASCII characters")
-	}
-	if rc.attemptTimeout < 0 {
-		v.add("WithAttemptTimeout", "must be positive")
-	}
-	if rc.maxRetries != nil && *rc.maxRetries < 0 {
-		v.add("WithMaxRetries", "must not be negative")
-	}
-	if w := rc.retryWait; w != nil && (w[0] < 0 || w[1] < w[0]) {
-		v.add("WithRetryWait", "needs 0 <= min <= max")
-	}
-	checkBodyFields(&v, rc.bodyFields)
-	for name, values := range rc.header {
-		if ownedHeaders[name] || !validHeaderName(name) {
-			v.add("header "+name, "cannot be set with WithHeader")
-		}
-		for _, val := range values {
-			if strings.ContainsAny(val, "\r\n\x00") {
-				v.add("header "+name, "value contains a line break")
+}
+
+// WithAttemptTimeout bounds each HTTP attempt, from sending the request to
+// reading the whole answer; an attempt that runs out is retried like a
+// dropped connection. The context you pass bounds the whole call, all
+// attempts and the waits between them. Given to NewClient it applies to
+// every call, given to one call to that call. Without it an attempt is
+// bounded by the http.Client's Timeout: 60 s for the default one.
+func WithAttemptTimeout(d time.Duration) RequestOption {
+	return bothOption{
+		client: func(c *clientConfig) error {
+			if d <= 0 {
+				return fmt.Errorf("%w: WithAttemptTimeout(%s) must be positive", ErrInvalidConfig, d)
 			}
-		}
+			c.attemptTimeout = d
+			return nil
+		},
+		request: func(r *requestConfig) { r.attemptTimeout = d },
 	}
-	return rc, v.err()
+}
+
+// WithObserver makes the Client call obs at the start of every operation:
+// tracing and metrics (see the paymentsotel package). Several observers
+// nest in the order given: the first sees the operation first and its end
+// last. A failure found before sending (invalid params or options) is not an
+// operation and reaches no observer.
+func WithObserver(obs OperationObserver) Option {
+	return optionFunc(func(c *clientConfig) error {
+		if obs != nil {
+			c.observers = append(c.observers, obs)
+		}
+		return nil
+	})
+}
+
+// WithRateLimit makes the Client send at most perSecond requests a second on
+// average, in bursts of at most burst, over all its calls: each attempt,
+// retries included, waits for its turn (a token bucket, from
+// golang.org/x/time/rate). Off by default: the specification publishes no
+// limit. A wait ends when the call's context does; a call whose deadline
+// would pass before its turn fails at once, with a *TransportError matching
+// context.DeadlineExceeded, and nothing sent. perSecond must be positive
+// (math.Inf(1) for no limit) and burst at least 1.
+func WithRateLimit(perSecond float64, burst int) Option {
+	return optionFunc(func(c *clientConfig) error {
+		if math.IsNaN(perSecond) || perSecond <= 0 || burst < 1 {
+			return fmt.Errorf("%w: WithRateLimit(%v, %d) needs a positive rate and a burst of at least 1", ErrInvalidConfig, perSecond, burst)
+		}
+		lim := rate.Limit(perSecond)
+		if math.IsInf(perSecond, 1) {
+			lim = rate.Inf
+		}
+		c.limiter = rate.NewLimiter(lim, burst)
+		return nil
+	})
+}
+
+// RetryBudget sets a Client's retry budget: a bucket of tokens, shared by all
+// its calls, that each retry spends and successful calls refill. While the
+// service answers, successes keep the bucket full and retries go on as
+// usual; during an outage the bucket empties after a bounded number of
+// retries, and from then on a call that would retry fails at once (its
+// error matches ErrRetryBudgetExhausted) instead of adding load to a
+// service that is down. Start from DefaultRetryBudget and change what you
+// need.
+type RetryBudget struct {
+	// Tokens is the bucket's capacity, and what it holds when the Client
+	// is made (at least 1).
+	Tokens int
+	// RetryCost is what a retry after an error status (429, 5xx, ...) or a
+	// failed connection spends.
+	RetryCost int
+	// TimeoutCost is what a retry after a timed-out attempt spends: it is
+	// dearer, since a timeout held the service's resources the whole time.
+	TimeoutCost int
+	// SuccessRefund is what a call that succeeds at its first attempt puts
+	// back. A call that succeeds on a retry puts back that retry's cost
+	// instead. The bucket never holds more than Tokens.
+	SuccessRefund int
+}
+
+// DefaultRetryBudget returns the budget every Client has unless
+// WithRetryBudget says otherwise: 500 tokens, 5 per retry, 10 per retry
+// after a timeout, 1 back per success (the AWS SDK's standard retry mode).
+func DefaultRetryBudget() RetryBudget {
+	// A fresh client may make 100 retries after errors (50 after
+	// timeouts) before it has to earn more, and earns one retry back per
+	// five calls that succeed at once.
+	return RetryBudget{Tokens: 500, RetryCost: 5, TimeoutCost: 10, SuccessRefund: 1}
+}
+
+// WithRetryBudget replaces the Client's retry budget (DefaultRetryBudget);
+// WithRetryBudget(nil) turns it off, so that every call makes all the
+// retries WithMaxRetries allows whatever the others do. The costs must not
+// be negative nor above Tokens, and Tokens must be at least 1.
+func WithRetryBudget(b *RetryBudget) Option {
+	return optionFunc(func(c *clientConfig) error {
+		if b == nil {
+			c.budget = nil
+			return nil
+		}
+		if b.Tokens < 1 || b.RetryCost < 0 || b.TimeoutCost < 0 || b.SuccessRefund < 0 ||
+			b.RetryCost > b.Tokens || b.TimeoutCost > b.Tokens {
+			return fmt.Errorf("%w: WithRetryBudget(%+v) needs Tokens >= 1 and costs from 0 to Tokens", ErrInvalidConfig, *b)
+		}
+		cp := *b
+		c.budget = &cp
+		return nil
+	})
 }

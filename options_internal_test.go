@@ -13,6 +13,8 @@ import (
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsapi/payments-go/internal/request"
 )
 
 const optKey = "sk_test_Opt1onsK3y"
@@ -40,18 +42,18 @@ func TestNewClientAcceptsHTTPSAndLoopback(t *testing.T) {
 func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	assert.Equal(t, DefaultMaxRetries, c.maxRetries)
+	assert.Equal(t, defaultMaxRetries, c.maxRetries)
 	assert.Equal(t, 2, c.maxRetries, "the issue asks for 2 retries by default")
-	assert.Equal(t, DefaultRetryWaitMin, c.retryWaitMin)
-	assert.Equal(t, DefaultRetryWaitMax, c.retryWaitMax)
-	assert.Equal(t, DefaultRetryWaitMax, c.pause.max, "a 429's pause is bounded by the client's longest wait")
-	assert.NotNil(t, c.http.ErrorHandler, "without an ErrorHandler go-retryablehttp drops the final status and body")
+	assert.Equal(t, defaultRetryWaitMin, c.retryWaitMin)
+	assert.Equal(t, defaultRetryWaitMax, c.retryWaitMax)
+	assert.Equal(t, defaultRetryWaitMax, c.pipe.MaxPause(), "a 429's pause is bounded by the client's longest wait")
+	assert.NotNil(t, c.pipe.Retrying().ErrorHandler, "without an ErrorHandler go-retryablehttp drops the final status and body")
 	// go-retryablehttp's own limit and back-off are one setting for every
 	// call: they are disabled, and checkRetry applies each call's own.
-	assert.Zero(t, c.http.Backoff(time.Second, time.Second, 3, nil))
-	require.NotNil(t, c.budget, "the retry budget is on by default")
-	assert.Equal(t, DefaultRetryBudget(), c.budget.RetryBudget)
-	assert.Nil(t, c.limiter, "no rate limit by default")
+	assert.Zero(t, c.pipe.Retrying().Backoff(time.Second, time.Second, 3, nil))
+	require.NotNil(t, c.pipe.Budget(), "the retry budget is on by default")
+	assert.Equal(t, DefaultRetryBudget(), RetryBudget{Tokens: c.pipe.Budget().Tokens, RetryCost: c.pipe.Budget().RetryCost, TimeoutCost: c.pipe.Budget().TimeoutCost, SuccessRefund: c.pipe.Budget().SuccessRefund})
+	assert.Nil(t, c.pipe.Limiter(), "no rate limit by default")
 
 	c, err = NewClient(optKey, WithBaseURL("https://api.example.com"),
 		WithMaxRetries(0), WithRetryWait(10*time.Millisecond, 20*time.Millisecond))
@@ -59,7 +61,7 @@ func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
 	assert.Equal(t, 0, c.maxRetries)
 	assert.Equal(t, 10*time.Millisecond, c.retryWaitMin)
 	assert.Equal(t, 20*time.Millisecond, c.retryWaitMax)
-	assert.Equal(t, 20*time.Millisecond, c.pause.max)
+	assert.Equal(t, 20*time.Millisecond, c.pipe.MaxPause())
 }
 
 func TestUserAgent(t *testing.T) {
@@ -75,10 +77,10 @@ func TestUserAgent(t *testing.T) {
 func TestDefaultTransportPoolsConnections(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	hc := c.http.HTTPClient
+	hc := c.pipe.Retrying().HTTPClient
 	require.NotNil(t, hc)
 	assert.NotSame(t, http.DefaultClient, hc)
-	tr, ok := hc.Transport.(attemptTransport).rt.(*http.Transport)
+	tr, ok := request.Inner(hc.Transport).(*http.Transport)
 	require.True(t, ok, "default transport is %T", hc.Transport)
 	assert.NotSame(t, http.DefaultTransport, tr, "the shared default transport must not be mutated or used")
 	assert.Same(t, tr, c.idle, "Close closes the idle connections of the transport NewClient made")
@@ -90,14 +92,14 @@ func TestDefaultTransportPoolsConnections(t *testing.T) {
 	assert.Equal(t, 90*time.Second, tr.IdleConnTimeout)
 	assert.NotNil(t, tr.Proxy, "HTTPS_PROXY and NO_PROXY are honoured")
 	assert.NotNil(t, tr.DialContext)
-	assert.Equal(t, DefaultMaxRetries, c.maxRetries)
+	assert.Equal(t, defaultMaxRetries, c.maxRetries)
 	assert.Equal(t, 500*time.Millisecond, c.retryWaitMin)
 	assert.Equal(t, 10*time.Second, c.retryWaitMax)
 
 	// Each client gets its own pool.
 	c2, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	assert.NotSame(t, hc, c2.http.HTTPClient)
+	assert.NotSame(t, hc, c2.pipe.Retrying().HTTPClient)
 }
 
 func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
@@ -107,8 +109,8 @@ func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
 	hc := &http.Client{Transport: mt, Timeout: 7 * time.Second}
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"), WithHTTPClient(hc))
 	require.NoError(t, err)
-	used := c.http.HTTPClient
-	assert.Same(t, mt, used.Transport.(attemptTransport).rt, "attempts go through the caller's transport")
+	used := c.pipe.Retrying().HTTPClient
+	assert.Same(t, mt, request.Inner(used.Transport), "attempts go through the caller's transport")
 	assert.Equal(t, 7*time.Second, used.Timeout, "with the caller's timeout")
 	assert.Nil(t, c.idle, "Close leaves the caller's transport alone")
 
@@ -123,6 +125,6 @@ func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
 func TestDefaultClientDoesNotFollowRedirects(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	require.NotNil(t, c.http.HTTPClient.CheckRedirect)
-	assert.ErrorIs(t, c.http.HTTPClient.CheckRedirect(nil, nil), http.ErrUseLastResponse)
+	require.NotNil(t, c.pipe.Retrying().HTTPClient.CheckRedirect)
+	assert.ErrorIs(t, c.pipe.Retrying().HTTPClient.CheckRedirect(nil, nil), http.ErrUseLastResponse)
 }

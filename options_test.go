@@ -61,6 +61,26 @@ func TestNewClientRefusesBadConfig(t *testing.T) {
 	}
 }
 
+// The options of one call are RequestOptions, which NewClient also takes
+// (a client-wide retry setting is one): those that only make sense for one
+// call are refused there, with ErrInvalidConfig, and no client is made.
+func TestNewClientRefusesCallOnlyOptions(t *testing.T) {
+	for name, opt := range map[string]payments.RequestOption{
+		"WithIdempotencyKey": payments.WithIdempotencyKey("order-1"),
+		"WithHeader":         payments.WithHeader("X-Trace", "1"),
+		"WithBodyField":      payments.WithBodyField("channel", "api"),
+	} {
+		c, err := payments.NewClient("sk_test_key", payments.WithBaseURL("https://api.payments.test"), opt)
+		require.ErrorIs(t, err, payments.ErrInvalidConfig, name)
+		assert.Nil(t, c)
+		assert.Contains(t, err.Error(), name+" applies to one call", name)
+	}
+	_, err := payments.NewClient("sk_test_key", payments.WithBaseURL("https://api.payments.test"),
+		payments.WithMaxRetries(1), payments.WithRetryWait(time.Millisecond, time.Second),
+		payments.WithAttemptTimeout(time.Second), payments.WithMiddleware())
+	assert.NoError(t, err, "the options of both places")
+}
+
 func TestWithHeaderCannotOverrideAuthorization(t *testing.T) {
 	mt := httpmock.NewMockTransport()
 	var auth []string

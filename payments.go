@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paymentsapi/payments-go/internal/redact"
 )
 
 // QuoteLifetime is how long a quote can be confirmed after it was created.
@@ -76,7 +78,7 @@ type Quote struct {
 
 // Format prints the payment's fields, with any verb (the SDK's internals,
 // such as the body it keeps for RawJSON, are left out).
-func (p Payment) Format(f fmt.State, _ rune) { formatFields(f, p) }
+func (p Payment) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
 
 // Expired reports whether the quote can no longer be confirmed at time now.
 func (q *Quote) Expired(now time.Time) bool {
@@ -98,7 +100,7 @@ func (p *Payment) ConfirmParams() *PaymentConfirmParams {
 // these cannot be meant.
 type PaymentInitiateParams struct {
 	// Amount is sent as a JSON number with its exact digits.
-	Amount              decimal.Decimal `json:"-"`
+	Amount              decimal.Decimal `json:"amount"`
 	Currency            string          `json:"currency"`
 	RecipientID         string          `json:"recipient_id"`
 	Description         string          `json:"description,omitempty"`
@@ -112,12 +114,9 @@ type PaymentInitiateParams struct {
 	SubType          string `json:"sub_type,omitempty"`
 }
 
-// MarshalJSON encodes the params as the service expects them, with amount as
-// an exact JSON number.
-func (p PaymentInitiateParams) MarshalJSON() ([]byte, error) { return json.Marshal(p.wire()) }
-
-// wire returns the value that encodes as the params' JSON (see
-// RecipientCreateParams.wire).
+// wire returns the value that encodes as the params' request body, with
+// amount as an exact JSON number (encoding/json writes a decimal as a
+// string).
 func (p *PaymentInitiateParams) wire() any {
 	type plain PaymentInitiateParams
 	return struct {

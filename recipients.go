@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -18,17 +18,17 @@ import (
 type Recipient struct {
 	APIResource
 
-	ID                 string      `json:"id"`
-	MerchantID         string      `json:"merchant_id"`
-	AccountNumber      string      `json:"account_number"`
-	AccountName        string      `json:"account_name"`
-	AccountType        AccountType `json:"account_type"`
-	IsInternalAccount  bool        `json:"is_internal_account"`
-	AccountCurrency    string      `json:"account_currency"`
-	AccountBankName    string      `json:"account_bank_name"`
-	AccountBankCode    string      `json:"account_bank_code"`
-	AccountCountryCode string      `json:"account_country_code"`
-	AccountCountry     string      `json:"account_country"`
+	ID                 string        `json:"id"`
+	MerchantID         string        `json:"merchant_id"`
+	AccountNumber      AccountNumber `json:"account_number"`
+	AccountName        string        `json:"account_name"`
+	AccountType        AccountType   `json:"account_type"`
+	IsInternalAccount  bool          `json:"is_internal_account"`
+	AccountCurrency    string        `json:"account_currency"`
+	AccountBankName    string        `json:"account_bank_name"`
+	AccountBankCode    string        `json:"account_bank_code"`
+	AccountCountryCode string        `json:"account_country_code"`
+	AccountCountry     string        `json:"account_country"`
 	// Identification is the identity document on file, when the service
 	// returns one. Its printed form hides the number and the image.
 	Identification *Identification `json:"identification,omitempty"`
@@ -42,22 +42,23 @@ type Recipient struct {
 }
 
 // Identification is an identity document attached to a recipient. Number and
-// Image are personal data: Format and LogValue never print them.
+// Image are PersonalData: never printed, logged or JSON-encoded by
+// encoding/json; the SDK's requests send them.
 type Identification struct {
 	Type   IdentificationType `json:"identification_type,omitempty"`
-	Number string             `json:"identification_number,omitempty"`
+	Number PersonalData       `json:"identification_number,omitempty"`
 	// Image is the document image, Base64-encoded (standard alphabet).
-	Image string `json:"identification_image,omitempty"`
+	Image PersonalData `json:"identification_image,omitempty"`
 }
 
 // PaymentDetails are additional routing details of a recipient's account.
 type PaymentDetails struct {
-	AccountNumber string `json:"account_number,omitempty"`
-	BankCode      string `json:"bank_code,omitempty"`
-	BankName      string `json:"bank_name,omitempty"`
-	RoutingNumber string `json:"routing_number,omitempty"`
-	SwiftCode     string `json:"swift_code,omitempty"`
-	PaymentRails  string `json:"payment_rails,omitempty"`
+	AccountNumber AccountNumber `json:"account_number,omitempty"`
+	BankCode      string        `json:"bank_code,omitempty"`
+	BankName      string        `json:"bank_name,omitempty"`
+	RoutingNumber string        `json:"routing_number,omitempty"`
+	SwiftCode     string        `json:"swift_code,omitempty"`
+	PaymentRails  string        `json:"payment_rails,omitempty"`
 }
 
 // AccountType says whether a recipient or virtual account belongs to a person
@@ -89,35 +90,39 @@ const (
 // RecipientCreateParams are the fields of a new recipient. AccountNumber,
 // AccountName, AccountType and AccountCurrency are required.
 type RecipientCreateParams struct {
-	AccountNumber   string      `json:"account_number"`
-	AccountName     string      `json:"account_name"`
-	AccountType     AccountType `json:"account_type"`
-	AccountCurrency string      `json:"account_currency"`
+	AccountNumber   AccountNumber `json:"account_number"`
+	AccountName     string        `json:"account_name"`
+	AccountType     AccountType   `json:"account_type"`
+	AccountCurrency string        `json:"account_currency"`
 	// AccountCountryCode takes a country code or a country name.
 	AccountCountryCode string `json:"account_country_code,omitempty"`
 	AccountBankName    string `json:"account_bank_name,omitempty"`
 	// AccountBankCode takes a bank code or a routing number.
 	AccountBankCode string `json:"account_bank_code,omitempty"`
-	// AmountLimit, when set, caps every payment to this recipient. It is sent
-	// as a JSON number with its exact digits.
-	AmountLimit    *decimal.Decimal `json:"-"`
+	// AmountLimit, when set, caps every payment to this recipient. The
+	// SDK sends it as a JSON number with its exact digits.
+	AmountLimit    *decimal.Decimal `json:"amount_limit,omitempty"`
 	Identification *Identification  `json:"identification,omitempty"`
 	PaymentDetails *PaymentDetails  `json:"payment_details,omitempty"`
 }
 
-// MarshalJSON encodes the params as the service expects them, with
-// amount_limit as an exact JSON number.
-func (p RecipientCreateParams) MarshalJSON() ([]byte, error) { return json.Marshal(p.wire()) }
-
-// wire returns the value that encodes as the params' JSON. The pipeline
-// encodes it directly: given the params, encoding/json would call
-// MarshalJSON and then validate and copy its output.
+// wire returns the value that encodes as the params' request body: the
+// personal data in clear (encoding/json masks it) and amount_limit as an
+// exact JSON number.
 func (p *RecipientCreateParams) wire() any {
-	type plain RecipientCreateParams
 	return struct {
-		plain
-		AmountLimit json.Number `json:"amount_limit,omitempty"`
-	}{plain(*p), jsonNumber(p.AmountLimit)}
+		AccountNumber      string          `json:"account_number"`
+		AccountName        string          `json:"account_name"`
+		AccountType        AccountType     `json:"account_type"`
+		AccountCurrency    string          `json:"account_currency"`
+		AccountCountryCode string          `json:"account_country_code,omitempty"`
+		AccountBankName    string          `json:"account_bank_name,omitempty"`
+		AccountBankCode    string          `json:"account_bank_code,omitempty"`
+		Identification     *identification `json:"identification,omitempty"`
+		PaymentDetails     *paymentDetails `json:"payment_details,omitempty"`
+		AmountLimit        json.Number     `json:"amount_limit,omitempty"`
+	}{string(p.AccountNumber), p.AccountName, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
+		p.AccountBankName, p.AccountBankCode, p.Identification.wire(), p.PaymentDetails.wire(), jsonNumber(p.AmountLimit)}
 }
 
 // RecipientUpdateParams are the fields to change on a recipient (the
@@ -125,32 +130,69 @@ func (p *RecipientCreateParams) wire() any {
 // keep their current value. Unlike on create, identification is sent as flat
 // fields.
 type RecipientUpdateParams struct {
-	AccountNumber      string             `json:"account_number,omitempty"`
+	AccountNumber      AccountNumber      `json:"account_number,omitempty"`
 	AccountName        string             `json:"account_name,omitempty"`
 	AccountType        AccountType        `json:"account_type,omitempty"`
 	AccountCurrency    string             `json:"account_currency,omitempty"`
 	AccountCountryCode string             `json:"account_country_code,omitempty"`
 	AccountBankName    string             `json:"account_bank_name,omitempty"`
 	AccountBankCode    string             `json:"account_bank_code,omitempty"`
-	AmountLimit        *decimal.Decimal   `json:"-"`
+	AmountLimit        *decimal.Decimal   `json:"amount_limit,omitempty"`
 	IdentificationType IdentificationType `json:"identification_type,omitempty"`
 	// IdentificationNumber is personal data; it never appears in errors or logs.
-	IdentificationNumber string          `json:"identification_number,omitempty"`
+	IdentificationNumber PersonalData    `json:"identification_number,omitempty"`
 	PaymentDetails       *PaymentDetails `json:"payment_details,omitempty"`
 }
 
-// MarshalJSON encodes the params as the service expects them, with
-// amount_limit as an exact JSON number.
-func (p RecipientUpdateParams) MarshalJSON() ([]byte, error) { return json.Marshal(p.wire()) }
-
-// wire returns the value that encodes as the params' JSON (see
+// wire returns the value that encodes as the params' request body (see
 // RecipientCreateParams.wire).
 func (p *RecipientUpdateParams) wire() any {
-	type plain RecipientUpdateParams
 	return struct {
-		plain
-		AmountLimit json.Number `json:"amount_limit,omitempty"`
-	}{plain(*p), jsonNumber(p.AmountLimit)}
+		AccountNumber        string             `json:"account_number,omitempty"`
+		AccountName          string             `json:"account_name,omitempty"`
+		AccountType          AccountType        `json:"account_type,omitempty"`
+		AccountCurrency      string             `json:"account_currency,omitempty"`
+		AccountCountryCode   string             `json:"account_country_code,omitempty"`
+		AccountBankName      string             `json:"account_bank_name,omitempty"`
+		AccountBankCode      string             `json:"account_bank_code,omitempty"`
+		IdentificationType   IdentificationType `json:"identification_type,omitempty"`
+		IdentificationNumber string             `json:"identification_number,omitempty"`
+		PaymentDetails       *paymentDetails    `json:"payment_details,omitempty"`
+		AmountLimit          json.Number        `json:"amount_limit,omitempty"`
+	}{string(p.AccountNumber), p.AccountName, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
+		p.AccountBankName, p.AccountBankCode, p.IdentificationType, string(p.IdentificationNumber),
+		p.PaymentDetails.wire(), jsonNumber(p.AmountLimit)}
+}
+
+// identification and paymentDetails are Identification and PaymentDetails
+// as the request body carries them: in clear.
+type identification struct {
+	Type   IdentificationType `json:"identification_type,omitempty"`
+	Number string             `json:"identification_number,omitempty"`
+	Image  string             `json:"identification_image,omitempty"`
+}
+
+func (i *Identification) wire() *identification {
+	if i == nil {
+		return nil
+	}
+	return &identification{Type: i.Type, Number: string(i.Number), Image: string(i.Image)}
+}
+
+type paymentDetails struct {
+	AccountNumber string `json:"account_number,omitempty"`
+	BankCode      string `json:"bank_code,omitempty"`
+	BankName      string `json:"bank_name,omitempty"`
+	RoutingNumber string `json:"routing_number,omitempty"`
+	SwiftCode     string `json:"swift_code,omitempty"`
+	PaymentRails  string `json:"payment_rails,omitempty"`
+}
+
+func (d *PaymentDetails) wire() *paymentDetails {
+	if d == nil {
+		return nil
+	}
+	return &paymentDetails{string(d.AccountNumber), d.BankCode, d.BankName, d.RoutingNumber, d.SwiftCode, d.PaymentRails}
 }
 
 var (
@@ -194,65 +236,45 @@ func (s *RecipientsService) Update(ctx context.Context, id string, params *Recip
 	return r, nil
 }
 
-func (i Identification) masked() Identification {
-	i.Number, i.Image = redact.Mask(i.Number), redact.Mask(i.Image)
-	return i
+// AccountNumber is a bank account number. It is personal data: printed
+// (fmt, every verb), logged (log/slog, text or JSON) or encoded by
+// encoding/json it shows only its last four characters ("****6789"), so
+// that two accounts can be told apart; the SDK's requests send it whole.
+// Convert it, string(n), where you need the number itself, such as a
+// virtual account's number to show your customer.
+type AccountNumber string
+
+// Format prints the number's last four characters, "****6789".
+func (n AccountNumber) Format(f fmt.State, _ rune) {
+	_, _ = io.WriteString(f, redact.LastFour(string(n)))
 }
 
-// Format prints the identification, with any verb, with its number and
-// image hidden.
-func (i Identification) Format(f fmt.State, _ rune) { formatFields(f, i.masked()) }
+// MarshalJSON encodes the number's last four characters, "****6789".
+func (n AccountNumber) MarshalJSON() ([]byte, error) { return json.Marshal(redact.LastFour(string(n))) }
 
-// LogValue logs the identification with its number and image hidden.
-func (i Identification) LogValue() slog.Value { return logFields(i.masked()) }
+// PersonalData is a value that identifies a person: a BVN, an
+// identification number or image, an email address, a mobile number.
+// Printed (fmt, every verb), logged (log/slog, text or JSON) or encoded by
+// encoding/json it shows as "[redacted]" ("" when empty); the SDK's
+// requests send it whole. Convert it, string(v), where you need the value.
+type PersonalData string
 
-func (d PaymentDetails) masked() PaymentDetails {
-	d.AccountNumber = redact.LastFour(d.AccountNumber)
-	return d
-}
+// Format prints "[redacted]", or nothing for an empty value.
+func (v PersonalData) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redact.Mask(string(v))) }
 
-// Format prints the details, with any verb, with the account number masked.
-func (d PaymentDetails) Format(f fmt.State, _ rune) { formatFields(f, d.masked()) }
+// MarshalJSON encodes "[redacted]", or "" for an empty value.
+func (v PersonalData) MarshalJSON() ([]byte, error) { return json.Marshal(redact.Mask(string(v))) }
 
-// LogValue logs the details with the account number masked.
-func (d PaymentDetails) LogValue() slog.Value { return logFields(d.masked()) }
+// Format prints the params' fields, with any verb, with their personal data
+// masked. (Printed by fmt with a verb such as %s, a pointer field would
+// show its target unmasked: the params print themselves.)
+func (p RecipientCreateParams) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
 
-func (r Recipient) masked() Recipient {
-	r.AccountNumber = redact.LastFour(r.AccountNumber)
-	r.Identification = maskedPtr(r.Identification, Identification.masked)
-	r.PaymentDetails = maskedPtr(r.PaymentDetails, PaymentDetails.masked)
-	return r
-}
+// Format prints the params' fields, with any verb, with their personal data
+// masked (see RecipientCreateParams.Format).
+func (p RecipientUpdateParams) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
 
 // Format prints the recipient's fields, with any verb, with its personal
-// data masked (the account number keeps its last four digits).
-func (r Recipient) Format(f fmt.State, _ rune) { formatFields(f, r.masked()) }
-
-// LogValue logs the recipient with its personal data masked.
-func (r Recipient) LogValue() slog.Value { return logFields(r.masked()) }
-
-func (p RecipientCreateParams) masked() RecipientCreateParams {
-	p.AccountNumber = redact.LastFour(p.AccountNumber)
-	p.Identification = maskedPtr(p.Identification, Identification.masked)
-	p.PaymentDetails = maskedPtr(p.PaymentDetails, PaymentDetails.masked)
-	return p
-}
-
-// Format prints the params, with any verb, with their personal data masked.
-func (p RecipientCreateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
-
-// LogValue logs the params with their personal data masked.
-func (p RecipientCreateParams) LogValue() slog.Value { return logFields(p.masked()) }
-
-func (p RecipientUpdateParams) masked() RecipientUpdateParams {
-	p.AccountNumber = redact.LastFour(p.AccountNumber)
-	p.IdentificationNumber = redact.Mask(p.IdentificationNumber)
-	p.PaymentDetails = maskedPtr(p.PaymentDetails, PaymentDetails.masked)
-	return p
-}
-
-// Format prints the params, with any verb, with their personal data masked.
-func (p RecipientUpdateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
-
-// LogValue logs the params with their personal data masked.
-func (p RecipientUpdateParams) LogValue() slog.Value { return logFields(p.masked()) }
+// data masked (the account number keeps its last four digits), and never
+// the SDK's internals (APIResource).
+func (r Recipient) Format(f fmt.State, _ rune) { redact.FormatFields(f, r) }

@@ -146,13 +146,13 @@ func (v *validator) identification(id *Identification) {
 		return
 	}
 	v.text("identification.identification_type", string(id.Type), maxCodeLen)
-	v.text("identification.identification_number", id.Number, maxCodeLen)
+	v.text("identification.identification_number", string(id.Number), maxCodeLen)
 	if id.Image == "" {
 		return
 	}
 	if len(id.Image) > maxImageBytes {
 		v.add("identification.identification_image", fmt.Sprintf("is larger than %d bytes", maxImageBytes))
-	} else if _, err := base64.StdEncoding.DecodeString(id.Image); err != nil {
+	} else if _, err := base64.StdEncoding.DecodeString(string(id.Image)); err != nil {
 		v.add("identification.identification_image", "is not valid standard Base64")
 	}
 }
@@ -161,7 +161,7 @@ func (v *validator) paymentDetails(pd *PaymentDetails) {
 	if pd == nil {
 		return
 	}
-	v.accountNumber("payment_details.account_number", pd.AccountNumber, false)
+	v.accountNumber("payment_details.account_number", string(pd.AccountNumber), false)
 	v.text("payment_details.bank_code", pd.BankCode, maxCodeLen)
 	v.text("payment_details.bank_name", pd.BankName, maxNameLen)
 	v.text("payment_details.routing_number", pd.RoutingNumber, maxCodeLen)
@@ -205,7 +205,7 @@ func (p *RecipientCreateParams) validate() error {
 	}
 	var v validator
 	v.required("account_name", p.AccountName, maxNameLen)
-	v.account(accountFields{p.AccountNumber, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
+	v.account(accountFields{string(p.AccountNumber), p.AccountType, p.AccountCurrency, p.AccountCountryCode,
 		p.AccountBankName, p.AccountBankCode, p.AmountLimit}, true)
 	v.identification(p.Identification)
 	v.paymentDetails(p.PaymentDetails)
@@ -222,10 +222,10 @@ func (p *RecipientUpdateParams) validate(id string) error {
 		v.add("params", "set at least one field to update")
 	}
 	v.text("account_name", p.AccountName, maxNameLen)
-	v.account(accountFields{p.AccountNumber, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
+	v.account(accountFields{string(p.AccountNumber), p.AccountType, p.AccountCurrency, p.AccountCountryCode,
 		p.AccountBankName, p.AccountBankCode, p.AmountLimit}, false)
 	v.text("identification_type", string(p.IdentificationType), maxCodeLen)
-	v.text("identification_number", p.IdentificationNumber, maxCodeLen)
+	v.text("identification_number", string(p.IdentificationNumber), maxCodeLen)
 	v.paymentDetails(p.PaymentDetails)
 	return v.err()
 }
@@ -275,9 +275,9 @@ func (p *VirtualAccountCreateParams) validate() error {
 	var v validator
 	v.accountType("account_type", p.AccountType, true)
 	v.required("account_name", p.AccountName, maxNameLen)
-	if addr, err := mail.ParseAddress(p.Email); p.Email == "" {
+	if email := string(p.Email); email == "" {
 		v.add("email", "is required")
-	} else if err != nil || addr.Address != p.Email || len(p.Email) > 254 {
+	} else if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || len(email) > 254 {
 		v.add("email", "is not a valid email address")
 	}
 	if p.AccountType == AccountTypeIndividual {
@@ -289,12 +289,12 @@ func (p *VirtualAccountCreateParams) validate() error {
 	}
 	v.text("display_name", p.DisplayName, maxNameLen)
 	switch {
-	case p.BVN != "" && !bvnPattern.MatchString(p.BVN):
+	case p.BVN != "" && !bvnPattern.MatchString(string(p.BVN)):
 		v.add("bvn", "must be exactly 11 digits")
 	case p.BVN == "" && p.Metadata != nil && isNigerian(p.Metadata.Country):
 		v.add("bvn", "is required for Nigerian accounts")
 	}
-	if p.MobileNumber != "" && !mobilePattern.MatchString(p.MobileNumber) {
+	if p.MobileNumber != "" && !mobilePattern.MatchString(string(p.MobileNumber)) {
 		v.add("mobile_number", "is not a phone number")
 	}
 	if m := p.Metadata; m != nil {
@@ -335,4 +335,44 @@ func validHeaderName(s string) bool {
 		}
 	}
 	return true
+}
+
+// requestOptions applies opts and checks the result: every problem is
+// reported at once, and nothing is sent.
+func requestOptions(opts []RequestOption) (requestConfig, error) {
+	if len(opts) == 0 {
+		return requestConfig{}, nil
+	}
+	var rc requestConfig
+	for _, o := range opts {
+		o.applyRequest(&rc)
+	}
+	var v validator
+	switch k := rc.idempotencyKey; {
+	case rc.keyGiven && strings.TrimSpace(k) == "":
+		v.add("Idempotency-Key", "is empty: pass the stored key of the call to repeat, or leave WithIdempotencyKey out for a new one")
+	case len(k) > 255 || !printableASCII(k):
+		v.add("Idempotency-Key", "must be at most 255 printable ASCII characters")
+	}
+	if rc.attemptTimeout < 0 {
+		v.add("WithAttemptTimeout", "must be positive")
+	}
+	if rc.maxRetries != nil && *rc.maxRetries < 0 {
+		v.add("WithMaxRetries", "must not be negative")
+	}
+	if w := rc.retryWait; w != nil && (w[0] < 0 || w[1] < w[0]) {
+		v.add("WithRetryWait", "needs 0 <= min <= max")
+	}
+	checkBodyFields(&v, rc.bodyFields)
+	for name, values := range rc.header {
+		if ownedHeaders[name] || !validHeaderName(name) {
+			v.add("header "+name, "cannot be set with WithHeader")
+		}
+		for _, val := range values {
+			if strings.ContainsAny(val, "\r\n\x00") {
+				v.add("header "+name, "value contains a line break")
+			}
+		}
+	}
+	return rc, v.err()
 }

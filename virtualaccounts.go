@@ -20,29 +20,49 @@ type VirtualAccount struct {
 
 	ID       string `json:"id"`
 	Currency string `json:"currency"`
-	// AccountNumber is the generated, unique number to share with customers.
-	AccountNumber string    `json:"account_number"`
-	AccountName   string    `json:"account_name"`
-	BankName      string    `json:"bank_name"`
-	IsActive      bool      `json:"is_active"`
-	CreatedAt     time.Time `json:"created_at"`
+	// AccountNumber is the generated, unique number to share with
+	// customers: string(va.AccountNumber) is the number, since it prints
+	// and logs as its last four digits.
+	AccountNumber AccountNumber `json:"account_number"`
+	AccountName   string        `json:"account_name"`
+	BankName      string        `json:"bank_name"`
+	IsActive      bool          `json:"is_active"`
+	CreatedAt     time.Time     `json:"created_at"`
 }
 
 // VirtualAccountCreateParams describe the holder of a new virtual account.
 // AccountType, AccountName and a valid Email are required; FirstName and
 // LastName are required for individual accounts, and an 11-digit BVN for
-// Nigerian accounts (Metadata.Country "NG", "NGA" or "Nigeria"). The BVN is
-// personal data: the printed and logged forms of these params hide it.
+// Nigerian accounts (Metadata.Country "NG", "NGA" or "Nigeria"). The BVN,
+// the email and the mobile number are PersonalData: the printed, logged and
+// JSON-encoded forms of these params hide them, and the request sends them.
 type VirtualAccountCreateParams struct {
 	AccountType  AccountType             `json:"account_type"`
 	AccountName  string                  `json:"account_name"`
-	Email        string                  `json:"email"`
+	Email        PersonalData            `json:"email"`
 	FirstName    string                  `json:"first_name,omitempty"`
 	LastName     string                  `json:"last_name,omitempty"`
 	DisplayName  string                  `json:"display_name,omitempty"`
-	BVN          string                  `json:"bvn,omitempty"`
-	MobileNumber string                  `json:"mobile_number,omitempty"`
+	BVN          PersonalData            `json:"bvn,omitempty"`
+	MobileNumber PersonalData            `json:"mobile_number,omitempty"`
 	Metadata     *VirtualAccountMetadata `json:"metadata,omitempty"`
+}
+
+// wire returns the value that encodes as the params' request body: the
+// personal data in clear (encoding/json masks it).
+func (p *VirtualAccountCreateParams) wire() any {
+	return struct {
+		AccountType  AccountType             `json:"account_type"`
+		AccountName  string                  `json:"account_name"`
+		Email        string                  `json:"email"`
+		FirstName    string                  `json:"first_name,omitempty"`
+		LastName     string                  `json:"last_name,omitempty"`
+		DisplayName  string                  `json:"display_name,omitempty"`
+		BVN          string                  `json:"bvn,omitempty"`
+		MobileNumber string                  `json:"mobile_number,omitempty"`
+		Metadata     *VirtualAccountMetadata `json:"metadata,omitempty"`
+	}{p.AccountType, p.AccountName, string(p.Email), p.FirstName, p.LastName, p.DisplayName,
+		string(p.BVN), string(p.MobileNumber), p.Metadata}
 }
 
 // VirtualAccountMetadata is optional information about a virtual account.
@@ -71,37 +91,15 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 		return nil, err
 	}
 	va := new(VirtualAccount)
-	if _, err := s.client.do(ctx, opVirtualAccountsCreate, "", params, va, opts); err != nil {
+	if _, err := s.client.do(ctx, opVirtualAccountsCreate, "", params.wire(), va, opts); err != nil {
 		return nil, err
 	}
 	return va, nil
 }
 
-func (p VirtualAccountCreateParams) masked() VirtualAccountCreateParams {
-	p.BVN = redact.Mask(p.BVN)
-	p.Email = redact.Mask(p.Email)
-	p.MobileNumber = redact.LastFour(p.MobileNumber)
-	return p
-}
-
-// Format prints the params, with any verb, with the BVN, email and mobile
-// number masked.
-func (p VirtualAccountCreateParams) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
-
-// LogValue logs the params with the BVN, email and mobile number masked.
-func (p VirtualAccountCreateParams) LogValue() slog.Value { return logFields(p.masked()) }
-
-func (v VirtualAccount) masked() VirtualAccount {
-	v.AccountNumber = redact.LastFour(v.AccountNumber)
-	return v
-}
-
 // Format prints the virtual account's fields, with any verb, with its
-// number masked.
-func (v VirtualAccount) Format(f fmt.State, _ rune) { formatFields(f, v.masked()) }
-
-// LogValue logs the virtual account with its number masked.
-func (v VirtualAccount) LogValue() slog.Value { return logFields(v.masked()) }
+// number masked, and never the SDK's internals (APIResource).
+func (v VirtualAccount) Format(f fmt.State, _ rune) { redact.FormatFields(f, v) }
 
 // VirtualAccountPayment is money paid into one of your virtual accounts, the
 // data of a virtual_account.payment_received event. The specification does
@@ -110,8 +108,8 @@ func (v VirtualAccount) LogValue() slog.Value { return logFields(v.masked()) }
 // present; RawJSON returns the data exactly as received, with any field not
 // listed here.
 //
-// Payer.AccountNumber and AccountNumber are personal data: Format and
-// LogValue print only their last four digits.
+// Payer.AccountNumber and AccountNumber print and log only their last four
+// digits, and a narration (Description) its digits masked.
 type VirtualAccountPayment struct {
 	APIResource
 
@@ -136,7 +134,7 @@ type VirtualAccountPayment struct {
 	// AccountNumber is the number of the virtual account that received the
 	// money: "virtual_account_number", "account_number" or
 	// "virtual_account.account_number".
-	AccountNumber string
+	AccountNumber AccountNumber
 	// AccountName is the virtual account's name: "account_name" or
 	// "virtual_account.account_name".
 	AccountName string
@@ -151,40 +149,28 @@ type VirtualAccountPayment struct {
 	CreatedAt time.Time
 }
 
-// Payer is the sender of a payment received on a virtual account.
-// AccountNumber is personal data: Format and LogValue print only its last
-// four digits.
+// Payer is the sender of a payment received on a virtual account. Its
+// AccountNumber prints and logs as its last four digits.
 type Payer struct {
 	Name          string
-	AccountNumber string
+	AccountNumber AccountNumber
 	BankName      string
 	BankCode      string
 }
 
-func (p Payer) masked() Payer {
-	p.AccountNumber = redact.LastFour(p.AccountNumber)
-	return p
-}
-
-// Format prints the payer, with any verb, with the account number masked.
-func (p Payer) Format(f fmt.State, _ rune) { formatFields(f, p.masked()) }
-
-// LogValue logs the payer with the account number masked.
-func (p Payer) LogValue() slog.Value { return logFields(p.masked()) }
-
 func (v VirtualAccountPayment) masked() VirtualAccountPayment {
-	v.AccountNumber = redact.LastFour(v.AccountNumber)
 	v.Description = redact.String(v.Description, nil) // a narration may quote an account number
-	v.Payer = v.Payer.masked()
 	return v
 }
 
 // Format prints the payment's fields, with any verb, with account numbers
-// masked.
-func (v VirtualAccountPayment) Format(f fmt.State, _ rune) { formatFields(f, v.masked()) }
+// and the narration's digits masked.
+func (v VirtualAccountPayment) Format(f fmt.State, _ rune) { redact.FormatFields(f, v.masked()) }
 
-// LogValue logs the payment with account numbers masked.
-func (v VirtualAccountPayment) LogValue() slog.Value { return logFields(v.masked()) }
+// LogValue logs the payment with account numbers and the narration's
+// digits masked (encoding/json, which slog's JSON handler uses, would show
+// the narration).
+func (v VirtualAccountPayment) LogValue() slog.Value { return redact.LogFields(v.masked()) }
 
 type payerWire struct {
 	Name          looseString `json:"name"`
@@ -263,7 +249,7 @@ func (v *VirtualAccountPayment) UnmarshalJSON(b []byte) error {
 		Status:           string(w.Status),
 		Description:      firstString(w.Description, w.Narration, w.Remark),
 		VirtualAccountID: firstString(w.VirtualAccountID, w.AccountID, va.ID),
-		AccountNumber:    firstString(w.VirtualAccountNumber, w.AccountNumber, va.AccountNumber),
+		AccountNumber:    AccountNumber(firstString(w.VirtualAccountNumber, w.AccountNumber, va.AccountNumber)),
 		AccountName:      firstString(w.AccountName, va.AccountName),
 		Payer:            payer,
 		ReceivedAt:       firstTime(w.ReceivedAt, w.PaidAt, w.TransactionDate, w.CreatedAt),
@@ -289,7 +275,7 @@ func (w *vaPaymentWire) payer() Payer {
 	}
 	return Payer{
 		Name:          firstString(nested.Name, nested.AccountName, w.PayerName, w.SenderName, w.OriginatorName),
-		AccountNumber: firstString(nested.AccountNumber, w.PayerAccountNumber, w.SenderAccountNumber, w.OriginatorAccountNumber),
+		AccountNumber: AccountNumber(firstString(nested.AccountNumber, w.PayerAccountNumber, w.SenderAccountNumber, w.OriginatorAccountNumber)),
 		BankName:      firstString(nested.BankName, w.PayerBankName, w.SenderBankName, w.OriginatorBankName),
 		BankCode:      firstString(nested.BankCode, w.PayerBankCode, w.SenderBankCode, w.OriginatorBankCode),
 	}

@@ -50,7 +50,7 @@ func TestWireVirtualAccountsCreate(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, vaUUID, va.ID)
-	assert.Equal(t, "9900112233", va.AccountNumber)
+	assert.Equal(t, "9900112233", string(va.AccountNumber))
 	assert.True(t, va.IsActive)
 
 	req := h.onlyRequest(t)

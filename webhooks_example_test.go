@@ -15,16 +15,17 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// A test event sent by Webhooks.Trigger is recognisable, so a receiver can
-// acknowledge it without booking anything.
-func ExampleEvent_Triggered() {
+// A test event sent by Webhooks.Trigger to paymentstest or the sandbox is
+// recognisable (paymentstest.Triggered), so a receiver can acknowledge it
+// without booking anything.
+func Example_triggeredEvent() {
 	const secret = "whsec_example"
 	verifier, err := webhook.NewSignatureVerifier([]string{secret})
 	if err != nil {
 		log.Fatal(err)
 	}
 	handler := webhook.NewHandler(verifier, func(ctx context.Context, ev *payments.Event) error {
-		if ev.Triggered() {
+		if paymentstest.Triggered(ev) {
 			fmt.Println("test event, skipped:", ev.Type)
 			return nil // acknowledged: the service does not send it again
 		}
@@ -52,7 +53,7 @@ func ExampleEvent_Triggered() {
 		log.Fatal(err)
 	}
 	// A customer pays in (a real event), then a test event of the same kind.
-	if _, err := srv.SimulateIncomingPayment(account.AccountNumber, decimal.RequireFromString("5000"), "NGN"); err != nil {
+	if _, err := srv.SimulateIncomingPayment(string(account.AccountNumber), decimal.RequireFromString("5000"), "NGN"); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := client.Webhooks.Trigger(ctx, payments.EventVirtualAccountPaymentReceived); err != nil {
@@ -99,7 +100,7 @@ func ExampleWebhooksService_Trigger() {
 	fmt.Println("asked for", res.EventType)
 	select {
 	case ev := <-received: // delivered asynchronously, signed like any other
-		fmt.Println("received", ev.Type, "test:", ev.Triggered())
+		fmt.Println("received", ev.Type, "test:", paymentstest.Triggered(ev))
 	case <-time.After(10 * time.Second):
 		fmt.Println("no delivery: check the URL and the secret")
 	}

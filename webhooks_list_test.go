@@ -205,6 +205,6 @@ func TestListEventsIncludesTriggeredEvents(t *testing.T) {
 		evs = append(evs, ev)
 	}
 	require.Len(t, evs, 1)
-	assert.True(t, evs[0].Triggered())
+	assert.True(t, paymentstest.Triggered(evs[0]))
 	assert.True(t, slices.Equal(whLogIDs(srv, nil), []string{evs[0].ID}))
 }

@@ -163,7 +163,15 @@ func classify(err error) (errType string, cancelled bool) {
 	// Else the Go type of the innermost error: low-cardinality, and it says
 	// nothing that the error's text might.
 	for {
-		inner := errors.Unwrap(err)
+		var inner error
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			inner = x.Unwrap()
+		case interface{ Unwrap() []error }: // *payments.TransportError: its cause first
+			if errs := x.Unwrap(); len(errs) > 0 {
+				inner = errs[0]
+			}
+		}
 		if inner == nil {
 			return fmt.Sprintf("%T", err), false
 		}

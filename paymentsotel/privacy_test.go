@@ -67,7 +67,7 @@ func TestNoSecretsInTelemetry(t *testing.T) {
 		Metadata:     &payments.VirtualAccountMetadata{Country: "NG", UseCase: "collections"},
 	}, payments.WithIdempotencyKey(uuid.NewString()))
 	require.NoError(t, err)
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, decimal.RequireFromString("4243.18"), "NGN")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), decimal.RequireFromString("4243.18"), "NGN")
 	require.NoError(t, err)
 	_, err = client.Webhooks.Trigger(ctx, payments.EventPaymentCompleted)
 	require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestNoSecretsInTelemetry(t *testing.T) {
 		"bearer token":           "Bearer",
 		"account number":         "0123456789",
 		"updated account number": "5566778899",
-		"virtual account number": va.AccountNumber,
+		"virtual account number": string(va.AccountNumber),
 		"identification number":  "NIN48213377",
 		"BVN":                    "22345678901",
 		"mobile number":          "2348031234567",

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // AdminPrefix is the path prefix of the admin API that WithAdminAPI turns
@@ -62,7 +64,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleAdmin(w http.ResponseWriter, r *http.Request) *response {
 	if msg, ok := s.authorize(r); !ok {
-		return s.fail(http.StatusUnauthorized, CodeUnauthorized, msg).
+		return s.fail(http.StatusUnauthorized, payments.CodeUnauthorized, msg).
 			withHeader("WWW-Authenticate", `Bearer realm="payments"`)
 	}
 	h, param, bad := s.route(r.Method, r.URL.EscapedPath(), true)

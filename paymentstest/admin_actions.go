@@ -64,9 +64,9 @@ func (s *Server) adminTrigger(rq *apiRequest) *response {
 	ev, err := s.TriggerEvent(payments.EventType(kind), resource)
 	switch {
 	case errors.Is(err, ErrUnknownResource):
-		return s.fail(http.StatusNotFound, CodeNotFound, strings.TrimPrefix(err.Error(), "paymentstest: "))
+		return s.fail(http.StatusNotFound, payments.CodeNotFound, strings.TrimPrefix(err.Error(), "paymentstest: "))
 	case errors.Is(err, ErrClosed):
-		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case err != nil:
 		return s.internal(err)
 	}
@@ -115,7 +115,7 @@ func (s *Server) adminSettle(rq *apiRequest) *response {
 	case errors.Is(err, ErrNotSettleable):
 		return s.fail(http.StatusConflict, CodeNotSettleable, strings.TrimPrefix(err.Error(), "paymentstest: "))
 	case errors.Is(err, ErrClosed):
-		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case err != nil:
 		return s.internal(err)
 	}
@@ -129,8 +129,10 @@ func (s *Server) adminSettle(rq *apiRequest) *response {
 }
 
 // CodeNotSettleable is the code of POST /_sandbox/payments/{id}/settle for
-// a payment that is not pending after a confirm (ErrNotSettleable).
-const CodeNotSettleable = "payment_not_settleable"
+// a payment that is not pending after a confirm (ErrNotSettleable). It is a
+// code of the sandbox's admin API only, not of the service, so the SDK has
+// no constant for it.
+const CodeNotSettleable payments.ErrorCode = "payment_not_settleable"
 
 type adminChaosJSON struct {
 	Delay        string  `json:"delay"`

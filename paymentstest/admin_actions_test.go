@@ -115,7 +115,7 @@ func TestAdminSettle(t *testing.T) {
 
 	again := send(t, srv, http.MethodPost, "/_sandbox/payments/"+p.ID+"/settle", `{"status": "completed"}`, nil)
 	assert.Equal(t, http.StatusConflict, again.status)
-	assert.Equal(t, paymentstest.CodeNotSettleable, again.env.Code)
+	assert.Equal(t, string(paymentstest.CodeNotSettleable), again.env.Code)
 	assert.Equal(t, http.StatusNotFound, send(t, srv, http.MethodPost, "/_sandbox/payments/nope/settle", `{"status": "failed"}`, nil).status)
 	assert.Equal(t, http.StatusUnprocessableEntity, send(t, srv, http.MethodPost, "/_sandbox/payments/"+p.ID+"/settle", `{"status": "pending"}`, nil).status)
 	assert.Len(t, srv.Events(), len(evs), "nothing more")

@@ -179,7 +179,7 @@ func FuzzAdminBodies(f *testing.F) {
 	require.NoError(f, err)
 	paths := []string{
 		"/_sandbox/clock/advance", "/_sandbox/faults", "/_sandbox/deliveries/wait",
-		"/_sandbox/virtual-accounts/" + va.AccountNumber + "/incoming-payments",
+		string("/_sandbox/virtual-accounts/" + va.AccountNumber + "/incoming-payments"),
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, path := range paths {

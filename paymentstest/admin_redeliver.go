@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // The admin routes that send events again and set the retry schedule.
@@ -93,10 +95,10 @@ func (s *Server) redeliverFailure(err error, id string) *response {
 	case errors.Is(err, ErrUnknownEvent):
 		return s.notFound(fmt.Sprintf("event %q", id))
 	case errors.Is(err, ErrNoWebhookURL):
-		return s.fail(http.StatusUnprocessableEntity, CodeWebhookNotConfigured,
+		return s.fail(http.StatusUnprocessableEntity, payments.CodeWebhookNotConfigured,
 			"no webhook URL is set: PUT "+AdminPrefix+"webhook-url first")
 	case errors.Is(err, ErrClosed):
-		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	}
 	return s.internal(err)
 }

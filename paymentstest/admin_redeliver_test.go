@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsapi/payments-go/paymentstest"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 type retriesData struct {
@@ -108,7 +110,7 @@ func TestAdminRedeliverErrors(t *testing.T) {
 
 	res := send(t, srv, http.MethodPost, "/_sandbox/events/no-such-event/redeliver", "", nil)
 	assert.Equal(t, http.StatusNotFound, res.status)
-	assert.Equal(t, paymentstest.CodeNotFound, res.env.Code)
+	assert.Equal(t, string(payments.CodeNotFound), res.env.Code)
 	res = send(t, srv, http.MethodPost, "/_sandbox/events/"+id+"/redeliver", `{"now": true}`, nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, res.status)
 	assert.Equal(t, []string{"now"}, res.fields())
@@ -119,6 +121,6 @@ func TestAdminRedeliverErrors(t *testing.T) {
 	for _, path := range []string{"/_sandbox/events/" + id + "/redeliver", "/_sandbox/events/redeliver-failed"} {
 		res = send(t, srv, http.MethodPost, path, "", nil)
 		assert.Equal(t, http.StatusUnprocessableEntity, res.status, path)
-		assert.Equal(t, paymentstest.CodeWebhookNotConfigured, res.env.Code, path)
+		assert.Equal(t, string(payments.CodeWebhookNotConfigured), res.env.Code, path)
 	}
 }

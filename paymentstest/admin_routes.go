@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // The admin routes themselves; admin.go routes to them and checks their input.
@@ -129,9 +131,9 @@ func (s *Server) adminIncomingPayment(rq *apiRequest) *response {
 	in, err := s.SimulateIncomingPayment(rq.param, amount, currency)
 	switch {
 	case errors.Is(err, ErrClosed):
-		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case err != nil:
-		return s.fail(http.StatusUnprocessableEntity, CodeValidationFailed, err.Error())
+		return s.fail(http.StatusUnprocessableEntity, payments.CodeValidationFailed, err.Error())
 	}
 	return s.adminOK("Incoming payment received", in.json())
 }

@@ -55,7 +55,7 @@ func TestAdminOffByDefault(t *testing.T) {
 		before := srv.Now()
 		res := send(t, srv, tc.method, tc.path, tc.body, nil)
 		assert.Equal(t, http.StatusNotFound, res.status, tc.path)
-		assert.Equal(t, paymentstest.CodeNotFound, res.env.Code)
+		assert.Equal(t, string(payments.CodeNotFound), res.env.Code)
 		assert.False(t, res.env.Success)
 		assert.Less(t, srv.Now().Sub(before), time.Minute, "the clock did not move")
 	}
@@ -84,7 +84,7 @@ func TestAdminAuth(t *testing.T) {
 		for name, auth := range map[string]string{"missing": "", "wrong key": "Bearer nope", "basic": "Basic " + srv.APIKey()} {
 			res := send(t, srv, r.method, r.path, `{"seconds": 3600}`, map[string]string{"Authorization": auth})
 			assert.Equal(t, http.StatusUnauthorized, res.status, "%s %s, %s", r.method, r.path, name)
-			assert.Equal(t, paymentstest.CodeUnauthorized, res.env.Code)
+			assert.Equal(t, string(payments.CodeUnauthorized), res.env.Code)
 			assert.NotEmpty(t, res.header.Get("WWW-Authenticate"))
 		}
 	}
@@ -139,7 +139,7 @@ func TestAdminClock(t *testing.T) {
 	} {
 		res := send(t, srv, http.MethodPost, "/_sandbox/clock/advance", body, nil)
 		assert.Equal(t, http.StatusUnprocessableEntity, res.status, body)
-		assert.Equal(t, paymentstest.CodeValidationFailed, res.env.Code, body)
+		assert.Equal(t, string(payments.CodeValidationFailed), res.env.Code, body)
 		assert.Contains(t, res.fields(), field, body)
 		assert.Contains(t, res.env.Message, field, body)
 	}
@@ -157,7 +157,7 @@ func TestAdminClock(t *testing.T) {
 	for _, body := range []string{"", "not json", "[1]", "null", `{"seconds": 1} {}`} {
 		res := send(t, srv, http.MethodPost, "/_sandbox/clock/advance", body, nil)
 		assert.Equal(t, http.StatusBadRequest, res.status, body)
-		assert.Equal(t, paymentstest.CodeInvalidJSON, res.env.Code, body)
+		assert.Equal(t, string(payments.CodeInvalidJSON), res.env.Code, body)
 	}
 
 	res = send(t, srv, http.MethodPut, "/_sandbox/clock", "", nil)
@@ -168,7 +168,7 @@ func TestAdminClock(t *testing.T) {
 	for _, path := range []string{"/_sandbox", "/_sandbox/", "/_sandbox/clock/", "/_sandbox/time", "/_sandbox/virtual-accounts//incoming-payments"} {
 		res := send(t, srv, http.MethodGet, path, "", nil)
 		assert.Equal(t, http.StatusNotFound, res.status, path)
-		assert.Equal(t, paymentstest.CodeNotFound, res.env.Code, path)
+		assert.Equal(t, string(payments.CodeNotFound), res.env.Code, path)
 	}
 	assert.Empty(t, srv.Requests(), "admin requests are not service requests")
 }
@@ -209,14 +209,14 @@ func TestAdminIncomingPayment(t *testing.T) {
 	require.NoError(t, err)
 	path := "/_sandbox/virtual-accounts/" + va.AccountNumber + "/incoming-payments"
 
-	res := send(t, srv, http.MethodPost, path, `{"amount": 1234567890.123456789, "currency": "NGN"}`, nil)
+	res := send(t, srv, http.MethodPost, string(path), `{"amount": 1234567890.123456789, "currency": "NGN"}`, nil)
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
 	assert.True(t, res.env.Success)
 	assert.Contains(t, string(res.env.Data), `"amount":"1234567890.123456789"`, "exact digits, as a string")
 	in := data[incomingData](t, res)
 	assert.Equal(t, "NGN", in.Currency)
 	assert.Equal(t, va.ID, in.VirtualAccountID)
-	assert.Equal(t, va.AccountNumber, in.AccountNumber)
+	assert.Equal(t, string(va.AccountNumber), in.AccountNumber)
 
 	stored := srv.IncomingPayments()
 	require.Len(t, stored, 1)
@@ -237,7 +237,7 @@ func TestAdminIncomingPayment(t *testing.T) {
 	assert.Equal(t, in.Reference, vp.Reference)
 
 	// A string amount, and no currency (the account's).
-	res = send(t, srv, http.MethodPost, path, `{"amount": "5000.00"}`, nil)
+	res = send(t, srv, http.MethodPost, string(path), `{"amount": "5000.00"}`, nil)
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
 	assert.Equal(t, "5000.00", data[incomingData](t, res).Amount)
 	assert.Equal(t, "NGN", data[incomingData](t, res).Currency)
@@ -257,18 +257,18 @@ func TestAdminIncomingPayment(t *testing.T) {
 		`{"amount": 5, "currency": 566}`:    "currency",
 		`{"amount": 5, "payer": "x"}`:       "payer",
 	} {
-		res := send(t, srv, http.MethodPost, path, body, nil)
+		res := send(t, srv, http.MethodPost, string(path), body, nil)
 		assert.Equal(t, http.StatusUnprocessableEntity, res.status, body)
 		assert.Equal(t, []string{field}, res.fields(), body)
 	}
 	res = send(t, srv, http.MethodPost, "/_sandbox/virtual-accounts/0000000000/incoming-payments", `{"amount": 5}`, nil)
 	assert.Equal(t, http.StatusNotFound, res.status)
-	assert.Equal(t, paymentstest.CodeNotFound, res.env.Code)
+	assert.Equal(t, string(payments.CodeNotFound), res.env.Code)
 	assert.Contains(t, res.env.Message, "0000000000")
 	res = send(t, srv, http.MethodPost, "/_sandbox/virtual-accounts/00%2F00/incoming-payments", `{"amount": 5}`, nil)
 	assert.Equal(t, http.StatusNotFound, res.status)
 	assert.Contains(t, res.env.Message, `"00/00"`, "the account number is unescaped")
-	res = send(t, srv, http.MethodGet, path, "", nil)
+	res = send(t, srv, http.MethodGet, string(path), "", nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, res.status)
 	assert.Len(t, srv.IncomingPayments(), 2, "refused requests recorded nothing")
 }

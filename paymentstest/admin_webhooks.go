@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // The admin routes about webhooks: where deliveries go, and their log.
@@ -156,7 +158,7 @@ func (s *Server) adminWaitDeliveries(rq *apiRequest) *response {
 	case err == nil:
 		return s.adminOK("Webhook deliveries done", s.deliveriesJSON())
 	case errors.Is(err, ErrClosed):
-		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case rq.r.Context().Err() != nil:
 		return nil // the client went away
 	}

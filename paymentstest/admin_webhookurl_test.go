@@ -10,6 +10,8 @@ import (
 
 	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 type webhookURLData struct {
@@ -75,12 +77,12 @@ func TestAdminWebhookURLRefusesBadInput(t *testing.T) {
 	} {
 		res := send(t, srv, http.MethodPut, "/_sandbox/webhook-url", body, nil)
 		assert.Equal(t, http.StatusUnprocessableEntity, res.status, "%s: %s", body, res.body)
-		assert.Equal(t, paymentstest.CodeValidationFailed, res.env.Code, body)
+		assert.Equal(t, string(payments.CodeValidationFailed), res.env.Code, body)
 		assert.Contains(t, res.fields(), field, body)
 	}
 	res := send(t, srv, http.MethodPut, "/_sandbox/webhook-url", `{"url": `, nil)
 	assert.Equal(t, http.StatusBadRequest, res.status)
-	assert.Equal(t, paymentstest.CodeInvalidJSON, res.env.Code)
+	assert.Equal(t, string(payments.CodeInvalidJSON), res.env.Code)
 
 	res = send(t, srv, http.MethodPost, "/_sandbox/webhook-url", `{"url": "http://x/"}`, nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, res.status)

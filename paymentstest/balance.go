@@ -111,7 +111,7 @@ func (s *Server) shortOf(pay *payment) *response {
 	if !have.LessThan(pay.Quote.TotalAmount) {
 		return nil
 	}
-	return s.fail(http.StatusUnprocessableEntity, CodeInsufficientBalance,
+	return s.fail(http.StatusUnprocessableEntity, payments.CodeInsufficientBalance,
 		fmt.Sprintf("the %s balance (%s) is less than the quote's total_amount (%s): fund the account, "+
 			"for example by a payment into a virtual account, and confirm again with a new idempotency key before the quote expires (the same key replays this refusal)",
 			pay.Currency, money(have), money(pay.Quote.TotalAmount)))

@@ -68,7 +68,7 @@ func TestBalance(t *testing.T) {
 
 	// A customer's payment into a virtual account funds it; the same quote
 	// then goes through, and the alert is armed again.
-	_, err = m.srv.SimulateIncomingPayment(va.AccountNumber, dec("10000"), "")
+	_, err = m.srv.SimulateIncomingPayment(string(va.AccountNumber), dec("10000"), "")
 	require.NoError(t, err)
 	balance("13760")
 	done, err := m.client.Payments.Confirm(ctx(t), p.ConfirmParams())

@@ -39,7 +39,7 @@ func TestCloseStopsEverything(t *testing.T) {
 	createRecipient(t, c, "")
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, dec("10"), "")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), dec("10"), "")
 	require.NoError(t, err)
 	require.NotEmpty(t, serverGoroutines())
 

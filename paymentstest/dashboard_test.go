@@ -83,7 +83,7 @@ func dashServer(t *testing.T, opts ...paymentstest.Option) (*paymentstest.Server
 	initiate(t, c, r.ID, "50", "order-dash-1")
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, dec("5000"), "")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), dec("5000"), "")
 	require.NoError(t, err)
 	waitDeliveries(t, srv)
 	return srv, c, rc
@@ -161,7 +161,7 @@ func TestDashboardPagesHoldNoSecret(t *testing.T) {
 		}
 	}
 	for _, va := range srv.VirtualAccounts() {
-		secrets = append(secrets, va.AccountNumber)
+		secrets = append(secrets, string(va.AccountNumber))
 	}
 	main := dashGet(t, srv.DashboardURL(), nil)
 	pages := []page{main, dashGet(t, srv.DashboardURL(), map[string]string{"X-Dashboard-Live": "1"})}

@@ -69,7 +69,7 @@
 //     "has_more"}; the next page is after=<the last id>. Bad or unknown
 //     parameters are 422 "validation_failed" naming each; an after that is
 //     not in the log (never, or no longer: see WithLogLimit) is 400
-//     "unknown_cursor" (CodeUnknownCursor), so that a lost checkpoint is
+//     "unknown_cursor" (payments.CodeUnknownEventCursor), so that a lost checkpoint is
 //     never taken for "nothing new".
 //   - Standard Webhooks: WithWebhookScheme(SchemeStandard), or
 //     SetWebhookScheme at run time, signs with webhook.SignStandard instead:
@@ -86,7 +86,7 @@
 //   - Test events: POST /webhooks/events/trigger/{event_id} sends an event of
 //     that kind with a made-up resource that the server does not store. So
 //     that a receiver can tell it from a real one, its resource carries a
-//     reference starting with payments.TriggeredReferencePrefix
+//     reference starting with TriggeredReferencePrefix
 //     ("test_trigger_"; the member is added to resources that have none),
 //     and its ids (id, recipient_id, quote_id, virtual_account_id) are UUIDs
 //     starting with "00000000-0000-4000-8000-". No other event carries

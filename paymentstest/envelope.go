@@ -10,32 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-)
 
-// Error codes the server sends in the envelope's "code" member.
-const (
-	CodeUnauthorized          = "unauthorized"
-	CodeInvalidJSON           = "invalid_json"
-	CodeValidationFailed      = "validation_failed"
-	CodeNotFound              = "not_found"
-	CodeMethodNotAllowed      = "method_not_allowed"
-	CodeUnsupportedMediaType  = "unsupported_media_type"
-	CodePayloadTooLarge       = "payload_too_large"
-	CodeQuoteExpired          = "quote_expired"
-	CodeQuoteAlreadyConfirmed = "quote_already_confirmed"
-	CodeDuplicateReference    = "duplicate_reference"
-	CodeIdempotencyKeyReused  = "idempotency_key_reused"
-	CodeIdempotencyInProgress = "idempotency_in_progress"
-	CodeInvalidIdempotencyKey = "invalid_idempotency_key"
-	CodeWebhookNotConfigured  = "webhook_not_configured"
-	CodeInternal              = "internal_error"
-	CodeShuttingDown          = "shutting_down"
-	CodeUnknownCursor         = "unknown_cursor" // 400: the after of GET /webhooks/events names no event in the log
-
-	// The refusals of the test values (testvalues.go, balance.go), all 422.
-	CodeInsufficientBalance         = "insufficient_balance"          // confirm: the balance cannot cover total_amount
-	CodeRecipientVerificationFailed = "recipient_verification_failed" // initiate: the recipient failed verification
-	CodeRecipientNotVerified        = "recipient_not_verified"        // initiate: the recipient's verification is not finished
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // fieldProblem is one entry of the envelope's "errors" member.
@@ -94,7 +70,7 @@ func newEnvelope(e envelopeJSON, status int, stan string) *response {
 	body, err := json.Marshal(e)
 	if err != nil { // cannot happen with the server's own types
 		status = http.StatusInternalServerError
-		e = envelopeJSON{Message: "encoding the response failed", Stan: stan, Code: CodeInternal}
+		e = envelopeJSON{Message: "encoding the response failed", Stan: stan, Code: string(payments.CodeInternal)}
 		body, _ = json.Marshal(e)
 	}
 	return &response{status: status, body: body, stan: stan, code: e.Code}
@@ -107,8 +83,8 @@ func (s *Server) ok(status int, message string, data json.RawMessage) *response 
 }
 
 // fail answers with an error envelope.
-func (s *Server) fail(status int, code, message string, problems ...fieldProblem) *response {
-	return newEnvelope(envelopeJSON{Message: message, Code: code, Errors: problems}, status, s.ids.uuid())
+func (s *Server) fail(status int, code payments.ErrorCode, message string, problems ...fieldProblem) *response {
+	return newEnvelope(envelopeJSON{Message: message, Code: string(code), Errors: problems}, status, s.ids.uuid())
 }
 
 // invalid answers 422 validation_failed naming every bad field.
@@ -117,16 +93,16 @@ func (s *Server) invalid(p problems) *response {
 	for _, f := range p {
 		names = append(names, f.Field)
 	}
-	return s.fail(http.StatusUnprocessableEntity, CodeValidationFailed,
+	return s.fail(http.StatusUnprocessableEntity, payments.CodeValidationFailed,
 		"Validation failed: "+strings.Join(names, ", "), p...)
 }
 
 func (s *Server) notFound(what string) *response {
-	return s.fail(http.StatusNotFound, CodeNotFound, what+" not found")
+	return s.fail(http.StatusNotFound, payments.CodeNotFound, what+" not found")
 }
 
 func (s *Server) internal(err error) *response {
-	return s.fail(http.StatusInternalServerError, CodeInternal, fmt.Sprintf("internal error in paymentstest: %v", err))
+	return s.fail(http.StatusInternalServerError, payments.CodeInternal, fmt.Sprintf("internal error in paymentstest: %v", err))
 }
 
 // withHeader adds a header to a response and returns it.

@@ -43,7 +43,7 @@ func (s *Server) listEvents(rq *apiRequest) *response {
 	}
 	page, found := s.hooks.eventPage(q)
 	if !found {
-		return s.fail(http.StatusBadRequest, CodeUnknownCursor,
+		return s.fail(http.StatusBadRequest, payments.CodeUnknownEventCursor,
 			fmt.Sprintf("no event with this id in the log (it keeps the last %d events): list again with since", s.hooks.events.limit),
 			fieldProblem{Field: "after", Message: "is not the id of an event in the log"})
 	}

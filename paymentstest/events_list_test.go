@@ -105,7 +105,7 @@ func TestListEventsRefusesBadQueries(t *testing.T) {
 	res := send(t, srv, http.MethodGet,
 		"/webhooks/events?limit=0&since=yesterday&type=payment.done&starting_after=x&after=a&after=b", "", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, res.status, "body: %s", res.body)
-	assert.Equal(t, paymentstest.CodeValidationFailed, res.env.Code)
+	assert.Equal(t, string(payments.CodeValidationFailed), res.env.Code)
 	assert.Equal(t, []string{"after", "starting_after", "since", "limit", "type"}, res.fields(), "every bad parameter at once")
 
 	for _, q := range []string{"limit=101", "limit=-1", "limit=1.5", "limit=%2B5", "after=", "since=2030-01-02"} {
@@ -126,7 +126,7 @@ func TestListEventsUnknownCursor(t *testing.T) {
 	for _, after := range []string{"no-such-event", first} {
 		res := send(t, srv, http.MethodGet, "/webhooks/events?after="+after, "", nil)
 		require.Equal(t, http.StatusBadRequest, res.status, "body: %s", res.body)
-		assert.Equal(t, paymentstest.CodeUnknownCursor, res.env.Code)
+		assert.Equal(t, string(payments.CodeUnknownEventCursor), res.env.Code)
 		assert.Equal(t, []string{"after"}, res.fields())
 		assert.Contains(t, res.env.Message, "since")
 	}
@@ -143,8 +143,8 @@ func TestListEventsIncludesTriggeredEvents(t *testing.T) {
 	require.Len(t, p.Events, 1)
 	ev, err := payments.ParseEvent(p.Events[0])
 	require.NoError(t, err)
-	assert.True(t, ev.Triggered())
-	assert.True(t, strings.Contains(string(p.Events[0]), payments.TriggeredReferencePrefix))
+	assert.True(t, paymentstest.Triggered(ev))
+	assert.True(t, strings.Contains(string(p.Events[0]), paymentstest.TriggeredReferencePrefix))
 	assert.Len(t, listPage(t, srv, "").Events, 3, "live and triggered alike")
 }
 

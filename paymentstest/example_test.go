@@ -188,7 +188,7 @@ func ExampleServer_SimulateIncomingPayment() {
 		fmt.Println(err)
 		return
 	}
-	in, err := srv.SimulateIncomingPayment(account.AccountNumber, decimal.RequireFromString("5000"), "")
+	in, err := srv.SimulateIncomingPayment(string(account.AccountNumber), decimal.RequireFromString("5000"), "")
 	if err != nil {
 		fmt.Println(err)
 		return

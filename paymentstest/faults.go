@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // FaultKind says how an injected fault breaks a request.
@@ -194,7 +196,7 @@ func (q *faultQueue) take(method, path string) (Fault, bool) {
 
 // faultResponse is the answer of a FaultStatus.
 func (s *Server) faultResponse(f Fault) *response {
-	r := s.fail(f.Status, codeForStatus(f.Status),
+	r := s.fail(f.Status, payments.ErrorCode(codeForStatus(f.Status)),
 		fmt.Sprintf("%s (fault injected by paymentstest)", http.StatusText(f.Status)))
 	if f.RetryAfter > 0 {
 		r.withHeader("Retry-After", retryAfterSeconds(f.RetryAfter))

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // apiRequest is what a handler gets: the request, its body and its path
@@ -94,7 +96,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, replayed bool) {
 	r := rq.r
 	if msg, ok := s.authorize(r); !ok {
-		return s.fail(http.StatusUnauthorized, CodeUnauthorized, msg).
+		return s.fail(http.StatusUnauthorized, payments.CodeUnauthorized, msg).
 			withHeader("WWW-Authenticate", `Bearer realm="payments"`), false
 	}
 	h, param, bad := s.route(r.Method, r.URL.EscapedPath(), false)
@@ -116,7 +118,7 @@ func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, 
 		return s.run(h, rq), false
 	}
 	if !validIdempotencyKey(key) {
-		return s.fail(http.StatusBadRequest, CodeInvalidIdempotencyKey,
+		return s.fail(http.StatusBadRequest, payments.CodeInvalidIdempotencyKey,
 			fmt.Sprintf("the Idempotency-Key must be 1 to %d printable ASCII characters", maxIdempotencyKeyLen)), false
 	}
 	k := idemKey{apiKey: s.apiKeyHash, method: r.Method, path: r.URL.EscapedPath(), key: key}
@@ -125,10 +127,10 @@ func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, 
 	case idemReplay:
 		return entry.resp, true
 	case idemMismatch:
-		return s.fail(http.StatusUnprocessableEntity, CodeIdempotencyKeyReused,
+		return s.fail(http.StatusUnprocessableEntity, payments.CodeIdempotencyKeyReused,
 			"this Idempotency-Key was already used with a different request body"), false
 	case idemInProgress:
-		return s.fail(http.StatusConflict, CodeIdempotencyInProgress,
+		return s.fail(http.StatusConflict, payments.CodeIdempotencyInProgress,
 			"a request with this Idempotency-Key is still being processed; retry shortly"), false
 	}
 	if !s.pause(rq) {
@@ -175,7 +177,7 @@ func (s *Server) pause(rq *apiRequest) bool {
 // when the client left, 503 when the server is closing.
 func (s *Server) abandoned() *response {
 	if s.closed() {
-		return s.fail(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func (s *Server) initiatePayment(rq *apiRequest) *response {
 	var p problems
 	o, err := parseObject(rq.body, &p, &rq.notes)
 	if err != nil {
-		return s.fail(http.StatusBadRequest, CodeInvalidJSON, err.Error())
+		return s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, err.Error())
 	}
 	pay := &payment{Status: payments.PaymentStatusPending}
 	amount, hasAmount := o.amount("amount")
@@ -127,10 +127,10 @@ func (s *Server) initiatePayment(rq *apiRequest) *response {
 	pay.RecipientID = o.required("recipient_id", maxNameLen)
 	p.uuid("recipient_id", pay.RecipientID)
 	pay.Reference = o.required("reference", maxNameLen)
-	if strings.HasPrefix(pay.Reference, payments.TriggeredReferencePrefix) {
+	if strings.HasPrefix(pay.Reference, TriggeredReferencePrefix) {
 		// Reserved, so that the prefix always means a test event.
 		p.add("reference", "must not start with %q, which marks the test events of POST /webhooks/events/trigger",
-			payments.TriggeredReferencePrefix)
+			TriggeredReferencePrefix)
 	}
 	pay.Description = o.text("description", maxTextLen)
 	pay.Type = o.text("transaction_type", maxCodeLen)
@@ -168,7 +168,7 @@ func (s *Server) initiatePayment(rq *apiRequest) *response {
 	for _, other := range s.st.payments {
 		lapsed := !other.executed() && !now.Before(other.Quote.ExpiresAt)
 		if other.Reference == pay.Reference && !lapsed {
-			return s.fail(http.StatusUnprocessableEntity, CodeDuplicateReference,
+			return s.fail(http.StatusUnprocessableEntity, payments.CodeDuplicateReference,
 				fmt.Sprintf("reference %q is already used by payment %s", pay.Reference, other.ID),
 				fieldProblem{Field: "reference", Message: "is already used by another payment"})
 		}
@@ -200,7 +200,7 @@ func (s *Server) confirmPayment(rq *apiRequest) *response {
 	var p problems
 	o, err := parseObject(rq.body, &p, &rq.notes)
 	if err != nil {
-		return s.fail(http.StatusBadRequest, CodeInvalidJSON, err.Error())
+		return s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, err.Error())
 	}
 	reference := o.required("reference", maxNameLen)
 	quoteID := o.required("quote_id", maxNameLen)
@@ -218,12 +218,12 @@ func (s *Server) confirmPayment(rq *apiRequest) *response {
 		return s.invalid(problems{{Field: "reference", Message: "does not match the reference of the quote's payment"}})
 	}
 	if pay.executed() {
-		return s.fail(http.StatusUnprocessableEntity, CodeQuoteAlreadyConfirmed,
+		return s.fail(http.StatusUnprocessableEntity, payments.CodeQuoteAlreadyConfirmed,
 			fmt.Sprintf("quote %s was already confirmed: payment %s is %s", quoteID, pay.ID, pay.Status))
 	}
 	now := s.clock.now()
 	if !now.Before(pay.Quote.ExpiresAt) {
-		return s.fail(http.StatusUnprocessableEntity, CodeQuoteExpired,
+		return s.fail(http.StatusUnprocessableEntity, payments.CodeQuoteExpired,
 			fmt.Sprintf("quote %s expired at %s; initiate the payment again", quoteID, stamp(pay.Quote.ExpiresAt)))
 	}
 	next := *pay

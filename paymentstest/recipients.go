@@ -113,7 +113,7 @@ func (s *Server) createRecipient(rq *apiRequest) *response {
 	var p problems
 	o, err := parseObject(rq.body, &p, &rq.notes)
 	if err != nil {
-		return s.fail(http.StatusBadRequest, CodeInvalidJSON, err.Error())
+		return s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, err.Error())
 	}
 	r := &recipient{MerchantID: s.merchantID}
 	r.AccountNumber = o.required("account_number", maxNameLen)
@@ -169,7 +169,7 @@ func (s *Server) updateRecipient(rq *apiRequest) *response {
 	}
 	o, err := parseObject(rq.body, &p, &rq.notes)
 	if err != nil {
-		return s.fail(http.StatusBadRequest, CodeInvalidJSON, err.Error())
+		return s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, err.Error())
 	}
 
 	s.mu.Lock()

@@ -27,13 +27,13 @@ func TestCreateRecipient(t *testing.T) {
 		AccountBankName:    "Sandbox Bank",
 		AccountBankCode:    "058",
 		AmountLimit:        &limit,
-		Identification:     &payments.Identification{Type: payments.IdentificationPassport, Number: "A1234567", Image: image},
+		Identification:     &payments.Identification{Type: payments.IdentificationPassport, Number: "A1234567", Image: payments.PersonalData(image)},
 		PaymentDetails:     &payments.PaymentDetails{SwiftCode: "GTBINGLA", PaymentRails: "nip"},
 	})
 	require.NoError(t, err)
 
 	require.NoError(t, uuid.Validate(r.ID))
-	assert.Equal(t, "0123456789", r.AccountNumber)
+	assert.Equal(t, "0123456789", string(r.AccountNumber))
 	assert.Equal(t, payments.AccountTypeBusiness, r.AccountType)
 	assert.Equal(t, "NG", r.AccountCountryCode, "a country name is accepted and coded")
 	assert.Equal(t, "Nigeria", r.AccountCountry)
@@ -53,7 +53,7 @@ func TestCreateRecipient(t *testing.T) {
 	stored := srv.Recipients()
 	require.Len(t, stored, 1)
 	assert.Equal(t, r.ID, stored[0].ID)
-	assert.Equal(t, image, stored[0].Identification.Image, "the server keeps the image")
+	assert.Equal(t, image, string(stored[0].Identification.Image), "the server keeps the image")
 	got, ok := srv.Recipient(r.ID)
 	require.True(t, ok)
 	assert.Equal(t, "Ada Lovelace", got.AccountName)
@@ -111,7 +111,7 @@ func TestUpdateRecipient(t *testing.T) {
 	assert.True(t, u.Limit.Equal(limit))
 	require.NotNil(t, u.Identification)
 	assert.Equal(t, payments.IdentificationNationalID, u.Identification.Type)
-	assert.Equal(t, "NIN-1", u.Identification.Number)
+	assert.Equal(t, "NIN-1", string(u.Identification.Number))
 	assert.Equal(t, "044", u.PaymentDetails.BankCode)
 	assert.Equal(t, r.CreatedAt, u.CreatedAt)
 	assert.Equal(t, r.UpdatedAt.Add(time.Minute), u.UpdatedAt)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // maxBodyBytes caps a request body: an identification image may be several
@@ -54,15 +56,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, c
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, s.fail(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+			return nil, s.fail(http.StatusRequestEntityTooLarge, payments.CodePayloadTooLarge,
 				fmt.Sprintf("the body is larger than %d bytes", limit))
 		}
-		return nil, s.fail(http.StatusBadRequest, CodeInvalidJSON, "reading the body failed")
+		return nil, s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, "reading the body failed")
 	}
 	if ct := r.Header.Get("Content-Type"); checkType && ct != "" && len(bytes.TrimSpace(body)) > 0 {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, s.fail(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
+			return nil, s.fail(http.StatusUnsupportedMediaType, payments.CodeUnsupportedMediaType,
 				"the body must be JSON (Content-Type: application/json)")
 		}
 	}
@@ -242,7 +244,7 @@ func (s *Server) adminObject(rq *apiRequest, optional bool) (*object, *problems,
 	}
 	o, err := parseObject(rq.body, p, &rq.notes)
 	if err != nil {
-		return nil, nil, s.fail(http.StatusBadRequest, CodeInvalidJSON, err.Error())
+		return nil, nil, s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, err.Error())
 	}
 	return o, p, nil
 }

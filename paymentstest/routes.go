@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	payments "github.com/paymentsapi/payments-go"
 )
 
 // route is one operation: of the Payments API, or of the admin API that
@@ -95,7 +97,7 @@ func (s *Server) route(method, path string, admin bool) (handlerFunc, string, *r
 		table, what = adminRoutes, "admin endpoint"
 	}
 	notFound := func() (handlerFunc, string, *response) {
-		return nil, "", s.fail(http.StatusNotFound, CodeNotFound, "no such "+what+": "+path)
+		return nil, "", s.fail(http.StatusNotFound, payments.CodeNotFound, "no such "+what+": "+path)
 	}
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	var allowed []string
@@ -123,6 +125,6 @@ func (s *Server) route(method, path string, admin bool) (handlerFunc, string, *r
 	}
 	slices.Sort(allowed)
 	allow := strings.Join(allowed, ", ")
-	return nil, "", s.fail(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+	return nil, "", s.fail(http.StatusMethodNotAllowed, payments.CodeMethodNotAllowed,
 		fmt.Sprintf("%s is not allowed on %s; use %s", method, path, allow)).withHeader("Allow", allow)
 }

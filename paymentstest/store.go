@@ -139,18 +139,18 @@ func decimalPtr(d *decimal.Decimal) *decimal.Decimal {
 func (r *recipient) sdk() payments.Recipient {
 	out := payments.Recipient{
 		ID: r.ID, MerchantID: r.MerchantID,
-		AccountNumber: r.AccountNumber, AccountName: r.AccountName,
+		AccountNumber: payments.AccountNumber(r.AccountNumber), AccountName: r.AccountName,
 		AccountType: payments.AccountType(r.AccountType), IsInternalAccount: r.IsInternalAccount,
 		AccountCurrency: r.AccountCurrency, AccountBankName: r.AccountBankName, AccountBankCode: r.AccountBankCode,
 		AccountCountryCode: r.AccountCountryCode, AccountCountry: r.AccountCountry,
 		Limit: decimalPtr(r.Limit), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 	if id := r.Identification; id != nil {
-		out.Identification = &payments.Identification{Type: payments.IdentificationType(id.Type), Number: id.Number, Image: id.Image}
+		out.Identification = &payments.Identification{Type: payments.IdentificationType(id.Type), Number: payments.PersonalData(id.Number), Image: payments.PersonalData(id.Image)}
 	}
 	if pd := r.PaymentDetails; pd != nil {
 		out.PaymentDetails = &payments.PaymentDetails{
-			AccountNumber: pd.AccountNumber, BankCode: pd.BankCode, BankName: pd.BankName,
+			AccountNumber: payments.AccountNumber(pd.AccountNumber), BankCode: pd.BankCode, BankName: pd.BankName,
 			RoutingNumber: pd.RoutingNumber, SwiftCode: pd.SwiftCode, PaymentRails: pd.PaymentRails,
 		}
 	}
@@ -173,7 +173,7 @@ func (p *payment) sdk() payments.Payment {
 
 func (va *virtualAccount) sdk() payments.VirtualAccount {
 	return payments.VirtualAccount{
-		ID: va.ID, Currency: va.Currency, AccountNumber: va.AccountNumber, AccountName: va.AccountName,
+		ID: va.ID, Currency: va.Currency, AccountNumber: payments.AccountNumber(va.AccountNumber), AccountName: va.AccountName,
 		BankName: va.BankName, IsActive: va.IsActive, CreatedAt: va.CreatedAt,
 	}
 }

@@ -174,11 +174,11 @@ func (s *Server) verify(r *recipient, data json.RawMessage) {
 func (s *Server) unverified(r *recipient) *response {
 	switch r.Verify {
 	case verifyingFailed:
-		return s.fail(http.StatusUnprocessableEntity, CodeRecipientVerificationFailed,
+		return s.fail(http.StatusUnprocessableEntity, payments.CodeRecipientVerificationFailed,
 			"recipient "+r.ID+" failed verification (recipient.verification_failed): update its account_number to verify it again",
 			fieldProblem{Field: "recipient_id", Message: "names a recipient that failed verification"})
 	case verifying:
-		return s.fail(http.StatusUnprocessableEntity, CodeRecipientNotVerified,
+		return s.fail(http.StatusUnprocessableEntity, payments.CodeRecipientNotVerified,
 			"recipient "+r.ID+" is not verified yet: initiate the payment again after recipient.verified",
 			fieldProblem{Field: "recipient_id", Message: "names a recipient whose verification is not finished"})
 	}

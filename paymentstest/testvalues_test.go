@@ -89,7 +89,7 @@ func (m *merchant) last(t *testing.T) *payments.Event {
 func (m *merchant) recipient(t *testing.T, accountNumber string) *payments.Recipient {
 	t.Helper()
 	p := recipientParams()
-	p.AccountNumber = accountNumber
+	p.AccountNumber = payments.AccountNumber(accountNumber)
 	r, err := m.client.Recipients.Create(ctx(t), p)
 	require.NoError(t, err)
 	return r
@@ -257,7 +257,7 @@ func TestRecipientAccountNumberRule(t *testing.T) {
 	srv, c := start(t)
 	for _, bad := range []string{"1", "abc", "1234567", "123456789012345678", "01234 56789", "4000-000-002"} {
 		p := recipientParams()
-		p.AccountNumber = bad
+		p.AccountNumber = payments.AccountNumber(bad)
 		_, err := c.Recipients.Create(ctx(t), p)
 		apiErr := requireCode(t, err, http.StatusUnprocessableEntity, payments.CodeValidationFailed)
 		require.Len(t, apiErr.Errors, 1, bad)
@@ -267,7 +267,7 @@ func TestRecipientAccountNumberRule(t *testing.T) {
 	assert.Empty(t, srv.Recipients())
 	for _, good := range []string{"12345678", "0123456789", "12345678901234567"} {
 		p := recipientParams()
-		p.AccountNumber = good
+		p.AccountNumber = payments.AccountNumber(good)
 		_, err := c.Recipients.Create(ctx(t), p)
 		require.NoError(t, err, good)
 	}

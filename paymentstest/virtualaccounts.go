@@ -55,7 +55,7 @@ func (s *Server) createVirtualAccount(rq *apiRequest) *response {
 	var p problems
 	o, err := parseObject(rq.body, &p, &rq.notes)
 	if err != nil {
-		return s.fail(http.StatusBadRequest, CodeInvalidJSON, err.Error())
+		return s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, err.Error())
 	}
 	va := &virtualAccount{BankName: BankName, IsActive: true, Currency: "NGN"}
 	va.AccountType = o.required("account_type", maxCodeLen)

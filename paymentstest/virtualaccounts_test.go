@@ -35,7 +35,7 @@ func TestCreateVirtualAccount(t *testing.T) {
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, va.LastResponse().StatusCode)
-	assert.Regexp(t, tenDigits, va.AccountNumber)
+	assert.Regexp(t, tenDigits, string(va.AccountNumber))
 	assert.Equal(t, "Grace Hopper", va.AccountName)
 	assert.Equal(t, paymentstest.BankName, va.BankName)
 	assert.Equal(t, "NGN", va.Currency)
@@ -92,9 +92,9 @@ func TestVirtualAccountNumbersAreUnique(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, va := range srv.VirtualAccounts() {
-		assert.Regexp(t, tenDigits, va.AccountNumber)
-		assert.False(t, seen[va.AccountNumber], "duplicate %s", va.AccountNumber)
-		seen[va.AccountNumber] = true
+		assert.Regexp(t, tenDigits, string(va.AccountNumber))
+		assert.False(t, seen[string(va.AccountNumber)], "duplicate %s", va.AccountNumber)
+		seen[string(va.AccountNumber)] = true
 	}
 	assert.Len(t, seen, n)
 }
@@ -104,7 +104,7 @@ func TestSimulateIncomingPayment(t *testing.T) {
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
 
-	in, err := srv.SimulateIncomingPayment(va.AccountNumber, dec("2500.5"), "")
+	in, err := srv.SimulateIncomingPayment(string(va.AccountNumber), dec("2500.5"), "")
 	require.NoError(t, err)
 	assert.Equal(t, va.ID, in.VirtualAccountID)
 	assert.Equal(t, "NGN", in.Currency)
@@ -131,15 +131,24 @@ func TestSimulateIncomingPayment(t *testing.T) {
 
 	for name, call := range map[string]func() error{
 		"unknown account": func() error { _, err := srv.SimulateIncomingPayment("0000000000", dec("1"), ""); return err },
-		"zero amount":     func() error { _, err := srv.SimulateIncomingPayment(va.AccountNumber, dec("0"), ""); return err },
-		"huge amount":     func() error { _, err := srv.SimulateIncomingPayment(va.AccountNumber, dec("1e40"), ""); return err },
-		"wrong currency":  func() error { _, err := srv.SimulateIncomingPayment(va.AccountNumber, dec("1"), "USD"); return err },
+		"zero amount": func() error {
+			_, err := srv.SimulateIncomingPayment(string(va.AccountNumber), dec("0"), "")
+			return err
+		},
+		"huge amount": func() error {
+			_, err := srv.SimulateIncomingPayment(string(va.AccountNumber), dec("1e40"), "")
+			return err
+		},
+		"wrong currency": func() error {
+			_, err := srv.SimulateIncomingPayment(string(va.AccountNumber), dec("1"), "USD")
+			return err
+		},
 	} {
 		assert.Error(t, call(), name)
 	}
 	assert.Len(t, srv.IncomingPayments(), 1)
 
 	srv.Close()
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, dec("1"), "")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), dec("1"), "")
 	assert.True(t, errors.Is(err, paymentstest.ErrClosed))
 }

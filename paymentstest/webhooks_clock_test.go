@@ -89,7 +89,7 @@ func TestWebhookSignedOnWallClockAfterAdvance(t *testing.T) {
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
 	srv.Advance(time.Hour)
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, dec("5000.00"), "")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), dec("5000.00"), "")
 	require.NoError(t, err)
 	checkVerifiedOnWallClock(t, srv, rc, 4)
 	assert.WithinDuration(t, time.Now().Add(time.Hour+webhook.DefaultSignatureTolerance), srv.Deliveries()[3].CreatedAt, time.Minute)

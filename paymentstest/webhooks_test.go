@@ -91,7 +91,7 @@ func TestWebhookDeliveries(t *testing.T) {
 	require.NoError(t, err)
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
-	in, err := srv.SimulateIncomingPayment(va.AccountNumber, dec("99.99"), "NGN")
+	in, err := srv.SimulateIncomingPayment(string(va.AccountNumber), dec("99.99"), "NGN")
 	require.NoError(t, err)
 	waitDeliveries(t, srv)
 

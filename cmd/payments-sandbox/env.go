@@ -106,12 +106,15 @@ func resolveCredentials(getenv func(string) string, set map[string]bool, apiKey,
 		c.reused = append(c.reused, envSecret)
 	case c.scheme == paymentstest.SchemePayments:
 		// A secret even without a URL: the admin API can set one later.
-		// Under the standard scheme the server makes a whsec_ one itself.
+		// Under the standard scheme the server makes a whsec_ one itself;
+		// this scheme's secrets start with pssec_, so that they are not
+		// taken for Standard Webhooks secrets (whsec_). Any secret without
+		// spaces is accepted, the whsec_ ones printed before included.
 		b := make([]byte, 16)
 		if _, err := rand.Read(b); err != nil {
 			return c, err
 		}
-		c.secrets = []string{"whsec_" + hex.EncodeToString(b)}
+		c.secrets = []string{"pssec_" + hex.EncodeToString(b)}
 	}
 	return c, nil
 }

@@ -156,7 +156,7 @@ func TestRunKeepsTheExportedValuesAcrossARestart(t *testing.T) {
 			if tc.scheme == "standard" {
 				assert.Equal(t, "standard", env[envScheme])
 			} else {
-				assert.Regexp(t, `^whsec_[0-9a-f]{32}$`, secret, "the payments scheme's secret is hex")
+				assert.Regexp(t, `^pssec_[0-9a-f]{32}$`, secret, "the payments scheme's secret is hex")
 				assert.NotContains(t, env, envScheme)
 			}
 			rc.configure(t, env)

@@ -55,7 +55,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	baseURL := baseURLLine.FindStringSubmatch(out)[1]
 	apiKey := apiKeyLine.FindStringSubmatch(out)[1]
 	secret := secretLine.FindStringSubmatch(out)[1]
-	assert.True(t, strings.HasPrefix(secret, "whsec_"))
+	assert.True(t, strings.HasPrefix(secret, "pssec_"), "a Payments-Signature secret, not a Standard Webhooks whsec_ one")
 	assert.Contains(t, out, "Webhooks: "+receiver.URL)
 	assert.NotContains(t, stderr.String(), secret, "the secret is never logged")
 

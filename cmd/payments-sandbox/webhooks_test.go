@@ -61,7 +61,7 @@ func TestRunDefaultWebhookURL(t *testing.T) {
 	assert.Equal(t, "http://localhost:8080/webhooks", defaultWebhookURL)
 	assert.Contains(t, stdout.String(), "Webhooks: http://localhost:8080/webhooks")
 	assert.Equal(t, defaultWebhookURL, webhookURLSetting(t, baseURL, apiKey))
-	assert.Regexp(t, `(?m)^export PAYMENTS_WEBHOOK_SECRET=whsec_[0-9a-f]{32}$`, stdout.String())
+	assert.Regexp(t, `(?m)^export PAYMENTS_WEBHOOK_SECRET=pssec_[0-9a-f]{32}$`, stdout.String())
 
 	// The receiver's default address is :8080, and it serves /webhooks.
 	src, err := os.ReadFile("../../examples/webhook-receiver/main.go")

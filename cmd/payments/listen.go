@@ -37,7 +37,7 @@ service would deliver them: it polls the list-events operation
 (Webhooks.ListEvents, after the last event it saw) and POSTs each new event's
 body to URL, signed with a secret it prints at start:
 
-  export PAYMENTS_WEBHOOK_SECRET=whsec_...
+  export PAYMENTS_WEBHOOK_SECRET=pssec_...
 
 Give that to your receiver (examples/webhook-receiver reads it), or reuse a
 secret with PAYMENTS_WEBHOOK_SECRET or --secret (comma-separated secrets all
@@ -240,9 +240,11 @@ func splitSecrets(v string) []string {
 	return out
 }
 
-// newSecret makes a secret in the scheme's form: whsec_ and hex for the
+// newSecret makes a secret in the scheme's form: pssec_ and hex for the
 // Payments-Signature scheme (as cmd/payments-sandbox makes them), whsec_
-// and base64 for Standard Webhooks.
+// and base64 for Standard Webhooks. The prefixes differ so that a secret
+// tells which scheme it belongs to; a Payments-Signature secret given
+// with --secret may have any prefix (whsec_ ones made before included).
 func newSecret(scheme string) (string, error) {
 	if scheme == schemeStandard {
 		return webhook.NewStandardSecret()
@@ -251,7 +253,7 @@ func newSecret(scheme string) (string, error) {
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	return "whsec_" + hex.EncodeToString(b), nil
+	return "pssec_" + hex.EncodeToString(b), nil
 }
 
 // listenBanner prints where events come from and go, and the secret when

@@ -175,11 +175,11 @@ func TestListenForwardsNewEventsSigned(t *testing.T) {
 	rc := newReceiver(t)
 	l := startListen(t, f.env, "--forward-to", rc.URL(), "--interval", "20ms")
 	secret := secretExport.FindStringSubmatch(l.stdout.String())[1]
-	assert.Regexp(t, `^whsec_[0-9a-f]{48}$`, secret)
+	assert.Regexp(t, `^pssec_[0-9a-f]{48}$`, secret)
 	assert.Regexp(t, `^Forwarding the events of `+regexp.QuoteMeta(f.URL())+` to `+regexp.QuoteMeta(rc.URL())+`
 Signed with the Payments-Signature header and a new secret; give your receiver:
 
-export PAYMENTS_WEBHOOK_SECRET=whsec_[0-9a-f]{48}
+export PAYMENTS_WEBHOOK_SECRET=pssec_[0-9a-f]{48}
 
 Ready: forwarding events created from `+regexp.QuoteMeta(f.Now().UTC().Format(time.RFC3339))+` \(the service's clock\), polling every 20ms. Ctrl-C stops.
 $`, l.stdout.String())

@@ -11,6 +11,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -45,7 +46,7 @@ func Example() {
 
 	// Runs in the transaction that records the event as processed.
 	markPaid := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		if ev.Triggered() || ev.Type != payments.EventPaymentCompleted {
+		if paymentstest.Triggered(ev) || ev.Type != payments.EventPaymentCompleted {
 			return nil // a test event from Webhooks.Trigger, or a kind you do not book
 		}
 		p, err := ev.Payment()

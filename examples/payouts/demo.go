@@ -27,7 +27,7 @@ func demoRows(ctx context.Context, c *payments.Client, n int) ([]row, error) {
 			account = paymentstest.AccountNumberFailsVerification
 		}
 		r, err := c.Recipients.Create(ctx, &payments.RecipientCreateParams{
-			AccountNumber:   account,
+			AccountNumber:   payments.AccountNumber(account),
 			AccountName:     fmt.Sprintf("Demo payee %d", i+1),
 			AccountType:     payments.AccountTypeIndividual,
 			AccountCurrency: "NGN",

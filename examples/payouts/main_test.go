@@ -234,7 +234,7 @@ func makeRowsWith(t *testing.T, srv *paymentstest.Server, n int, path string, am
 	var ids []string
 	for i := range 20 {
 		r, err := c.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
-			AccountNumber: fmt.Sprintf("00000000%02d", i), AccountName: "Payee", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+			AccountNumber: payments.AccountNumber(fmt.Sprintf("00000000%02d", i)), AccountName: "Payee", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
 		})
 		require.NoError(t, err)
 		ids = append(ids, r.ID)

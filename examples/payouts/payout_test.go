@@ -145,7 +145,7 @@ func TestPayoutsRefusedForBalancePaidAfterFunding(t *testing.T) {
 				FirstName: "Ada", LastName: "Okafor", BVN: "12345678901",
 			})
 			require.NoError(t, err)
-			_, err = srv.SimulateIncomingPayment(va.AccountNumber, decimal.RequireFromString("100000"), "NGN")
+			_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), decimal.RequireFromString("100000"), "NGN")
 			require.NoError(t, err)
 			funded := srv.Balance("NGN")
 

@@ -125,7 +125,7 @@ func (j *journey) steps(ctx context.Context) error {
 	if j.local == nil {
 		j.say("skipped: against the real service a customer pays in; watch for virtual_account.payment_received")
 	} else {
-		in, err := j.local.payIn(account.AccountNumber, decimal.RequireFromString("50000"), account.Currency)
+		in, err := j.local.payIn(string(account.AccountNumber), decimal.RequireFromString("50000"), account.Currency)
 		if err != nil {
 			return err
 		}

@@ -168,7 +168,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		AccountNumber: leakAccountNumber, AccountName: "Ada Okafor",
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN", AccountCountryCode: "NG",
 		AmountLimit:    &limit,
-		Identification: &payments.Identification{Type: payments.IdentificationType("passport"), Number: leakIDNumber, Image: leakImage},
+		Identification: &payments.Identification{Type: payments.IdentificationType("passport"), Number: leakIDNumber, Image: payments.PersonalData(leakImage)},
 		PaymentDetails: &payments.PaymentDetails{AccountNumber: leakPDAccount, BankName: "Barclays", SwiftCode: "BUKBGB22"},
 	}
 	srv.FailNext(1, http.StatusServiceUnavailable, 0)
@@ -210,7 +210,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	_, err = c.Webhooks.Trigger(ctx, payments.EventRecipientVerified)
 	require.NoError(t, err)
-	_, err = srv.SimulateIncomingPayment(va.AccountNumber, decimal.RequireFromString("2500"), "")
+	_, err = srv.SimulateIncomingPayment(string(va.AccountNumber), decimal.RequireFromString("2500"), "")
 	require.NoError(t, err)
 	require.NoError(t, srv.WaitForDeliveries(ctx))
 
@@ -220,21 +220,21 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// Invalid calls: refused before sending, naming fields, not values.
 	badImage := *rcptParams
-	badImage.Identification = &payments.Identification{Number: leakIDNumber, Image: leakImage + "!"}
+	badImage.Identification = &payments.Identification{Number: leakIDNumber, Image: payments.PersonalData(leakImage + "!")}
 	badImage.AccountNumber = leakAccountNumber + "$"
 	_, err = c.Recipients.Create(ctx, &badImage)
 	requireValidation(t, err, "identification.identification_image", "account_number")
 	x.err(err)
 	for _, bvn := range []string{leakBVN + "0", leakBVN[:10] + "X", " " + leakBVN} {
 		bad := *vaParams
-		bad.BVN = bvn
+		bad.BVN = payments.PersonalData(bvn)
 		_, err = c.VirtualAccounts.Create(ctx, &bad)
 		requireValidation(t, err, "bvn")
 		x.err(err)
 		x.print(bad)
 	}
 	_, err = c.Recipients.Update(ctx, "../"+leakAccountNumber, &payments.RecipientUpdateParams{
-		IdentificationNumber: strings.Repeat(leakIDNumber, 6), AccountNumber: leakPDAccount + "/" + leakAccountNumber,
+		IdentificationNumber: payments.PersonalData(strings.Repeat(leakIDNumber, 6)), AccountNumber: leakPDAccount + "/" + leakAccountNumber,
 	})
 	requireValidation(t, err, "id", "identification_number", "account_number")
 	x.err(err)
@@ -314,9 +314,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	// The journey really carried the secrets, and really logged.
 	stored, ok := srv.Recipient(rcpt.ID)
 	require.True(t, ok)
-	require.Equal(t, leakIDNumber, stored.Identification.Number)
-	require.Equal(t, leakAccountNumber, stored.AccountNumber)
-	require.Equal(t, leakPDAccount, stored.PaymentDetails.AccountNumber)
+	require.Equal(t, leakIDNumber, string(stored.Identification.Number))
+	require.Equal(t, leakAccountNumber, string(stored.AccountNumber))
+	require.Equal(t, leakPDAccount, string(stored.PaymentDetails.AccountNumber))
 	mu.Lock()
 	assert.Positive(t, received[payments.EventPaymentCompleted])
 	assert.Positive(t, received[payments.EventVirtualAccountPaymentReceived])
@@ -334,7 +334,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	x.mu.Unlock()
 
 	secrets := leakSecrets()
-	secrets["virtual account number"] = va.AccountNumber
+	secrets["virtual account number"] = string(va.AccountNumber)
 	secrets["Authorization header"] = "Bearer " + leakAPIKey
 	assertNoSecret(t, "client log", []string{clientLog.String()}, secrets)
 	assertNoSecret(t, "handler log", []string{handlerLog.String()}, secrets)
@@ -421,7 +421,7 @@ func TestErrorFormattingMasksEchoedSecrets(t *testing.T) {
 	// A ValidationError made of values holding every secret.
 	_, err = c.VirtualAccounts.Create(leakCtx(t), &payments.VirtualAccountCreateParams{
 		AccountType: payments.AccountType(leakAPIKey), AccountName: leakAccountNumber + "\x00", Email: leakBVN,
-		BVN: leakBVN + leakIDNumber, MobileNumber: leakPDAccount + leakImage, FirstName: strings.Repeat(leakIDNumber, 30),
+		BVN: leakBVN + leakIDNumber, MobileNumber: payments.PersonalData(leakPDAccount + leakImage), FirstName: strings.Repeat(leakIDNumber, 30),
 	})
 	requireValidation(t, err, "account_type", "account_name", "email", "bvn", "mobile_number", "first_name")
 	x.err(err)

@@ -1,6 +1,8 @@
-package payments
+package redact
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,11 +16,11 @@ import (
 // every verb (%v, %+v, %#v, %s) and every handler (text, JSON) shows the same
 // masked fields, and never the raw body a resource keeps.
 
-// formatFields writes v, a struct (a masked copy), the way fmt's %+v writes
+// FormatFields writes v, a struct (a masked copy), the way fmt's %+v writes
 // a struct, {A:a B:b}, whatever the verb. Unexported fields (the SDK's
 // internals) are left out, and a pointer field is printed as what it points
 // to.
-func formatFields(f fmt.State, v any) {
+func FormatFields(f fmt.State, v any) {
 	rv := reflect.ValueOf(v)
 	rt := rv.Type()
 	_, _ = io.WriteString(f, "{")
@@ -39,10 +41,10 @@ func formatFields(f fmt.State, v any) {
 	_, _ = io.WriteString(f, "}")
 }
 
-// logFields is v, a struct (a masked copy), as a slog group of its exported
+// LogFields is v, a struct (a masked copy), as a slog group of its exported
 // fields, each named by its JSON name (its Go name when it has none), nil
 // pointers left out. A field that is itself a slog.LogValuer logs masked.
-func logFields(v any) slog.Value {
+func LogFields(v any) slog.Value {
 	rv := reflect.ValueOf(v)
 	rt := rv.Type()
 	attrs := make([]slog.Attr, 0, rt.NumField())
@@ -61,11 +63,40 @@ func logFields(v any) slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// maskedPtr returns a masked copy of *p, or nil.
-func maskedPtr[T any](p *T, mask func(T) T) *T {
+// MaskedPtr returns a masked copy of *p, or nil.
+func MaskedPtr[T any](p *T, mask func(T) T) *T {
 	if p == nil {
 		return nil
 	}
 	m := mask(*p)
 	return &m
 }
+
+// Err returns err, or, when its text carries a secret, a bearer token or
+// characters that could forge a log line, an error with that text masked.
+func Err(err error, secret string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if clean := String(msg, nil, secret); clean != msg {
+		se := &scrubbedError{msg: clean}
+		for _, ctxErr := range []error{context.DeadlineExceeded, context.Canceled} {
+			if errors.Is(err, ctxErr) {
+				se.ctxErr = ctxErr
+			}
+		}
+		return se
+	}
+	return err
+}
+
+// scrubbedError stands in for an error whose text had to be masked. It keeps
+// only the context's error, when that was the cause, for errors.Is.
+type scrubbedError struct {
+	msg    string
+	ctxErr error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.ctxErr }

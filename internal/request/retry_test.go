@@ -1,4 +1,4 @@
-package payments
+package request
 
 import (
 	"context"
@@ -16,10 +16,8 @@ import (
 // [min, max] waits what it asks; one above max waits max.
 func TestRetryAfterIsHeldWithinTheRetryWaits(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	c, err := NewClient("sk_test_x", WithBaseURL("https://api.example.com"),
-		WithRetryWait(750*time.Millisecond, 5*time.Second), WithRetryBudget(nil))
-	require.NoError(t, err)
-	SetClockForTest(c, func() time.Time { return now })
+	p := New(Config{HTTPClient: &http.Client{}, MaxPause: 5 * time.Second})
+	p.SetClock(func() time.Time { return now }, nil)
 	for _, tc := range []struct {
 		retryAfter string
 		want       time.Duration
@@ -30,13 +28,13 @@ func TestRetryAfterIsHeldWithinTheRetryWaits(t *testing.T) {
 		{"3600", 5 * time.Second},
 	} {
 		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
-			st := &callState{Context: context.Background(), op: &Operation{}, retryable: true, maxRetries: 2,
-				waitMin: c.retryWaitMin, waitMax: c.retryWaitMax, attempts: 1}
+			c := &Call{Context: context.Background(), Retryable: true, MaxRetries: 2,
+				WaitMin: 750 * time.Millisecond, WaitMax: 5 * time.Second, attempts: 1}
 			resp := &http.Response{StatusCode: status, Header: http.Header{"Retry-After": {tc.retryAfter}}}
-			retry, err := c.checkRetry(st, resp, nil)
+			retry, err := p.checkRetry(c, resp, nil)
 			require.NoError(t, err)
 			require.True(t, retry, "%d is retried", status)
-			assert.Equal(t, tc.want, st.backoff, "%d with Retry-After %q", status, tc.retryAfter)
+			assert.Equal(t, tc.want, c.backoff, "%d with Retry-After %q", status, tc.retryAfter)
 		}
 	}
 }

@@ -117,16 +117,17 @@ func TestRetryBudgetBoundsRetriesOfManyGoroutines(t *testing.T) {
 		return len(srv.Requests()), exhausted
 	}
 
+	const defaultMaxRetries = 2 // a Client's retries without WithMaxRetries
 	t.Run("default budget", func(t *testing.T) {
 		requests, exhausted := run(t)
-		retries := payments.DefaultRetryBudgetTokens / payments.DefaultRetryCost
+		retries := payments.DefaultRetryBudget().Tokens / payments.DefaultRetryBudget().RetryCost
 		assert.Equal(t, callers+retries, requests, "every call's first attempt, plus the retries the budget paid for")
 		// Each stopped call made 1 or 2 attempts; the others made 3.
-		assert.GreaterOrEqual(t, exhausted, callers-retries/payments.DefaultMaxRetries)
+		assert.GreaterOrEqual(t, exhausted, callers-retries/defaultMaxRetries)
 	})
 	t.Run("no budget", func(t *testing.T) {
 		requests, exhausted := run(t, payments.WithRetryBudget(nil))
-		assert.Equal(t, callers*(1+payments.DefaultMaxRetries), requests)
+		assert.Equal(t, callers*(1+defaultMaxRetries), requests)
 		assert.Zero(t, exhausted)
 	})
 }
