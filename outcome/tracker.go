@@ -185,8 +185,8 @@ func (t *Tracker) logInvalid(ctx context.Context, ev *payments.Event, err error)
 // Wrap returns an EventFunc for webhook.NewHandler that records each event
 // in the tracker, then calls fn (nil: nothing more). Recording first keeps
 // fn once-only: a recording that fails returns its error before fn runs
-// (the handler answers 500, releases the event and the service delivers it
-// again), and recording an event twice is a no-op, so a redelivery after fn
+// (a store that fails is marked webhook.ErrUnavailable, so the handler
+// answers 503, releases the event and the service delivers it again), and recording an event twice is a no-op, so a redelivery after fn
 // failed records nothing new. Since the handler runs the function once per
 // event id (and Reconcile through the same store), a delivery and a listed
 // copy of one event count once. Events of kinds the tracker does not follow
@@ -198,6 +198,10 @@ func (t *Tracker) logInvalid(ctx context.Context, ev *payments.Event, err error)
 func (t *Tracker) Wrap(fn webhook.EventFunc) webhook.EventFunc {
 	return func(ctx context.Context, ev *payments.Event) error {
 		if _, _, err := t.Apply(ctx, ev); err != nil {
+			if !errors.Is(err, ErrInvalidEvent) {
+				// The store failed: a passing cause, answered 503.
+				err = fmt.Errorf("%w: %w", webhook.ErrUnavailable, err)
+			}
 			return err
 		}
 		if fn == nil {

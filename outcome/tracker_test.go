@@ -70,8 +70,8 @@ func TestWrapStoreDownMarksNothing(t *testing.T) {
 	h, calls := handler(t, tr, nil)
 	body := outcometest.Body("ev-1", payments.EventPaymentCompleted, "pay-1", "order-1")
 	s.down.Store(true)
-	if code := outcometest.Deliver(h, body); code != http.StatusInternalServerError {
-		t.Fatalf("delivery with the store down answered %d, want 500", code)
+	if code := outcometest.Deliver(h, body); code != http.StatusServiceUnavailable {
+		t.Fatalf("delivery with the store down answered %d, want 503", code)
 	}
 	s.down.Store(false)
 	if calls["ev-1"] != 0 || s.writes.Load() != 0 {

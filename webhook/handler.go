@@ -164,7 +164,7 @@ const (
 	OutcomeFailed            DeliveryOutcome = "failed"             // 500: your function failed or panicked
 	OutcomeRejectedSignature DeliveryOutcome = "rejected_signature" // 401
 	OutcomeInvalid           DeliveryOutcome = "invalid"            // 400, 405, 413: not a delivery
-	OutcomeStoreUnavailable  DeliveryOutcome = "store_unavailable"  // 503
+	OutcomeStoreUnavailable  DeliveryOutcome = "store_unavailable"  // 503: the event store, or one the function needs (ErrUnavailable)
 	OutcomeShuttingDown      DeliveryOutcome = "shutting_down"      // 503: Shutdown was called
 )
 
@@ -300,14 +300,34 @@ func ClaimFromContext(ctx context.Context) (Claim, bool) {
 }
 
 // process runs a claimed event (runClaimed) and answers: 200 when the
-// function succeeded, 500 when it failed or panicked.
+// function succeeded, 503 when it failed with ErrUnavailable, 500 when it
+// failed otherwise or panicked.
 func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *payments.Event, claim Claim, claimed time.Time) {
 	attrs, err := h.runClaimed(ctx, ev, claim, claimed)
 	if err != nil {
-		h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, err, slog.LevelError, "event processing failed", attrs...)
+		h.failed(ctx, w, ev, err, attrs...)
 		return
 	}
 	h.answer(ctx, w, http.StatusOK, ev, OutcomeProcessed, nil, slog.LevelInfo, "event processed", attrs...)
+}
+
+// ErrUnavailable marks an EventFunc's error as a passing one: something the
+// function needs (a store, a database) cannot be reached right now. The
+// handler answers such an error with 503 instead of 500, as it does when its
+// own event store is down, and releases the event like any failure, so the
+// service delivers it again. Wrap it: fmt.Errorf("ledger: %w: %w",
+// webhook.ErrUnavailable, err). outcome.Tracker.Wrap marks its store's
+// failures so. Test: TestFunctionErrUnavailableAnswers503.
+var ErrUnavailable = errors.New("webhook: unavailable for now, deliver again later")
+
+// failed answers a function that returned err: 503 for ErrUnavailable, 500
+// for any other error or a panic.
+func (h *Handler) failed(ctx context.Context, w http.ResponseWriter, ev *payments.Event, err error, attrs ...slog.Attr) {
+	if errors.Is(err, ErrUnavailable) {
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "the function's store is unavailable", attrs...)
+		return
+	}
+	h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, err, slog.LevelError, "event processing failed", attrs...)
 }
 
 // panicError is a panic of the EventFunc, turned into an error.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -176,6 +177,27 @@ func TestWebhookHandlerBodyLimit(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.Code)
 		assert.EqualValues(t, 1, rec.calls.Load())
 	})
+}
+
+// TestFunctionErrUnavailableAnswers503: a function whose error wraps
+// ErrUnavailable gets the sender a 503, like the handler's own store being
+// down, never a 500; the event is released and the redelivery runs it.
+func TestFunctionErrUnavailableAnswers503(t *testing.T) {
+	var rec whRecorder
+	h := whHandler(t, rec.fn(func(n int64) error {
+		if n == 1 {
+			return fmt.Errorf("ledger: %w: %w", webhook.ErrUnavailable, errors.New("connection refused"))
+		}
+		return nil
+	}))
+	payload := whPayload()
+	first := whServe(h, whDelivery(payload, whNow, whSecret))
+	assert.Equal(t, http.StatusServiceUnavailable, first.Code)
+	assert.NotContains(t, first.Body.String(), "connection refused", "the function's error is not sent back")
+	retry := whServe(h, whDelivery(payload, whNow.Add(30*time.Second), whSecret))
+	assert.Equal(t, http.StatusOK, retry.Code)
+	assert.EqualValues(t, 2, rec.calls.Load())
+	assert.EqualValues(t, 1, rec.successes.Load())
 }
 
 func TestWebhookHandlerFailingFunctionIsRetried(t *testing.T) {

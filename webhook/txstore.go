@@ -61,7 +61,7 @@ func (h *Handler) serveTx(ctx context.Context, w http.ResponseWriter, ev *paymen
 		if errors.As(fnErr, &p) {
 			attrs = append(attrs, slog.String("stack", string(p.stack)))
 		}
-		h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, fnErr, slog.LevelError, "event processing failed", attrs...)
+		h.failed(ctx, w, ev, fnErr, attrs...)
 	case err != nil:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable", attrs...)
 	case status == ClaimDone:
