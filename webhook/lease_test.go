@@ -87,7 +87,7 @@ func (s *whScriptedStore) Release(ctx context.Context, c webhook.Claim) error {
 
 func whLeasedStore(lease time.Duration) *whScriptedStore {
 	s := &whScriptedStore{}
-	webhook.WithStoreLease(lease)(&s.MemoryStore)
+	webhook.WithMemoryLease(lease)(&s.MemoryStore)
 	return s
 }
 

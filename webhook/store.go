@@ -150,20 +150,20 @@ func WithReplayWindow(d time.Duration) MemoryStoreOption {
 	}
 }
 
-// WithStoreLogger makes the store log a warning (at most once a minute) when
+// WithMemoryLogger makes the store log a warning (at most once a minute) when
 // it holds more ids than its bound because all of them are inside the replay
 // window.
-func WithStoreLogger(l *slog.Logger) MemoryStoreOption {
+func WithMemoryLogger(l *slog.Logger) MemoryStoreOption {
 	return func(s *MemoryStore) { s.logger = l }
 }
 
-// WithStoreClock makes the store read the time from now instead of
+// WithMemoryClock makes the store read the time from now instead of
 // time.Now; use it in tests. It measures the replay window and the leases
 // inside the store (from the differences between its readings); the
 // LeaseExpires it returns stays on the real clock, which the handler's
 // timers run on. Without it, leases run on the monotonic clock, so a step
 // of the wall clock lapses no claim and extends none.
-func WithStoreClock(now func() time.Time) MemoryStoreOption {
+func WithMemoryClock(now func() time.Time) MemoryStoreOption {
 	return func(s *MemoryStore) {
 		if now != nil {
 			s.now, s.clock = now, true
@@ -171,10 +171,10 @@ func WithStoreClock(now func() time.Time) MemoryStoreOption {
 	}
 }
 
-// WithStoreLease sets how long a claim lasts unless renewed (default
+// WithMemoryLease sets how long a claim lasts unless renewed (default
 // DefaultLease). The handler renews it while your function runs, so it lapses
 // only when renewals stop. d <= 0 keeps the default.
-func WithStoreLease(d time.Duration) MemoryStoreOption {
+func WithMemoryLease(d time.Duration) MemoryStoreOption {
 	return func(s *MemoryStore) {
 		if d > 0 {
 			s.lease = d
@@ -192,7 +192,7 @@ func WithStoreLease(d time.Duration) MemoryStoreOption {
 //
 // It is private to the process: it does not survive a restart and replicas
 // do not share it (see Store for shared ones). Its claims have a lease
-// (DefaultLease, WithStoreLease) like those of the shared stores: the
+// (DefaultLease, WithMemoryLease) like those of the shared stores: the
 // handler renews it while your function runs, so in one process a claim
 // lapses only if its handler stops renewing it, and a lapsed claim is taken
 // over by the next delivery. The zero value is ready to use with the
@@ -203,7 +203,7 @@ type MemoryStore struct {
 	window   time.Duration
 	lease    time.Duration
 	now      func() time.Time // the wall clock: the replay window
-	clock    bool             // now was set by WithStoreClock: leases run on it too
+	clock    bool             // now was set by WithMemoryClock: leases run on it too
 	epoch    time.Time        // the leases' origin: a monotonic reading, or now's first
 	logger   *slog.Logger
 	tokens   uint64
@@ -263,7 +263,7 @@ func (s *MemoryStore) init() {
 }
 
 // elapsed is the leases' clock: the time since the store's epoch, on the
-// monotonic clock (on WithStoreClock's when set), so that a step of the
+// monotonic clock (on WithMemoryClock's when set), so that a step of the
 // wall clock moves no lease.
 func (s *MemoryStore) elapsed() time.Duration {
 	if s.clock {

@@ -15,7 +15,7 @@ import (
 // lapse after its lease.
 func TestMemoryStoreLeasesIgnoreWallClockSteps(t *testing.T) {
 	var step atomic.Int64
-	s := NewMemoryStore(0, WithStoreLease(time.Minute))
+	s := NewMemoryStore(0, WithMemoryLease(time.Minute))
 	s.init()
 	s.now = func() time.Time { return time.Now().Round(0).Add(time.Duration(step.Load())) }
 	ctx := context.Background()
@@ -35,7 +35,7 @@ func TestMemoryStoreLeasesIgnoreWallClockSteps(t *testing.T) {
 		t.Fatalf("completion after the step: %v", err)
 	}
 
-	short := NewMemoryStore(0, WithStoreLease(20*time.Millisecond))
+	short := NewMemoryStore(0, WithMemoryLease(20*time.Millisecond))
 	short.init()
 	short.now = s.now
 	if c, _ := short.Claim(ctx, "evt_back"); c.Status != ClaimAcquired {

@@ -148,8 +148,8 @@ func TestMemoryEventStoreClaims(t *testing.T) {
 func TestMemoryEventStoreLease(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s := webhook.NewMemoryStore(0, webhook.WithStoreLease(time.Second),
-		webhook.WithStoreClock(func() time.Time { return now }))
+	s := webhook.NewMemoryStore(0, webhook.WithMemoryLease(time.Second),
+		webhook.WithMemoryClock(func() time.Time { return now }))
 	old, err := s.Claim(ctx, "a")
 	require.NoError(t, err)
 	require.Equal(t, webhook.ClaimAcquired, old.Status)
@@ -195,8 +195,8 @@ func TestMemoryEventStoreReplayWindow(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var logs bytes.Buffer
 	s := webhook.NewMemoryStore(3,
-		webhook.WithStoreClock(func() time.Time { return now }),
-		webhook.WithStoreLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		webhook.WithMemoryClock(func() time.Time { return now }),
+		webhook.WithMemoryLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	process := func(id string) {
 		c, err := s.Claim(ctx, id)
 		require.NoError(t, err)
