@@ -32,26 +32,6 @@ const (
 	EventAccountUpdated                EventType = "account.updated"
 )
 
-// EventTypes lists every event kind of the specification, in its order.
-func EventTypes() []EventType {
-	return []EventType{
-		EventPaymentInitiated, EventPaymentCompleted, EventPaymentFailed, EventPaymentRejected,
-		EventVirtualAccountPaymentReceived, EventVirtualAccountCreated, EventVirtualAccountUpdated,
-		EventRecipientCreated, EventRecipientVerified, EventRecipientVerificationFailed,
-		EventAccountBalanceLow, EventAccountUpdated,
-	}
-}
-
-// Known reports whether t is one of the specification's event kinds.
-func (t EventType) Known() bool {
-	for _, k := range EventTypes() {
-		if k == t {
-			return true
-		}
-	}
-	return false
-}
-
 // Errors of webhook event parsing and decoding. Match them with errors.Is.
 var (
 	// ErrInvalidEvent means a webhook body is not an event: not a JSON
