@@ -49,7 +49,7 @@ func TestUnknownFieldsAreKeptInRawJSON(t *testing.T) {
 	assert.Equal(t, vaUUID, va.ID)
 	assert.JSONEq(t, data, string(va.RawJSON()))
 	assert.Equal(t, data, string(va.RawJSON()), "byte for byte as received")
-	assert.JSONEq(t, data, string(va.LastResponse().RawData()))
+	assert.Contains(t, string(va.LastResponse().Body), `"data":`+data, "the envelope as received")
 
 	var extra struct {
 		Provider struct {
@@ -86,7 +86,7 @@ func TestLastResponse(t *testing.T) {
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	assert.Equal(t, 2, resp.Attempts)
 	assert.Equal(t, "rcp-1", resp.IdempotencyKey)
-	assert.JSONEq(t, recipientJSON, string(resp.RawData()))
+	assert.JSONEq(t, recipientJSON, string(r.RawJSON()))
 }
 
 func TestResourcesNotFromTheAPIHaveNoResponse(t *testing.T) {

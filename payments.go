@@ -80,11 +80,6 @@ type Quote struct {
 // such as the body it keeps for RawJSON, are left out).
 func (p Payment) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
 
-// Expired reports whether the quote can no longer be confirmed at time now.
-func (q *Quote) Expired(now time.Time) bool {
-	return !q.ExpiresAt.IsZero() && !now.Before(q.ExpiresAt)
-}
-
 // ConfirmParams returns the params that confirm this payment's quote. It
 // returns nil when the payment carries no quote.
 func (p *Payment) ConfirmParams() *PaymentConfirmParams {

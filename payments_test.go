@@ -147,7 +147,7 @@ func TestQuoteAliasesAreNotGuessed(t *testing.T) {
 	var merr *payments.MalformedResponseError
 	require.ErrorAs(t, err, &merr)
 	assert.Contains(t, merr.Reason, "no quote id")
-	assert.Equal(t, data, string(merr.Response.RawData()), "what was received stays readable")
+	assert.Contains(t, string(merr.Response.Body), data, "what was received stays readable")
 
 	p, err = initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN",
 		"quote":{"quote_id":"q-main","fee":"1","fees":"9","exchange_rate":"2","rate":"9","total_amount":"3","amount_to_collect":"9"}}`)
@@ -223,7 +223,7 @@ func TestConfirmAlwaysAsksTheService(t *testing.T) {
 		`{"success":false,"message":"Quote has expired","stan":"s","code":"quote_expired"}`))
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
-	assert.True(t, p.Quote.Expired(time.Now()), "the helper says so")
+	assert.True(t, p.Quote.ExpiresAt.Before(time.Now()), "the quote is past its expiry")
 	_, err = h.client.Payments.Confirm(context.Background(), p.ConfirmParams())
 	assert.ErrorIs(t, err, payments.CodeQuoteExpired, "the service's answer is the one signal")
 	var apiErr *payments.APIError
@@ -260,13 +260,7 @@ func TestQuoteExpiredCodeFromServiceMatchesCodeQuoteExpired(t *testing.T) {
 	assert.NotErrorIs(t, err, payments.CodeQuoteExpired)
 }
 
-func TestQuoteExpiredMethod(t *testing.T) {
-	exp := time.Date(2025, 3, 1, 10, 5, 0, 0, time.UTC)
-	q := &payments.Quote{ExpiresAt: exp}
-	assert.False(t, q.Expired(exp.Add(-time.Nanosecond)))
-	assert.True(t, q.Expired(exp))
-	assert.True(t, q.Expired(exp.Add(time.Hour)))
-	assert.False(t, (&payments.Quote{}).Expired(exp), "an unknown expiry is not expired")
+func TestConfirmParamsWithoutQuote(t *testing.T) {
 	assert.Nil(t, (&payments.Payment{}).ConfirmParams())
 }
 

@@ -27,17 +27,8 @@ type Response struct {
 	Attempts int
 	// Body is the response body exactly as received (capped at
 	// MaxResponseBytes), the envelope around the data. Do not modify it:
-	// RawData and the resource's RawJSON are slices of it.
+	// the resource's RawJSON is a slice of it.
 	Body []byte
-}
-
-// RawData returns the envelope's data member exactly as received, sliced out
-// of Body when asked (nil when the body has no data, or is not an envelope).
-func (r *Response) RawData() json.RawMessage {
-	if r == nil {
-		return nil
-	}
-	return dataOf(r.Body)
 }
 
 // dataOf is the data member of an envelope, a slice of body: encoding/json
@@ -73,7 +64,7 @@ func (r *APIResource) LastResponse() *Response { return r.resp }
 // including any field this version of the SDK does not know about.
 func (r *APIResource) RawJSON() json.RawMessage {
 	if r.raw == nil && r.resp != nil {
-		return r.resp.RawData()
+		return dataOf(r.resp.Body)
 	}
 	return r.raw
 }
