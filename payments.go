@@ -251,8 +251,8 @@ type paymentWire struct {
 	ExpiresAt    time.Time  `json:"expires_at"`
 }
 
-// plainPayment is Payment without its methods, so that decoding it does not
-// call Payment.UnmarshalJSON.
+// plainPayment is Payment without its methods (its embedded APIResource
+// included), a plain struct for encoding/json to fill.
 type plainPayment Payment
 
 // decoder returns the value p's JSON decodes into (see wired).
@@ -261,10 +261,11 @@ func (p *Payment) decoder() finisher {
 	return &paymentWire{plainPayment: (*plainPayment)(p)}
 }
 
-// UnmarshalJSON decodes a payment and its quote, whether the quote is nested
-// under "quote" (the documented shape) or its fields stand flat in the
-// payment object.
-func (p *Payment) UnmarshalJSON(b []byte) error {
+// decodeData decodes a payment and its quote from the data of a response or
+// an event, whether the quote is nested under "quote" (the documented shape)
+// or its fields stand flat in the payment object. (encoding/json, used by a
+// caller, reads only the documented shape.)
+func (p *Payment) decodeData(b []byte) error {
 	w := p.decoder()
 	if err := json.Unmarshal(b, w); err != nil {
 		return err

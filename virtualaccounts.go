@@ -230,10 +230,10 @@ type vaPaymentWire struct {
 	CreatedAt       looseTime `json:"created_at"`
 }
 
-// UnmarshalJSON reads a payment received on a virtual account from any of the
+// decodeData reads a payment received on a virtual account from any of the
 // field names listed on VirtualAccountPayment. Only a missing amount, or one
 // that is not a number, is an error: money is never guessed.
-func (v *VirtualAccountPayment) UnmarshalJSON(b []byte) error {
+func (v *VirtualAccountPayment) decodeData(b []byte) error {
 	var w vaPaymentWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
