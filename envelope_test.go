@@ -33,7 +33,6 @@ func TestUnknownEnumValuesPassThrough(t *testing.T) {
 	r, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
 	require.NoError(t, err)
 	assert.Equal(t, payments.AccountType("sole_trader"), r.AccountType)
-	assert.False(t, r.AccountType.Known())
 	assert.Equal(t, payments.IdentificationType("voters_card"), r.Identification.Type)
 }
 

@@ -3,13 +3,10 @@ package payments
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/shopspring/decimal"
-
-	"github.com/paymentsapi/payments-go/internal/redact"
 )
 
 // QuoteLifetime is how long a quote can be confirmed after it was created.
@@ -75,10 +72,6 @@ type Quote struct {
 	// expiry, and Confirm always asks it.
 	ExpiresAt time.Time `json:"expires_at"`
 }
-
-// Format prints the payment's fields, with any verb (the SDK's internals,
-// such as the body it keeps for RawJSON, are left out).
-func (p Payment) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
 
 // ConfirmParams returns the params that confirm this payment's quote. It
 // returns nil when the payment carries no quote.

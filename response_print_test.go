@@ -2,9 +2,11 @@ package payments_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -15,7 +17,11 @@ import (
 // TestResourcesPrintTheirFieldsNotInternals: a resource from the API prints
 // (every verb, slog's handlers) its own fields, masked where personal, and
 // never the SDK's internals: the response it came with or the body it keeps
-// for RawJSON (which holds the account number in clear).
+// for RawJSON (which holds the account number in clear). Payment and
+// VirtualAccount have no Format of their own: fmt's default printing is safe
+// because APIResource holds its state behind a pointer to a pointer, which
+// fmt prints as an address with every verb (a pointer to a struct printed
+// with %s or %q would show the struct's fields).
 func TestResourcesPrintTheirFieldsNotInternals(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
@@ -28,23 +34,42 @@ func TestResourcesPrintTheirFieldsNotInternals(t *testing.T) {
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
 
-	for name, v := range map[string]any{"recipient": r, "*recipient": *r, "virtual account": va, "payment": p} {
-		for how, s := range printedForms(t, v) {
-			for _, internal := range []string{"APIResource", "resp:", "raw:", "Body", "StatusCode", stanUUID} {
+	ev, err := payments.ParseEvent(whEventJSON(whEventID, payments.EventVirtualAccountCreated, virtualAccountJSON))
+	require.NoError(t, err)
+	evVA, err := ev.VirtualAccount() // keeps the event's data, in clear, for RawJSON
+	require.NoError(t, err)
+	values := map[string]any{"recipient": r, "*recipient": *r, "virtual account": va,
+		"*virtual account": *va, "payment": p, "*payment": *p, "event's virtual account": evVA}
+	for name, v := range values {
+		forms := printedForms(t, v)
+		for _, verb := range []string{"%q", "%x", "%X", "%d"} {
+			forms[verb] = fmt.Sprintf(verb, v)
+		}
+		for how, s := range forms {
+			for _, internal := range []string{"resp:", "raw:", "Body", "StatusCode", stanUUID,
+				`"account_number": `, `\"account_number\": `, "[123 ", "7b0a", "7B0A", "123 10 9 34"} {
 				assert.NotContains(t, s, internal, "%s printed with %s", name, how)
 			}
-			assert.NotContains(t, s, "0123456789", "%s printed with %s", name, how)
-			assert.NotContains(t, s, "9900112233", "%s printed with %s", name, how)
+			for _, secret := range []string{"0123456789", "9900112233"} {
+				assert.NotContains(t, s, secret, "%s printed with %s", name, how)
+				assert.NotContains(t, strings.ToLower(s), hex.EncodeToString([]byte(secret)), "%s printed with %s", name, how)
+			}
 		}
 	}
 	assert.Equal(t, fmt.Sprintf("%+v", r), fmt.Sprintf("%+v", *r))
 	assert.Contains(t, fmt.Sprintf("%+v", r), "{ID:"+recipientUUID+" MerchantID:"+merchantUUID+" AccountNumber:****6789 AccountName:Ada Okafor")
 	assert.Equal(t, fmt.Sprintf("%+v", r), fmt.Sprintf("%v", r), "every verb names the fields")
 	assert.Contains(t, fmt.Sprintf("%+v", r), "Identification:{Type:passport")
-	assert.Contains(t, fmt.Sprintf("%+v", p), "Status:pending")
-	assert.Contains(t, fmt.Sprintf("%+v", p), "Quote:{QuoteID:"+quoteUUID)
+	assert.Regexp(t, `^&\{APIResource:\{src:0x[0-9a-f]+\} ID:`+paymentUUID+` Reference:order-1042 Status:pending `, fmt.Sprintf("%+v", p))
+	assert.Regexp(t, `%!s\(\*\*payments.source=0x[0-9a-f]+\)`, printedForms(t, p)["%s"], "an address, not the body")
 	assert.Contains(t, fmt.Sprintf("%#v", va), "AccountNumber:****2233")
+	assert.Contains(t, printedForms(t, p)["slog json"], `"v":{"id":"`+paymentUUID+`","reference":"order-1042"`, "no member for APIResource")
 	assert.Equal(t, "payments.Client("+harnessBase+")", fmt.Sprintf("%#v", h.client))
+
+	var zero payments.Payment
+	assert.Nil(t, zero.RawJSON())
+	assert.Nil(t, zero.LastResponse())
+	assert.Contains(t, fmt.Sprintf("%+v", zero), "{APIResource:{src:<nil>} ID: ")
 }
 
 // An event, a page of events and a trigger's result print their fields as

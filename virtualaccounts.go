@@ -97,10 +97,6 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 	return va, nil
 }
 
-// Format prints the virtual account's fields, with any verb, with its
-// number masked, and never the SDK's internals (APIResource).
-func (v VirtualAccount) Format(f fmt.State, _ rune) { redact.FormatFields(f, v) }
-
 // VirtualAccountPayment is money paid into one of your virtual accounts, the
 // data of a virtual_account.payment_received event. The specification does
 // not define this object, so the SDK reads the common field names for each
