@@ -67,8 +67,11 @@ type Event struct {
 	// created_at or one this SDK cannot read as a time.
 	CreatedAt time.Time
 	// Data is the event's resource as received, or nil when the body has
-	// none (or null).
-	Data json.RawMessage
+	// none (or null). It may hold personal data, so encoding/json (and so
+	// slog's JSON handler, also for a struct that holds events, such as an
+	// EventPage) leaves it out, and the event prints without it; keep an
+	// event whole with RawJSON.
+	Data json.RawMessage `json:"-"`
 
 	raw json.RawMessage
 }

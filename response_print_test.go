@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,16 +74,43 @@ func TestResourcesPrintTheirFieldsNotInternals(t *testing.T) {
 }
 
 // An event, a page of events and a trigger's result print their fields as
-// text for every verb: never byte numbers, never the SDK's internals, and an
-// event never its data.
+// text for every verb: never the SDK's internals, and an event never its
+// data, alone or in a page (EventPage has no Format of its own: its events
+// print with Event's, its internals as an address, and encoding/json leaves
+// Event.Data out).
 func TestEventsAndTriggerResultsPrintTheirFields(t *testing.T) {
-	ev, err := payments.ParseEvent([]byte(`{"id":"evt-1","event":"payment.completed","created_at":"2024-05-01T10:00:00Z","data":{"account_number":"0123456789"}}`))
+	const evJSON = `{"id":"evt-1","event":"payment.completed","created_at":"2024-05-01T10:00:00Z","data":{"account_number":"0123456789"}}`
+	ev, err := payments.ParseEvent([]byte(evJSON))
 	require.NoError(t, err)
-	page := &payments.EventPage{Events: []*payments.Event{ev}, HasMore: true}
+	h := newHarness(t)
+	h.on(http.MethodGet, "/webhooks/events", jsonResponder(200, okEnvelope(`{"events":[`+evJSON+`],"has_more":true}`)))
+	page, err := h.client.Webhooks.ListEventsPage(context.Background(), nil)
+	require.NoError(t, err)
+	require.Contains(t, string(page.RawJSON()), "0123456789", "the page keeps its data for RawJSON")
 	tr := &payments.TriggerResult{EventType: payments.EventPaymentCompleted, Data: json.RawMessage(`{"ok":true}`)}
+	const evText = "{ID:evt-1 Type:payment.completed CreatedAt:2024-05-01T10:00:00Z}"
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
-		assert.Equal(t, "{ID:evt-1 Type:payment.completed CreatedAt:2024-05-01T10:00:00Z}", fmt.Sprintf(verb, ev), verb)
-		assert.Equal(t, "{Events:[{ID:evt-1 Type:payment.completed CreatedAt:2024-05-01T10:00:00Z}] HasMore:true}", fmt.Sprintf(verb, page), verb)
+		assert.Equal(t, evText, fmt.Sprintf(verb, ev), verb)
 		assert.Equal(t, `{EventType:payment.completed Data:{"ok":true}}`, fmt.Sprintf(verb, tr), verb)
 	}
+	assert.Regexp(t, `^&\{APIResource:\{src:0x[0-9a-f]+\} Events:\[`+regexp.QuoteMeta(evText)+`\] HasMore:true `, fmt.Sprintf("%+v", page))
+	for name, v := range map[string]any{"event": ev, "page": page, "*page": *page} {
+		forms := printedForms(t, v)
+		for _, verb := range []string{"%q", "%x", "%d"} {
+			forms[verb] = fmt.Sprintf(verb, v)
+		}
+		for how, s := range forms {
+			assert.NotContains(t, s, "0123456789", "%s printed with %s", name, how)
+			assert.NotContains(t, s, "account_number", "%s printed with %s", name, how)
+			assert.NotContains(t, s, "[123 ", "%s printed with %s", name, how)
+			assert.NotContains(t, strings.ToLower(s), hex.EncodeToString([]byte("0123456789")), "%s printed with %s", name, how)
+		}
+	}
+	assert.Contains(t, printedForms(t, page)["slog json"],
+		`"v":{"Events":[{"ID":"evt-1","Type":"payment.completed","CreatedAt":"2024-05-01T10:00:00Z"}],"HasMore":true}`)
+
+	b, err := json.Marshal(ev)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"ID":"evt-1","Type":"payment.completed","CreatedAt":"2024-05-01T10:00:00Z"}`, string(b),
+		"encoding/json leaves Data out")
 }
