@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -79,20 +78,12 @@ type Event struct {
 // RawJSON returns the whole event body exactly as received.
 func (e *Event) RawJSON() json.RawMessage { return e.raw }
 
-// LogValue logs the event's id, kind and creation time, never its data,
-// which may hold personal data such as account numbers.
-func (e *Event) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", e.ID),
-		slog.String("type", string(e.Type)),
-		slog.Time("created_at", e.CreatedAt),
-	)
-}
-
-// Format prints the event's id, kind and creation time, like LogValue, for
-// every verb: never its data, which may hold personal data (read it with
-// DecodeData or a typed accessor).
-func (e *Event) Format(f fmt.State, _ rune) {
+// Format prints the event's id, kind and creation time, for every verb (and
+// so in slog's text handler): never its data, which may hold personal data
+// (read it with DecodeData or a typed accessor). slog's JSON handler, which
+// uses encoding/json, logs the same three fields. A value receiver, so that
+// an Event printed by value is covered too.
+func (e Event) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "{ID:%s Type:%s CreatedAt:%s}", e.ID, e.Type, e.CreatedAt.Format(time.RFC3339Nano))
 }
 
