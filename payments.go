@@ -68,7 +68,7 @@ type Quote struct {
 	Currency    string          `json:"currency"`
 	// ExpiresAt comes from the response, or is the quote's (else the
 	// payment's, else the moment it was received) creation time plus
-	// QuoteLifetime. It is for display (Expired): only the service judges
+	// QuoteLifetime. It is for display: only the service judges
 	// expiry, and Confirm always asks it.
 	ExpiresAt time.Time `json:"expires_at"`
 }
