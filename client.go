@@ -71,11 +71,6 @@ var jsonMediaType = []string{"application/json"}
 // key: payments.Client(https://...).
 func (c *Client) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "payments.Client(%s)", c.baseURL) }
 
-// LogValue logs the client's base URL and never its API key.
-func (c *Client) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("base_url", c.baseURL))
-}
-
 // Close closes the idle connections of the transport NewClient made (not those
 // of a WithHTTPClient client: its owner closes them). It is optional, for
 // programs that make short-lived clients; the Client stays usable.

@@ -78,6 +78,8 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 		return malformed("the body is empty", nil)
 	}
 	var fin finisher
+	var own dataDecoder // decodes the data member after the envelope
+	var ownData dataView
 	env := envelope{Data: out}
 	switch o := out.(type) {
 	case nil:
@@ -87,6 +89,9 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 	case wired:
 		fin = o.decoder()
 		env.Data = fin
+	case dataDecoder:
+		own = o
+		env.Data = &ownData
 	}
 	if err := json.Unmarshal(raw, &env); err != nil {
 		return c.undecodable(r, raw, err, op)
@@ -100,6 +105,11 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 	}
 	if fin != nil {
 		fin.finish()
+	}
+	if own != nil {
+		if err := own.decodeData(ownData); err != nil {
+			return newMalformed("data does not match the expected resource", r, err, c.key.raw)
+		}
 	}
 	if res, ok := out.(resource); ok {
 		res.setResponse(r, nil)
@@ -151,13 +161,19 @@ func lacking(nameValue ...string) string {
 	return "data has no " + strings.Join(names, ", ")
 }
 
-// unmarshalData is json.Unmarshal(data, out), except that a type with its
-// own UnmarshalJSON (Payment, VirtualAccountPayment) gets data directly:
-// json.Unmarshal would scan all of data once more before calling it, and
-// that method decodes (and so validates) data itself.
+// dataDecoder is a resource whose JSON from the service differs from its
+// fields (Payment with a flat quote, VirtualAccountPayment and its field name
+// variants). The SDK's decoding calls decodeData; a caller's json.Unmarshal
+// does plain decoding of the fields.
+type dataDecoder interface {
+	decodeData(data []byte) error
+}
+
+// unmarshalData is json.Unmarshal(data, out), except that a dataDecoder
+// decodes (and so validates) data itself.
 func unmarshalData(data []byte, out any) error {
-	if u, ok := out.(json.Unmarshaler); ok {
-		return u.UnmarshalJSON(data)
+	if d, ok := out.(dataDecoder); ok {
+		return d.decodeData(data)
 	}
 	return json.Unmarshal(data, out)
 }

@@ -33,7 +33,6 @@ func TestUnknownEnumValuesPassThrough(t *testing.T) {
 	r, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
 	require.NoError(t, err)
 	assert.Equal(t, payments.AccountType("sole_trader"), r.AccountType)
-	assert.False(t, r.AccountType.Known())
 	assert.Equal(t, payments.IdentificationType("voters_card"), r.Identification.Type)
 }
 
@@ -49,7 +48,7 @@ func TestUnknownFieldsAreKeptInRawJSON(t *testing.T) {
 	assert.Equal(t, vaUUID, va.ID)
 	assert.JSONEq(t, data, string(va.RawJSON()))
 	assert.Equal(t, data, string(va.RawJSON()), "byte for byte as received")
-	assert.JSONEq(t, data, string(va.LastResponse().RawData()))
+	assert.Contains(t, string(va.LastResponse().Body), `"data":`+data, "the envelope as received")
 
 	var extra struct {
 		Provider struct {
@@ -86,7 +85,7 @@ func TestLastResponse(t *testing.T) {
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	assert.Equal(t, 2, resp.Attempts)
 	assert.Equal(t, "rcp-1", resp.IdempotencyKey)
-	assert.JSONEq(t, recipientJSON, string(resp.RawData()))
+	assert.JSONEq(t, recipientJSON, string(r.RawJSON()))
 }
 
 func TestResourcesNotFromTheAPIHaveNoResponse(t *testing.T) {

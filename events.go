@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -31,26 +30,6 @@ const (
 	EventAccountBalanceLow             EventType = "account.balance_low"
 	EventAccountUpdated                EventType = "account.updated"
 )
-
-// EventTypes lists every event kind of the specification, in its order.
-func EventTypes() []EventType {
-	return []EventType{
-		EventPaymentInitiated, EventPaymentCompleted, EventPaymentFailed, EventPaymentRejected,
-		EventVirtualAccountPaymentReceived, EventVirtualAccountCreated, EventVirtualAccountUpdated,
-		EventRecipientCreated, EventRecipientVerified, EventRecipientVerificationFailed,
-		EventAccountBalanceLow, EventAccountUpdated,
-	}
-}
-
-// Known reports whether t is one of the specification's event kinds.
-func (t EventType) Known() bool {
-	for _, k := range EventTypes() {
-		if k == t {
-			return true
-		}
-	}
-	return false
-}
 
 // Errors of webhook event parsing and decoding. Match them with errors.Is.
 var (
@@ -87,8 +66,11 @@ type Event struct {
 	// created_at or one this SDK cannot read as a time.
 	CreatedAt time.Time
 	// Data is the event's resource as received, or nil when the body has
-	// none (or null).
-	Data json.RawMessage
+	// none (or null). It may hold personal data, so encoding/json (and so
+	// slog's JSON handler, also for a struct that holds events, such as an
+	// EventPage) leaves it out, and the event prints without it; keep an
+	// event whole with RawJSON.
+	Data json.RawMessage `json:"-"`
 
 	raw json.RawMessage
 }
@@ -96,20 +78,12 @@ type Event struct {
 // RawJSON returns the whole event body exactly as received.
 func (e *Event) RawJSON() json.RawMessage { return e.raw }
 
-// LogValue logs the event's id, kind and creation time, never its data,
-// which may hold personal data such as account numbers.
-func (e *Event) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", e.ID),
-		slog.String("type", string(e.Type)),
-		slog.Time("created_at", e.CreatedAt),
-	)
-}
-
-// Format prints the event's id, kind and creation time, like LogValue, for
-// every verb: never its data, which may hold personal data (read it with
-// DecodeData or a typed accessor).
-func (e *Event) Format(f fmt.State, _ rune) {
+// Format prints the event's id, kind and creation time, for every verb (and
+// so in slog's text handler): never its data, which may hold personal data
+// (read it with DecodeData or a typed accessor). slog's JSON handler, which
+// uses encoding/json, logs the same three fields. A value receiver, so that
+// an Event printed by value is covered too.
+func (e Event) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "{ID:%s Type:%s CreatedAt:%s}", e.ID, e.Type, e.CreatedAt.Format(time.RFC3339Nano))
 }
 

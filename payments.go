@@ -3,13 +3,10 @@ package payments
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/shopspring/decimal"
-
-	"github.com/paymentsapi/payments-go/internal/redact"
 )
 
 // QuoteLifetime is how long a quote can be confirmed after it was created.
@@ -71,18 +68,9 @@ type Quote struct {
 	Currency    string          `json:"currency"`
 	// ExpiresAt comes from the response, or is the quote's (else the
 	// payment's, else the moment it was received) creation time plus
-	// QuoteLifetime. It is for display (Expired): only the service judges
+	// QuoteLifetime. It is for display: only the service judges
 	// expiry, and Confirm always asks it.
 	ExpiresAt time.Time `json:"expires_at"`
-}
-
-// Format prints the payment's fields, with any verb (the SDK's internals,
-// such as the body it keeps for RawJSON, are left out).
-func (p Payment) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
-
-// Expired reports whether the quote can no longer be confirmed at time now.
-func (q *Quote) Expired(now time.Time) bool {
-	return !q.ExpiresAt.IsZero() && !now.Before(q.ExpiresAt)
 }
 
 // ConfirmParams returns the params that confirm this payment's quote. It
@@ -256,8 +244,8 @@ type paymentWire struct {
 	ExpiresAt    time.Time  `json:"expires_at"`
 }
 
-// plainPayment is Payment without its methods, so that decoding it does not
-// call Payment.UnmarshalJSON.
+// plainPayment is Payment without its methods (its embedded APIResource
+// included), a plain struct for encoding/json to fill.
 type plainPayment Payment
 
 // decoder returns the value p's JSON decodes into (see wired).
@@ -266,10 +254,11 @@ func (p *Payment) decoder() finisher {
 	return &paymentWire{plainPayment: (*plainPayment)(p)}
 }
 
-// UnmarshalJSON decodes a payment and its quote, whether the quote is nested
-// under "quote" (the documented shape) or its fields stand flat in the
-// payment object.
-func (p *Payment) UnmarshalJSON(b []byte) error {
+// decodeData decodes a payment and its quote from the data of a response or
+// an event, whether the quote is nested under "quote" (the documented shape)
+// or its fields stand flat in the payment object. (encoding/json, used by a
+// caller, reads only the documented shape.)
+func (p *Payment) decodeData(b []byte) error {
 	w := p.decoder()
 	if err := json.Unmarshal(b, w); err != nil {
 		return err

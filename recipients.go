@@ -71,8 +71,9 @@ const (
 	AccountTypeBusiness   AccountType = "business"
 )
 
-// Known reports whether t is one of the account types the specification lists.
-func (t AccountType) Known() bool {
+// knownAccountType reports whether t is one of the account types the
+// specification lists.
+func knownAccountType(t AccountType) bool {
 	return t == AccountTypeIndividual || t == AccountTypeBusiness
 }
 
@@ -276,5 +277,7 @@ func (p RecipientUpdateParams) Format(f fmt.State, _ rune) { redact.FormatFields
 
 // Format prints the recipient's fields, with any verb, with its personal
 // data masked (the account number keeps its last four digits), and never
-// the SDK's internals (APIResource).
+// the SDK's internals (APIResource). (fmt prints a pointer field with a verb
+// such as %s by its target's raw fields: Identification and PaymentDetails
+// would show their numbers.)
 func (r Recipient) Format(f fmt.State, _ rune) { redact.FormatFields(f, r) }

@@ -27,17 +27,8 @@ type Response struct {
 	Attempts int
 	// Body is the response body exactly as received (capped at
 	// MaxResponseBytes), the envelope around the data. Do not modify it:
-	// RawData and the resource's RawJSON are slices of it.
+	// the resource's RawJSON is a slice of it.
 	Body []byte
-}
-
-// RawData returns the envelope's data member exactly as received, sliced out
-// of Body when asked (nil when the body has no data, or is not an envelope).
-func (r *Response) RawData() json.RawMessage {
-	if r == nil {
-		return nil
-	}
-	return dataOf(r.Body)
 }
 
 // dataOf is the data member of an envelope, a slice of body: encoding/json
@@ -58,31 +49,57 @@ func dataOf(body []byte) json.RawMessage {
 // its LastResponse gives the HTTP response that carried the resource (stan,
 // status, headers, attempts, idempotency key), and its RawJSON the resource
 // exactly as sent, for a field this SDK does not know yet. It has no exported
-// fields and is never printed or logged with the resource.
+// fields: printed with the resource (fmt, any verb; slog's text handler) it
+// shows one address, and encoding/json (slog's JSON handler) leaves it out.
 type APIResource struct {
+	// src is a pointer to a pointer so that fmt prints an address for every
+	// verb: a pointer to a struct printed with a verb it does not take (%s,
+	// %q) shows the struct's fields, which hold the body in clear.
+	src **source
+}
+
+// source is where a resource came from: the response whose body holds its
+// JSON, or its JSON (a webhook event's data).
+type source struct {
 	resp *Response
 	raw  json.RawMessage
+}
+
+// sourceCell lets setResponse make src with one allocation.
+type sourceCell struct {
+	ptr *source
+	src source
 }
 
 // LastResponse returns the metadata of the HTTP response that carried this
 // resource, or nil when the resource did not come from an API call (for
 // example when it was decoded from a webhook event).
-func (r *APIResource) LastResponse() *Response { return r.resp }
+func (r *APIResource) LastResponse() *Response {
+	if r.src == nil {
+		return nil
+	}
+	return (*r.src).resp
+}
 
 // RawJSON returns the resource's JSON exactly as the service sent it,
 // including any field this version of the SDK does not know about.
 func (r *APIResource) RawJSON() json.RawMessage {
-	if r.raw == nil && r.resp != nil {
-		return r.resp.RawData()
+	if r.src == nil {
+		return nil
 	}
-	return r.raw
+	s := *r.src
+	if s.raw == nil && s.resp != nil {
+		return dataOf(s.resp.Body)
+	}
+	return s.raw
 }
 
 // setResponse records where the resource came from: resp, whose body holds
 // its JSON, or raw, its JSON (a webhook event's data).
 func (r *APIResource) setResponse(resp *Response, raw json.RawMessage) {
-	r.resp = resp
-	r.raw = raw
+	c := &sourceCell{src: source{resp: resp, raw: raw}}
+	c.ptr = &c.src
+	r.src = &c.ptr
 }
 
 // resource is implemented by every type the pipeline decodes from data.

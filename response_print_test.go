@@ -2,9 +2,12 @@ package payments_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strings"
 	"testing"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -15,7 +18,11 @@ import (
 // TestResourcesPrintTheirFieldsNotInternals: a resource from the API prints
 // (every verb, slog's handlers) its own fields, masked where personal, and
 // never the SDK's internals: the response it came with or the body it keeps
-// for RawJSON (which holds the account number in clear).
+// for RawJSON (which holds the account number in clear). Payment and
+// VirtualAccount have no Format of their own: fmt's default printing is safe
+// because APIResource holds its state behind a pointer to a pointer, which
+// fmt prints as an address with every verb (a pointer to a struct printed
+// with %s or %q would show the struct's fields).
 func TestResourcesPrintTheirFieldsNotInternals(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
@@ -28,36 +35,82 @@ func TestResourcesPrintTheirFieldsNotInternals(t *testing.T) {
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
 
-	for name, v := range map[string]any{"recipient": r, "*recipient": *r, "virtual account": va, "payment": p} {
-		for how, s := range printedForms(t, v) {
-			for _, internal := range []string{"APIResource", "resp:", "raw:", "Body", "StatusCode", stanUUID} {
+	ev, err := payments.ParseEvent(whEventJSON(whEventID, payments.EventVirtualAccountCreated, virtualAccountJSON))
+	require.NoError(t, err)
+	evVA, err := ev.VirtualAccount() // keeps the event's data, in clear, for RawJSON
+	require.NoError(t, err)
+	values := map[string]any{"recipient": r, "*recipient": *r, "virtual account": va,
+		"*virtual account": *va, "payment": p, "*payment": *p, "event's virtual account": evVA}
+	for name, v := range values {
+		forms := printedForms(t, v)
+		for _, verb := range []string{"%q", "%x", "%X", "%d"} {
+			forms[verb] = fmt.Sprintf(verb, v)
+		}
+		for how, s := range forms {
+			for _, internal := range []string{"resp:", "raw:", "Body", "StatusCode", stanUUID,
+				`"account_number": `, `\"account_number\": `, "[123 ", "7b0a", "7B0A", "123 10 9 34"} {
 				assert.NotContains(t, s, internal, "%s printed with %s", name, how)
 			}
-			assert.NotContains(t, s, "0123456789", "%s printed with %s", name, how)
-			assert.NotContains(t, s, "9900112233", "%s printed with %s", name, how)
+			for _, secret := range []string{"0123456789", "9900112233"} {
+				assert.NotContains(t, s, secret, "%s printed with %s", name, how)
+				assert.NotContains(t, strings.ToLower(s), hex.EncodeToString([]byte(secret)), "%s printed with %s", name, how)
+			}
 		}
 	}
 	assert.Equal(t, fmt.Sprintf("%+v", r), fmt.Sprintf("%+v", *r))
 	assert.Contains(t, fmt.Sprintf("%+v", r), "{ID:"+recipientUUID+" MerchantID:"+merchantUUID+" AccountNumber:****6789 AccountName:Ada Okafor")
 	assert.Equal(t, fmt.Sprintf("%+v", r), fmt.Sprintf("%v", r), "every verb names the fields")
 	assert.Contains(t, fmt.Sprintf("%+v", r), "Identification:{Type:passport")
-	assert.Contains(t, fmt.Sprintf("%+v", p), "Status:pending")
-	assert.Contains(t, fmt.Sprintf("%+v", p), "Quote:{QuoteID:"+quoteUUID)
+	assert.Regexp(t, `^&\{APIResource:\{src:0x[0-9a-f]+\} ID:`+paymentUUID+` Reference:order-1042 Status:pending `, fmt.Sprintf("%+v", p))
+	assert.Regexp(t, `%!s\(\*\*payments.source=0x[0-9a-f]+\)`, printedForms(t, p)["%s"], "an address, not the body")
 	assert.Contains(t, fmt.Sprintf("%#v", va), "AccountNumber:****2233")
+	assert.Contains(t, printedForms(t, p)["slog json"], `"v":{"id":"`+paymentUUID+`","reference":"order-1042"`, "no member for APIResource")
 	assert.Equal(t, "payments.Client("+harnessBase+")", fmt.Sprintf("%#v", h.client))
+
+	var zero payments.Payment
+	assert.Nil(t, zero.RawJSON())
+	assert.Nil(t, zero.LastResponse())
+	assert.Contains(t, fmt.Sprintf("%+v", zero), "{APIResource:{src:<nil>} ID: ")
 }
 
 // An event, a page of events and a trigger's result print their fields as
-// text for every verb: never byte numbers, never the SDK's internals, and an
-// event never its data.
+// text for every verb: never the SDK's internals, and an event never its
+// data, alone or in a page (EventPage has no Format of its own: its events
+// print with Event's, its internals as an address, and encoding/json leaves
+// Event.Data out).
 func TestEventsAndTriggerResultsPrintTheirFields(t *testing.T) {
-	ev, err := payments.ParseEvent([]byte(`{"id":"evt-1","event":"payment.completed","created_at":"2024-05-01T10:00:00Z","data":{"account_number":"0123456789"}}`))
+	const evJSON = `{"id":"evt-1","event":"payment.completed","created_at":"2024-05-01T10:00:00Z","data":{"account_number":"0123456789"}}`
+	ev, err := payments.ParseEvent([]byte(evJSON))
 	require.NoError(t, err)
-	page := &payments.EventPage{Events: []*payments.Event{ev}, HasMore: true}
+	h := newHarness(t)
+	h.on(http.MethodGet, "/webhooks/events", jsonResponder(200, okEnvelope(`{"events":[`+evJSON+`],"has_more":true}`)))
+	page, err := h.client.Webhooks.ListEventsPage(context.Background(), nil)
+	require.NoError(t, err)
+	require.Contains(t, string(page.RawJSON()), "0123456789", "the page keeps its data for RawJSON")
 	tr := &payments.TriggerResult{EventType: payments.EventPaymentCompleted, Data: json.RawMessage(`{"ok":true}`)}
+	const evText = "{ID:evt-1 Type:payment.completed CreatedAt:2024-05-01T10:00:00Z}"
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
-		assert.Equal(t, "{ID:evt-1 Type:payment.completed CreatedAt:2024-05-01T10:00:00Z}", fmt.Sprintf(verb, ev), verb)
-		assert.Equal(t, "{Events:[{ID:evt-1 Type:payment.completed CreatedAt:2024-05-01T10:00:00Z}] HasMore:true}", fmt.Sprintf(verb, page), verb)
+		assert.Equal(t, evText, fmt.Sprintf(verb, ev), verb)
 		assert.Equal(t, `{EventType:payment.completed Data:{"ok":true}}`, fmt.Sprintf(verb, tr), verb)
 	}
+	assert.Regexp(t, `^&\{APIResource:\{src:0x[0-9a-f]+\} Events:\[`+regexp.QuoteMeta(evText)+`\] HasMore:true `, fmt.Sprintf("%+v", page))
+	for name, v := range map[string]any{"event": ev, "page": page, "*page": *page} {
+		forms := printedForms(t, v)
+		for _, verb := range []string{"%q", "%x", "%d"} {
+			forms[verb] = fmt.Sprintf(verb, v)
+		}
+		for how, s := range forms {
+			assert.NotContains(t, s, "0123456789", "%s printed with %s", name, how)
+			assert.NotContains(t, s, "account_number", "%s printed with %s", name, how)
+			assert.NotContains(t, s, "[123 ", "%s printed with %s", name, how)
+			assert.NotContains(t, strings.ToLower(s), hex.EncodeToString([]byte("0123456789")), "%s printed with %s", name, how)
+		}
+	}
+	assert.Contains(t, printedForms(t, page)["slog json"],
+		`"v":{"Events":[{"ID":"evt-1","Type":"payment.completed","CreatedAt":"2024-05-01T10:00:00Z"}],"HasMore":true}`)
+
+	b, err := json.Marshal(ev)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"ID":"evt-1","Type":"payment.completed","CreatedAt":"2024-05-01T10:00:00Z"}`, string(b),
+		"encoding/json leaves Data out")
 }

@@ -83,7 +83,7 @@ func (v *validator) accountType(field string, t AccountType, required bool) {
 	if t == "" && !required {
 		return
 	}
-	if !t.Known() {
+	if !knownAccountType(t) {
 		v.add(field, `must be "individual" or "business"`)
 	}
 }

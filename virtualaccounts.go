@@ -97,10 +97,6 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 	return va, nil
 }
 
-// Format prints the virtual account's fields, with any verb, with its
-// number masked, and never the SDK's internals (APIResource).
-func (v VirtualAccount) Format(f fmt.State, _ rune) { redact.FormatFields(f, v) }
-
 // VirtualAccountPayment is money paid into one of your virtual accounts, the
 // data of a virtual_account.payment_received event. The specification does
 // not define this object, so the SDK reads the common field names for each
@@ -230,10 +226,10 @@ type vaPaymentWire struct {
 	CreatedAt       looseTime `json:"created_at"`
 }
 
-// UnmarshalJSON reads a payment received on a virtual account from any of the
+// decodeData reads a payment received on a virtual account from any of the
 // field names listed on VirtualAccountPayment. Only a missing amount, or one
 // that is not a number, is an error: money is never guessed.
-func (v *VirtualAccountPayment) UnmarshalJSON(b []byte) error {
+func (v *VirtualAccountPayment) decodeData(b []byte) error {
 	var w vaPaymentWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err

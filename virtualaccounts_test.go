@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -101,4 +102,35 @@ func FuzzDecodeVirtualAccount(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fzDecodeLossless[payments.VirtualAccount](t, data)
 	})
+}
+
+// TestVirtualAccountPaymentFieldVariantsOnlyInTheSDKsDecoding: the field name
+// variants (transaction_id, narration, a sender object) are read where the
+// SDK decodes, an event or a response to Do; a caller's json.Unmarshal is
+// plain encoding/json of the fields.
+func TestVirtualAccountPaymentFieldVariantsOnlyInTheSDKsDecoding(t *testing.T) {
+	data := `{"transaction_id":"t-1","amount":"5000.00","currency":"NGN","narration":"rent",
+		"sender":{"name":"Ada","account_number":"0123456789"}}`
+	h := newHarness(t)
+	h.on(http.MethodGet, "/incoming/t-1", jsonResponder(200, okEnvelope(data)))
+	var vp payments.VirtualAccountPayment
+	_, err := h.client.Do(context.Background(), http.MethodGet, "/incoming/t-1", nil, &vp)
+	require.NoError(t, err)
+	assert.Equal(t, "t-1", vp.ID)
+	assert.Equal(t, "rent", vp.Description)
+	assert.Equal(t, "Ada", vp.Payer.Name)
+	assert.Equal(t, payments.AccountNumber("0123456789"), vp.Payer.AccountNumber)
+	assert.True(t, vp.Amount.Equal(mustDecimal("5000")))
+	assert.Equal(t, data, string(vp.RawJSON()))
+
+	h.on(http.MethodGet, "/incoming/t-2", jsonResponder(200, okEnvelope(`{"transaction_id":"t-2"}`)))
+	_, err = h.client.Do(context.Background(), http.MethodGet, "/incoming/t-2", nil, &vp)
+	var merr *payments.MalformedResponseError
+	require.ErrorAs(t, err, &merr, "money is never guessed")
+
+	var plain payments.VirtualAccountPayment
+	require.NoError(t, json.Unmarshal([]byte(data), &plain))
+	assert.Empty(t, plain.ID, "plain decoding reads no variant")
+	assert.Empty(t, plain.Payer.Name)
+	assert.True(t, plain.Amount.Equal(mustDecimal("5000")), "Amount is a field name")
 }

@@ -194,12 +194,6 @@ type EventPage struct {
 	params EventListParams
 }
 
-// Format prints the page's events (each as Event prints it) and HasMore, for
-// every verb.
-func (p EventPage) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "{Events:%v HasMore:%t}", p.Events, p.HasMore)
-}
-
 // NextParams returns the params of the page after this one (those of this
 // page, with After set to its last event's id), or nil when HasMore is
 // false.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 )
 
 // Kind says what an outcome is about.
@@ -181,7 +182,7 @@ func Tracked(t payments.EventType) bool { _, ok := eventState[t]; return ok }
 // TrackedTypes lists the event kinds that change an outcome.
 func TrackedTypes() []payments.EventType {
 	var ts []payments.EventType
-	for _, t := range payments.EventTypes() {
+	for _, t := range eventkind.All() {
 		if Tracked(t) {
 			ts = append(ts, t)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 )
 
 // The admin routes of the dashboard's actions that the older routes did
@@ -54,7 +55,7 @@ func (s *Server) adminTrigger(rq *apiRequest) *response {
 	}
 	o.only("event", "resource_id")
 	kind := o.required("event", maxCodeLen)
-	if kind != "" && !payments.EventType(kind).Known() {
+	if kind != "" && !eventkind.Known(payments.EventType(kind)) {
 		p.add("event", "must be one of %s", strings.Join(eventNames(), ", "))
 	}
 	resource := strings.TrimSpace(o.text("resource_id", maxTextLen))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 )
 
 // The dashboard's view of the server: what the page template shows. Every
@@ -91,7 +92,7 @@ type attemptView struct {
 // filtered by kind and resource id ("" for any).
 func (s *Server) dashboardView(kind, resource string) *dashView {
 	v := &dashView{Token: s.dash.token, Now: stamp(s.clock.now()), Remote: s.dash.remote, Kind: kind, Resource: resource}
-	for _, k := range payments.EventTypes() {
+	for _, k := range eventkind.All() {
 		v.Kinds = append(v.Kinds, string(k))
 	}
 	s.readState(v)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 	"github.com/shopspring/decimal"
 )
 
@@ -64,7 +65,7 @@ func (s *Server) Events() []Event {
 // event of the named kind, with sample data, to the webhook URL.
 func (s *Server) triggerEvent(rq *apiRequest) *response {
 	kind := payments.EventType(rq.param)
-	if !kind.Known() {
+	if !eventkind.Known(kind) {
 		return s.invalid(problems{{Field: "event_id", Message: "must be one of " + strings.Join(eventNames(), ", ")}})
 	}
 	if s.WebhookURL() == "" {

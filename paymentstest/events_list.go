@@ -11,6 +11,7 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 )
 
 // Paging of GET /webhooks/events, as the SDK assumes it.
@@ -100,7 +101,7 @@ func (s *Server) eventQuery(raw string) (eventQuery, *response) {
 	}
 	for _, v := range values["type"] {
 		t := payments.EventType(v)
-		if !t.Known() {
+		if !eventkind.Known(t) {
 			p.add("type", "must be one of %s", strings.Join(eventNames(), ", "))
 			break
 		}
@@ -115,7 +116,7 @@ func (s *Server) eventQuery(raw string) (eventQuery, *response) {
 // eventNames lists the specification's event kinds.
 func eventNames() []string {
 	var names []string
-	for _, k := range payments.EventTypes() {
+	for _, k := range eventkind.All() {
 		names = append(names, string(k))
 	}
 	return names

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 )
 
 // The actions of the dashboard that change the server's resources: an
@@ -15,7 +16,7 @@ import (
 
 // Errors of TriggerEvent and SettlePayment. Match them with errors.Is.
 var (
-	// ErrUnknownEventKind: the event type is none of payments.EventTypes.
+	// ErrUnknownEventKind: the event type is not one of the specification's kinds.
 	ErrUnknownEventKind = errors.New("paymentstest: unknown event type")
 	// ErrUnknownResource: no recipient, payment or virtual account (or, for
 	// the account events, currency) has this id.
@@ -38,7 +39,7 @@ var (
 // nothing then. The dashboard's Trigger button and POST
 // /_sandbox/events/trigger call it.
 func (s *Server) TriggerEvent(kind payments.EventType, resourceID string) (Event, error) {
-	if !kind.Known() {
+	if !eventkind.Known(kind) {
 		return Event{}, fmt.Errorf("%w %q: use one of %s", ErrUnknownEventKind, kind, strings.Join(eventNames(), ", "))
 	}
 	if s.closed() {

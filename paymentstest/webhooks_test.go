@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
@@ -207,7 +208,7 @@ func TestWebhookConnectionErrorsAndTimeouts(t *testing.T) {
 func TestTriggerEvent(t *testing.T) {
 	rc := newReceiver(t, nil)
 	srv, c := start(t, fastHooks(rc.URL)...)
-	for _, kind := range payments.EventTypes() {
+	for _, kind := range eventkind.All() {
 		res, err := c.Webhooks.Trigger(ctx(t), kind)
 		require.NoError(t, err, kind)
 		assert.Equal(t, http.StatusOK, res.LastResponse().StatusCode)
@@ -217,11 +218,11 @@ func TestTriggerEvent(t *testing.T) {
 	}
 	waitDeliveries(t, srv)
 	got := rc.deliveries()
-	require.Len(t, got, len(payments.EventTypes()))
+	require.Len(t, got, len(eventkind.All()))
 	for i, d := range got {
 		ev, err := webhook.ConstructEvent(d.body, d.header, secret)
 		require.NoError(t, err)
-		assert.Equal(t, payments.EventTypes()[i], ev.Type)
+		assert.Equal(t, eventkind.All()[i], ev.Type)
 		require.NotEmpty(t, ev.Data)
 		switch {
 		case strings.HasPrefix(string(ev.Type), "payment."):

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
@@ -52,13 +53,13 @@ func marks(t *testing.T, data json.RawMessage) (reference string, hasReference b
 func TestTriggeredEventsAreMarked(t *testing.T) {
 	rc := newReceiver(t, nil)
 	srv, c := start(t, fastHooks(rc.URL)...)
-	for _, kind := range payments.EventTypes() {
+	for _, kind := range eventkind.All() {
 		_, err := c.Webhooks.Trigger(ctx(t), kind)
 		require.NoError(t, err, kind)
 	}
 	waitDeliveries(t, srv)
 	got := rc.deliveries()
-	require.Len(t, got, len(payments.EventTypes()))
+	require.Len(t, got, len(eventkind.All()))
 	refs := map[string]bool{}
 	for _, d := range got {
 		ev, err := webhook.ConstructEvent(d.body, d.header, secret)

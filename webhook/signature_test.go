@@ -473,7 +473,7 @@ func whTouchAccessors(ev *payments.Event) {
 	}
 	var anyValue any
 	_ = ev.DecodeData(&anyValue)
-	_ = ev.LogValue()
+	_ = fmt.Sprint(ev)
 	for _, typ := range []payments.EventType{payments.EventPaymentCompleted, payments.EventRecipientCreated,
 		payments.EventVirtualAccountUpdated, payments.EventVirtualAccountPaymentReceived} {
 		retyped := *ev

@@ -53,6 +53,7 @@ import (
 	"unicode"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/eventkind"
 )
 
 // The exit codes.
@@ -297,7 +298,7 @@ func (t *typesValue) Set(v string) error {
 // eventTypeList lists the specification's event types for a usage text.
 func eventTypeList() string {
 	var b strings.Builder
-	for _, t := range payments.EventTypes() {
+	for _, t := range eventkind.All() {
 		b.WriteString("  " + string(t) + "\n")
 	}
 	return b.String()
