@@ -182,8 +182,11 @@ func Fake(t *testing.T, open ReplicaOpener) {
 		if n := delivered[e.ID]; n != 2 {
 			t.Errorf("event %s (%s) delivered %d times, want twice", e.ID, e.Type, n)
 		}
-		if calls[e.ID] != 1 {
-			t.Errorf("event %s (%s) reached the function %d times, want once", e.ID, e.Type, calls[e.ID])
+		mu.Lock()
+		n := calls[e.ID]
+		mu.Unlock()
+		if n != 1 {
+			t.Errorf("event %s (%s) reached the function %d times, want once", e.ID, e.Type, n)
 		}
 		ev, err := payments.ParseEvent(e.Body)
 		if err != nil {
