@@ -168,11 +168,16 @@ func Mask(s string) string {
 
 // LastFour hides all but the last four characters of an account or phone
 // number, so that a person can still tell two apart; shorter values are
-// hidden entirely.
+// hidden entirely, as "****" ("" stays ""). It is idempotent: a masked value
+// masked again is the same, so a value encoded, decoded and encoded again
+// does not change.
 func LastFour(s string) string {
 	r := []rune(s)
+	if len(r) == 0 {
+		return ""
+	}
 	if len(r) <= 4 {
-		return Mask(s)
+		return "****"
 	}
 	return "****" + string(r[len(r)-4:])
 }
