@@ -292,8 +292,10 @@ func markBudgetExhausted(err error) {
 // call: authentication, retries, idempotency, the envelope and typed errors.
 // path is below the base URL, starts with "/" and carries any query, encoded;
 // escape the segments you interpolate with url.PathEscape. params, when not
-// nil, is the JSON body; the envelope's data, if any, is decoded into out, when
-// not nil. POST and PATCH are retried only with WithIdempotencyKey: Do never
+// nil, is the JSON body (the SDK's own params types go whole, as their
+// operations send them; in a struct of your own, an AccountNumber or
+// PersonalData field encodes masked: use a string); the envelope's data, if
+// any, is decoded into out, when not nil. POST and PATCH are retried only with WithIdempotencyKey: Do never
 // invents a key, since it cannot know whether the operation honours one.
 //
 //	_, err := client.Do(ctx, http.MethodPut, "/payments/recipients/"+url.PathEscape(id),
@@ -313,9 +315,17 @@ func (c *Client) Do(ctx context.Context, method, path string, params, out any, o
 	if err := v.err(); err != nil {
 		return nil, err
 	}
+	// The SDK's params types mask personal data in encoding/json: send their
+	// wire form, with the values whole, as their typed operations do.
+	if p, ok := params.(wirer); ok {
+		params = p.wire()
+	}
 	op := &operation{Operation: Operation{Name: "do", Method: method}, dataOptional: true}
 	return c.do(ctx, op, path, params, out, opts)
 }
+
+// wirer is a params type of the SDK: wire returns what goes on the wire.
+type wirer interface{ wire() any }
 
 func hasDotSegment(p string) bool {
 	for _, seg := range strings.Split(p, "/") {

@@ -301,6 +301,22 @@ func TestDoPostSendsParamsAsJSON(t *testing.T) {
 	assert.Equal(t, "report-2025-03", req.Header.Get("Idempotency-Key"))
 }
 
+// TestDoSendsTheSDKsParamsWhole: the SDK's params types mask personal data
+// in encoding/json; given to Do, they still go on the wire whole, as their
+// typed operations send them.
+func TestDoSendsTheSDKsParamsWhole(t *testing.T) {
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(`{"id":"r1"}`)))
+	params := &payments.RecipientCreateParams{AccountNumber: "0123456789", AccountName: "Ada",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"}
+	_, err := h.client.Do(context.Background(), http.MethodPost, "/payments/recipients", params, nil,
+		payments.WithIdempotencyKey("k-1"))
+	require.NoError(t, err)
+	req := h.onlyRequest(t)
+	assert.Contains(t, string(req.Body), `"account_number":"0123456789"`)
+	assert.NotContains(t, string(req.Body), "****")
+}
+
 func TestDoRefusesBadMethodsAndPaths(t *testing.T) {
 	h := newHarness(t)
 	cases := []struct {
