@@ -82,8 +82,10 @@ func WithStoreTimeout(d time.Duration) HandlerOption {
 // another delivery waits for that one to settle before it answers 409
 // (default DefaultClaimWait): it answers 200 as soon as the other completes,
 // and processes the event itself if the other released it or its lease
-// lapsed. Keep it well under what the service waits for an answer. 0 answers
-// 409 at once; d < 0 keeps the default.
+// lapsed. It asks the store again after 1 ms, then after pauses that double
+// up to 250 ms, so that a short function's duplicate is answered soon after
+// it settles. Keep it well under what the service waits for an answer. 0
+// answers 409 at once; d < 0 keeps the default.
 func WithClaimWait(d time.Duration) HandlerOption {
 	return func(h *Handler) {
 		if d >= 0 {
@@ -112,7 +114,9 @@ func WithLogger(l *slog.Logger) HandlerOption {
 //     wrong signature, timestamp out of tolerance);
 //   - 400 when the verified body is not an event;
 //   - 200 when the event id was already processed successfully, without
-//     calling your function again;
+//     calling your function again (an event this handler processed or saw
+//     done recently is answered from memory, without asking the store:
+//     WithRecentlyDone);
 //   - 409 when the same event id is being processed by another delivery
 //     that did not settle within WithClaimWait: the service's retry will
 //     get 200 once that one succeeds, or process the event if it failed
@@ -150,6 +154,8 @@ type Handler struct {
 	storeTimeout time.Duration
 	claimWait    time.Duration
 	inMemory     bool // the store is a *MemoryStore itself (not a wrapper)
+	recentSize   int
+	recent       *recentlyDone // nil: remembers nothing
 	bg           background
 }
 
@@ -207,7 +213,7 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 		panic("webhook: NewHandler with a nil EventFunc")
 	}
 	h := &Handler{verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes,
-		storeTimeout: DefaultStoreTimeout, claimWait: DefaultClaimWait}
+		storeTimeout: DefaultStoreTimeout, claimWait: DefaultClaimWait, recentSize: DefaultRecentlyDone}
 	for _, o := range opts {
 		o(h)
 	}
@@ -215,6 +221,9 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 		h.store = NewMemoryStore(DefaultMemoryStoreSize)
 	}
 	_, h.inMemory = h.store.(*MemoryStore)
+	if !h.inMemory {
+		h.recent = newRecentlyDone(h.recentSize)
+	}
 	return h
 }
 
@@ -256,16 +265,22 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	defer h.bg.leave()
-	// A store that claims in the function's own transaction (txstore.go).
-	if h.serveTx(ctx, w, ev, h.eventID(ev, r.Header)) {
+	id := h.eventID(ev, r.Header)
+	if h.recent.has(id) {
+		h.answer(ctx, w, http.StatusOK, ev, OutcomeDuplicate, nil, slog.LevelInfo, "duplicate delivery of a processed event: skipped (remembered by this handler)")
 		return
 	}
-	claim, claimed, err := h.claimOrWait(ctx, h.eventID(ev, r.Header))
+	// A store that claims in the function's own transaction (txstore.go).
+	if h.serveTx(ctx, w, ev, id) {
+		return
+	}
+	claim, claimed, err := h.claimOrWait(ctx, id)
 	switch {
 	case err != nil:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable")
 		return
 	case claim.Status == ClaimDone:
+		h.recent.add(id)
 		h.answer(ctx, w, http.StatusOK, ev, OutcomeDuplicate, nil, slog.LevelInfo, "duplicate delivery of a processed event: skipped")
 		return
 	case claim.Status == ClaimInProgress:
@@ -308,6 +323,7 @@ func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *paymen
 		h.failed(ctx, w, ev, err, attrs...)
 		return
 	}
+	h.recent.add(claim.EventID)
 	h.answer(ctx, w, http.StatusOK, ev, OutcomeProcessed, nil, slog.LevelInfo, "event processed", attrs...)
 }
 

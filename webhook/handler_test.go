@@ -425,7 +425,8 @@ func TestWebhookHandlerStandardWebhooksDedupesOnWebhookID(t *testing.T) {
 	require.NoError(t, err)
 	var rec whRecorder
 	store := &idRecordingStore{}
-	h := webhook.NewHandler(v, rec.fn(whOK), webhook.WithStore(store))
+	// Remembering none: every delivery asks the store, which records the id.
+	h := webhook.NewHandler(v, rec.fn(whOK), webhook.WithStore(store), webhook.WithRecentlyDone(0))
 	deliver := func(msgID string, payload []byte) int {
 		header, err := webhook.SignStandard(msgID, whNow, payload, secret)
 		require.NoError(t, err)

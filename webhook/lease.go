@@ -76,7 +76,7 @@ func (h *Handler) claimOrWait(ctx context.Context, id string) (Claim, time.Time,
 
 // Pauses between the claims of a delivery that waits for another one.
 const (
-	firstWaitPause = 10 * time.Millisecond
+	firstWaitPause = 1 * time.Millisecond
 	maxWaitPause   = 250 * time.Millisecond
 )
 

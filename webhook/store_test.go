@@ -62,13 +62,16 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 		store := &whFailingStore{}
 		store.completeFails.Store(true)
 		h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithClaimWait(0))
+		replica := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithClaimWait(0))
 		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "the event was processed")
-		assert.Equal(t, http.StatusConflict, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code,
+		assert.Equal(t, http.StatusConflict, whServe(replica, whDelivery(whPayload(), whNow, whSecret)).Code,
 			"the claim stays taken while the completion is retried")
+		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code,
+			"the handler that processed it remembers it")
 		whEventually(t, func() bool { return store.completes.Load() >= 3 }, "Complete tried again")
 		store.completeFails.Store(false)
 		whEventually(t, func() bool {
-			return whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code == http.StatusOK
+			return whServe(replica, whDelivery(whPayload(), whNow, whSecret)).Code == http.StatusOK
 		}, "recorded as done once the store works")
 		assert.EqualValues(t, 1, rec.calls.Load(), "never processed again")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -65,10 +65,12 @@ func (h *Handler) serveTx(ctx context.Context, w http.ResponseWriter, ev *paymen
 	case err != nil:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable", attrs...)
 	case status == ClaimDone:
+		h.recent.add(id)
 		h.answer(ctx, w, http.StatusOK, ev, OutcomeDuplicate, nil, slog.LevelInfo, "duplicate delivery of a processed event: skipped")
 	case status == ClaimInProgress:
 		h.refuse(ctx, w, http.StatusConflict, ev, OutcomeInProgress, nil, "event is being processed by another delivery")
 	case status == ClaimAcquired:
+		h.recent.add(id)
 		h.answer(ctx, w, http.StatusOK, ev, OutcomeProcessed, nil, slog.LevelInfo, "event processed", attrs...)
 	default:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, nil, "event store gave an unknown claim status")

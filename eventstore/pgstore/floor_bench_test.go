@@ -328,7 +328,7 @@ func (r *pgFloorRun) oursStore(b *testing.B) *pgstore.Store {
 // first, from pg_stat_statements (the benchmark's own queries of pg_stat_*
 // views left out).
 func (r *pgFloorRun) byStatement(b *testing.B, name string) string {
-	rows, err := r.admin.Query(testCtx(b), `SELECT calls, wal_records, wal_bytes::bigint, query
+	rows, err := r.admin.Query(testCtx(b), `SELECT calls, wal_records, wal_bytes::bigint, total_exec_time + total_plan_time, query
 FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE '%pg_total_relation_size%'
 ORDER BY wal_bytes DESC, calls DESC`)
 	if err != nil {
@@ -342,11 +342,12 @@ ORDER BY wal_bytes DESC, calls DESC`)
 	short := strings.NewReplacer(names...)
 	var out strings.Builder
 	fmt.Fprintf(&out, "\n%s, by statement (pg_stat_statements, the last run: %d deliveries of %d events)\n\n", name, b.N, r.plan.Events())
-	out.WriteString("| calls/delivery | WAL records/call | WAL bytes/call | statement |\n|---:|---:|---:|---|\n")
+	out.WriteString("| calls/delivery | WAL records/call | WAL bytes/call | µs/call | statement |\n|---:|---:|---:|---:|---|\n")
 	for rows.Next() {
 		var calls, records, bytes int64
+		var ms float64
 		var query string
-		if err := rows.Scan(&calls, &records, &bytes, &query); err != nil {
+		if err := rows.Scan(&calls, &records, &bytes, &ms, &query); err != nil {
 			b.Fatal(err)
 		}
 		query = strings.Join(strings.Fields(query), " ")
@@ -354,7 +355,7 @@ ORDER BY wal_bytes DESC, calls DESC`)
 		if len(query) > 90 {
 			query = query[:90] + "…"
 		}
-		fmt.Fprintf(&out, "| %.3f | %.2f | %.0f | `%s` |\n", float64(calls)/float64(b.N), float64(records)/float64(calls), float64(bytes)/float64(calls), query)
+		fmt.Fprintf(&out, "| %.3f | %.2f | %.0f | %.1f | `%s` |\n", float64(calls)/float64(b.N), float64(records)/float64(calls), float64(bytes)/float64(calls), 1000*ms/float64(calls), query)
 	}
 	if err := rows.Err(); err != nil {
 		b.Fatal(err)

@@ -19,7 +19,7 @@ var floorUnits = []string{
 	"db-cpu-us/delivery", "redis-cpu-us/delivery",
 	"stmts/delivery", "cmds/delivery", "redis-calls/delivery", "write-xacts/delivery",
 	"wal-bytes/delivery", "wal-syncs/delivery",
-	"hot-%", "conflicts/delivery",
+	"hot-%", "redeliveries/delivery",
 }
 
 // EnvFloorRounds is how many interleaved rounds BenchmarkFloor runs (each

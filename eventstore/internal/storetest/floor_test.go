@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -61,5 +62,35 @@ func TestFloorTablePrint(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// The queue hands out the plan's deliveries in order, then those answered
+// 409, and ends once nothing is in flight or to be delivered again.
+func TestFloorQueue(t *testing.T) {
+	q := newFloorQueue(3)
+	var got []int
+	take := func() int {
+		i, ok := q.take()
+		if !ok {
+			t.Fatalf("take after %v: the queue ended", got)
+		}
+		got = append(got, i)
+		return i
+	}
+	a, b := take(), take()
+	q.done(a, true) // 409: delivered again after the plan
+	c := take()
+	q.done(b, false)
+	q.done(c, false)
+	d := take()
+	q.done(d, true)
+	e := take()
+	q.done(e, false)
+	if want := []int{0, 1, 2, 0, 0}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("deliveries %v, want %v", got, want)
+	}
+	if i, ok := q.take(); ok {
+		t.Fatalf("take after the last answer: %d", i)
 	}
 }

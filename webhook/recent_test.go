@@ -1,0 +1,131 @@
+package webhook_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// countingStore counts the claims that reach it, and fails them all while
+// down is set.
+type countingStore struct {
+	webhook.MemoryStore
+	mu     sync.Mutex
+	claims map[string]int
+	down   bool
+}
+
+func (s *countingStore) Claim(ctx context.Context, id string) (webhook.Claim, error) {
+	s.mu.Lock()
+	if s.claims == nil {
+		s.claims = map[string]int{}
+	}
+	s.claims[id]++
+	down := s.down
+	s.mu.Unlock()
+	if down {
+		return webhook.Claim{}, errors.New("connection refused")
+	}
+	return s.MemoryStore.Claim(ctx, id)
+}
+
+func (s *countingStore) count(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.claims[id]
+}
+
+func (s *countingStore) setDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
+func eventBody(n int) (string, []byte) {
+	id := fmt.Sprintf("6a1f3c2e-9b4d-4e8a-b7c6-%012d", n)
+	return id, whEventJSON(id, payments.EventPaymentCompleted, `{"id":"p-1"}`)
+}
+
+// A handler answers the duplicate of an event it processed, or that its
+// store said was processed, without asking the store: also while the store
+// is down. A failed event is not remembered.
+func TestRecentlyDoneAnswersWithoutTheStore(t *testing.T) {
+	var rec whRecorder
+	store := &countingStore{}
+	h := whHandler(t, rec.fn(func(n int64) error {
+		if n == 2 {
+			return errors.New("ledger down")
+		}
+		return nil
+	}), webhook.WithStore(store))
+	a, bodyA := eventBody(1)
+	b, bodyB := eventBody(2)
+	deliver := func(body []byte) int { return whServe(h, whDelivery(body, whNow, whSecret)).Code }
+
+	assert.Equal(t, http.StatusOK, deliver(bodyA))
+	assert.Equal(t, http.StatusOK, deliver(bodyA), "a duplicate")
+	assert.Equal(t, 1, store.count(a), "the duplicate was answered from memory")
+
+	assert.Equal(t, http.StatusInternalServerError, deliver(bodyB), "the function failed")
+	assert.Equal(t, http.StatusOK, deliver(bodyB), "delivered again: processed")
+	assert.Equal(t, 2, store.count(b), "a failed event is not remembered")
+	assert.EqualValues(t, 3, rec.calls.Load())
+
+	store.setDown(true)
+	assert.Equal(t, http.StatusOK, deliver(bodyA), "remembered: answered while the store is down")
+	assert.Equal(t, http.StatusOK, deliver(bodyB))
+	_, bodyC := eventBody(3)
+	assert.Equal(t, http.StatusServiceUnavailable, deliver(bodyC), "an event it never saw needs the store")
+	assert.EqualValues(t, 3, rec.calls.Load())
+
+	// Another replica on the same store learns from the store that the
+	// event is done, once.
+	store.setDown(false)
+	replica := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+	for range 3 {
+		assert.Equal(t, http.StatusOK, whServe(replica, whDelivery(bodyA, whNow, whSecret)).Code)
+	}
+	assert.Equal(t, 2, store.count(a), "the replica asked the store once")
+	assert.EqualValues(t, 3, rec.calls.Load())
+}
+
+// The handler remembers the last n events; WithRecentlyDone(0) remembers
+// none.
+func TestRecentlyDoneForgetsTheOldest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		size int
+		want []int // claims of events 1, 2, 3 that reach the store
+	}{
+		{"two remembered", 2, []int{2, 1, 1}},
+		{"none remembered", 0, []int{2, 2, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rec whRecorder
+			store := &countingStore{}
+			h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithRecentlyDone(tc.size))
+			var ids []string
+			for n := 1; n <= 3; n++ {
+				id, body := eventBody(n)
+				ids = append(ids, id)
+				assert.Equal(t, http.StatusOK, whServe(h, whDelivery(body, whNow, whSecret)).Code)
+			}
+			for n := 3; n >= 1; n-- { // newest first: 1 was forgotten for 3
+				_, body := eventBody(n)
+				assert.Equal(t, http.StatusOK, whServe(h, whDelivery(body, whNow, whSecret)).Code, "a duplicate")
+			}
+			for i, id := range ids {
+				assert.Equal(t, tc.want[i], store.count(id), "claims of event %d", i+1)
+			}
+			assert.EqualValues(t, 3, rec.calls.Load(), "each event processed once")
+		})
+	}
+}
