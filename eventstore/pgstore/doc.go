@@ -112,11 +112,17 @@
 // Once Transactional was called on a Store, a handler with that Store
 // (webhook.WithStore; the handler detects webhook.TxStore) claims each event
 // inside the function's transaction (Store.ClaimAndRun): it reads the event's
-// row (a done event is a duplicate, with no write), then begins a
-// transaction, inserts the row as done (or takes over a lapsed one), runs
-// your function, and commits: one commit per event, and nothing durable
-// before or after (TestWALPerDelivery). There is no lease to renew: the row
-// lock is the lease while the transaction is open.
+// row (a done event is a duplicate, with no write), then, in one round trip,
+// begins a transaction, sets its bounds and inserts the row as done (or,
+// when the row exists, takes over a lapsed or expired one), runs your
+// function, and commits: one commit per event, and nothing durable before or
+// after (TestWALPerDelivery). There is no lease to renew: the row lock is the
+// lease while the transaction is open. Your function gets the transaction as
+// a pgx.Tx of the store's: tx.Begin makes a savepoint, and tx.Commit and
+// tx.Rollback return an error (TestTransactionalTxIsATransaction,
+// TestTransactionalTxRefusesCommit); a transaction that a failed statement
+// broke is not recorded done, even when your function returns nil
+// (TestTransactionalBrokenTxIsNotDone).
 //
 //   - A concurrent delivery of the same event waits for the lock for the
 //     handler's claim wait (WithClaimWait, 2 s by default: lock_timeout),

@@ -36,8 +36,8 @@ import (
 //     the merchant INSERT; COMMIT.
 //
 // Besides storetest.FloorRun's metrics, each run reports per delivery the
-// statements the receiver sent (counted by a pgx tracer, BEGIN and COMMIT
-// included), the transactions that wrote (each a durable commit: the
+// statements the receiver sent and the round trips they took (counted by a
+// pgx tracer, BEGIN and COMMIT included; a batch is one round trip), the transactions that wrote (each a durable commit: the
 // transaction ids the server assigned), WAL bytes (pg_current_wal_lsn), WAL
 // syncs (pg_stat_wal: fsyncs, of commits and of background writes), the server's
 // CPU (its processes' /proc/<pid>/stat), and the share of HOT updates on the
@@ -123,7 +123,7 @@ type pgFloorRun struct {
 	admin   *pgxpool.Pool
 	app     string // application_name of the replicas' connections
 	pools   []*pgxpool.Pool
-	stmts   atomic.Int64
+	calls   pgCalls
 	once    storetest.FloorOnce
 	plan    *storetest.FloorPlan
 	replica int
@@ -150,7 +150,7 @@ func (r *pgFloorRun) pool(b *testing.B) *pgxpool.Pool {
 	}
 	cfg.MaxConns = storetest.FloorSenders
 	cfg.ConnConfig.RuntimeParams["application_name"] = r.app
-	cfg.ConnConfig.Tracer = (*countingTracer)(&r.stmts)
+	cfg.ConnConfig.Tracer = (*countingTracer)(&r.calls)
 	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -160,15 +160,31 @@ func (r *pgFloorRun) pool(b *testing.B) *pgxpool.Pool {
 	return p
 }
 
-// countingTracer counts the statements a pool sends.
-type countingTracer atomic.Int64
+// pgCalls counts what a pool sends: statements (each of a batch's too) and
+// round trips (a statement alone, or a batch).
+type pgCalls struct{ stmts, trips atomic.Int64 }
+
+// countingTracer counts a pool's statements and round trips.
+type countingTracer pgCalls
 
 func (c *countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	(*atomic.Int64)(c).Add(1)
+	c.stmts.Add(1)
+	c.trips.Add(1)
 	return ctx
 }
 
 func (*countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *countingTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.trips.Add(1)
+	return ctx
+}
+
+func (c *countingTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.stmts.Add(1)
+}
+
+func (*countingTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // pgCounters are the server's cumulative counters.
 type pgCounters struct {
@@ -225,7 +241,8 @@ func (r *pgFloorRun) measure(b *testing.B, name string, handlers []http.Handler)
 	}
 	before := r.counters(b)
 	cpu0, cpuOK := r.serverCPU(b)
-	r.stmts.Store(0)
+	r.calls.stmts.Store(0)
+	r.calls.trips.Store(0)
 	if r.statements {
 		if _, err := r.admin.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
 			b.Fatal(err)
@@ -235,7 +252,7 @@ func (r *pgFloorRun) measure(b *testing.B, name string, handlers []http.Handler)
 	m := storetest.FloorRun(b, r.plan, handlers)
 
 	cpu1, cpuOK1 := r.serverCPU(b)
-	stmts := r.stmts.Load()
+	stmts, trips := r.calls.stmts.Load(), r.calls.trips.Load()
 	for _, p := range r.pools {
 		p.Close()
 	}
@@ -246,6 +263,7 @@ func (r *pgFloorRun) measure(b *testing.B, name string, handlers []http.Handler)
 	}
 	n := float64(b.N)
 	m["stmts/delivery"] = float64(stmts) / n
+	m["round-trips/delivery"] = float64(trips) / n
 	m["write-xacts/delivery"] = float64(after.xids-before.xids) / n
 	m["wal-bytes/delivery"] = float64(after.walBytes-before.walBytes) / n
 	m["wal-syncs/delivery"] = float64(after.walSyncs-before.walSyncs) / n

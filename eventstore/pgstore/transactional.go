@@ -16,7 +16,10 @@ import (
 var ErrNoClaim = errors.New("pgstore: no claim in the context: call the function through a webhook.Handler that uses this store")
 
 // TxEventFunc processes one event inside tx, the transaction that also
-// records the event as processed. It must not commit or roll back tx.
+// records the event as processed. The store commits it when the function
+// returns nil and rolls it back otherwise: through a handler, tx.Commit
+// and tx.Rollback return an error, and tx.Begin makes a savepoint (whose
+// Commit and Rollback release it or roll back to it), as a pgx.Tx does.
 type TxEventFunc func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error
 
 // Transactional returns an EventFunc that processes each event exactly

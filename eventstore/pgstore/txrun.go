@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -67,21 +68,27 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 		return 0, fmt.Errorf("pgstore: %w", err)
 	}
 	bctx, cancel := s.bound(ctx)
-	tx, err := s.pool.BeginTx(bctx, pgx.TxOptions{BeginQuery: s.beginQuery(wait)})
+	pc, err := s.pool.Acquire(bctx)
 	cancel()
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: event %s: begin: %w", shownID(eventID), err)
 	}
-	committed := false
+	// Released in a transaction (a rollback that failed), the connection
+	// is closed by the pool, never reused.
+	defer pc.Release()
+	conn := pc.Conn()
+	began, committed := false, false
 	defer func() {
-		if !committed {
-			s.rollback(ctx, tx)
+		if began && !committed {
+			s.endTx(ctx, conn, "rollback")
 		}
 	}()
-	st, err := s.claimIn(ctx, tx, key, token, eventID, wait)
+	st, err := s.claimIn(ctx, conn, key, token, eventID, wait, &began)
 	if err != nil || st != webhook.ClaimAcquired {
 		return st, err
 	}
+	var last int
+	tx := &connTx{conn: conn, last: &last}
 	rctx, stop := s.watch(context.WithValue(ctx, txKey{}, txValue{s, tx}))
 	err = run(rctx, webhook.Claim{EventID: eventID, Status: webhook.ClaimAcquired, Token: token})
 	if silent := stop(); silent != nil {
@@ -90,7 +97,7 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 		// function's failure.
 		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: rolled back: %v", shownID(eventID), silent)
 	}
-	if err != nil && tx.Conn().IsClosed() {
+	if err != nil && conn.IsClosed() {
 		// The database went away under the function (a restart, a
 		// network cut): a failure of the store's, not of the function.
 		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: rolled back: %w (the function's error: %v)", shownID(eventID), errConnectionLost, err)
@@ -99,13 +106,23 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 		return webhook.ClaimAcquired, err
 	}
 	// The function succeeded: commit even if the sender hung up meanwhile.
-	cctx, cancel := s.bound(context.WithoutCancel(ctx))
-	defer cancel()
-	if err := tx.Commit(cctx); err != nil {
+	// A transaction a failed statement broke answers COMMIT with ROLLBACK.
+	committed = true
+	if tag, err := s.endTx(ctx, conn, "commit"); err != nil || tag.String() != "COMMIT" {
+		if err == nil {
+			err = pgx.ErrTxCommitRollback
+		}
 		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: commit: %w", shownID(eventID), err)
 	}
-	committed = true
 	return webhook.ClaimAcquired, nil
+}
+
+// endTx commits or rolls back the transaction on conn, within the store's
+// timeout (at once when the connection broke), even if ctx ended.
+func (s *Store) endTx(ctx context.Context, conn *pgx.Conn, sql string) (pgconn.CommandTag, error) {
+	cctx, cancel := s.bound(context.WithoutCancel(ctx))
+	defer cancel()
+	return conn.Exec(cctx, sql)
 }
 
 // peek reads what a delivery finds, without a write: 0 when the event is
@@ -126,50 +143,71 @@ func (s *Store) peek(ctx context.Context, key, eventID string) (webhook.ClaimSta
 	return webhook.ClaimInProgress, nil
 }
 
-// beginQuery begins a transaction of ClaimAndRun with its bounds: how long
-// its claim waits for another's row lock, and how long the server keeps
-// the transaction (and its lock) for a client that went silent.
-func (s *Store) beginQuery(wait time.Duration) string {
-	ms := max(wait.Milliseconds(), 1)
-	l := s.opts.lease.Milliseconds()
-	// One round trip, two statements: settings local to the transaction.
-	return fmt.Sprintf("BEGIN; SELECT set_config('lock_timeout', '%d', true), "+
-		"set_config('idle_in_transaction_session_timeout', '%d', true), set_config('tcp_user_timeout', '%d', true)", ms, l, l)
-}
-
-// claimIn claims key inside tx, the row written as done: ClaimAcquired,
-// or why not.
-func (s *Store) claimIn(ctx context.Context, tx pgx.Tx, key, token, eventID string, wait time.Duration) (webhook.ClaimStatus, error) {
+// claimIn begins a transaction on conn and claims key in it, the row
+// written as done: ClaimAcquired, or why not. BEGIN and the first claim
+// statement (claimInTx) go in one round trip; began says whether the
+// transaction began (the caller then ends it). claimInTx sets the
+// transaction's bounds: how long the claim waits for another's row lock
+// (wait, at least 1 ms), and how long the server keeps the transaction,
+// and its lock, for a client that went silent (the lease).
+func (s *Store) claimIn(ctx context.Context, conn *pgx.Conn, key, token, eventID string, wait time.Duration, began *bool) (webhook.ClaimStatus, error) {
+	lockWait := strconv.FormatInt(max(wait.Milliseconds(), 1), 10)
+	silent := strconv.FormatInt(s.opts.lease.Milliseconds(), 10)
+	var b pgx.Batch
+	b.Queue("begin")
+	b.Queue(s.q.claimInTx, key, token, s.opts.retention.Microseconds(), lockWait, silent)
+	sctx, cancel := context.WithTimeout(ctx, s.opts.timeout+wait)
+	br := conn.SendBatch(sctx, &b)
+	_, err := br.Exec()
+	var status string
+	if err == nil {
+		err = br.QueryRow().Scan(&status)
+	}
+	if cerr := br.Close(); err == nil && cerr != nil && !errors.Is(cerr, pgx.ErrNoRows) {
+		err = cerr
+	}
+	*began = conn.PgConn().TxStatus() != 'I'
+	cancel()
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if st, aerr := claimAnswer("", err, eventID); aerr == nil {
+			return st, nil
+		}
+		return 0, fmt.Errorf("pgstore: event %s: begin and claim: %w", shownID(eventID), err)
+	}
+	if st, err := claimAnswer(status, err, eventID); err != nil || st != 0 {
+		return st, err
+	}
+	// The row exists: taken over when it lapsed or expired, else why not.
 	for range maxClaimTries {
 		sctx, cancel := context.WithTimeout(ctx, s.opts.timeout+wait)
-		var status string
-		err := tx.QueryRow(sctx, s.q.claim, key, token, s.opts.retention.Microseconds(), "done").Scan(&status)
+		err := conn.QueryRow(sctx, s.q.claim, key, token, s.opts.retention.Microseconds(), "done").Scan(&status)
 		cancel()
-		var pgErr *pgconn.PgError
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			continue
-		case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
-			return webhook.ClaimInProgress, nil
-		case err != nil:
-			return 0, fmt.Errorf("pgstore: claim event %s: %w", shownID(eventID), err)
-		case status == "acquired":
-			return webhook.ClaimAcquired, nil
-		case status == "done":
-			return webhook.ClaimDone, nil
+		if st, err := claimAnswer(status, err, eventID); err != nil || st != 0 {
+			return st, err
 		}
-		return webhook.ClaimInProgress, nil
 	}
 	return webhook.ClaimInProgress, nil
 }
 
-// rollback ends a transaction that did not commit, within the store's
-// timeout (at once when its connection broke).
-func (s *Store) rollback(ctx context.Context, tx pgx.Tx) {
-	rctx, cancel := s.bound(context.WithoutCancel(ctx))
-	defer cancel()
-	_ = tx.Rollback(rctx)
+// claimAnswer reads a claim statement's answer: 0 and no error when it
+// gave no row (the caller tries again).
+func claimAnswer(status string, err error, eventID string) (webhook.ClaimStatus, error) {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0, nil
+	case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
+		return webhook.ClaimInProgress, nil
+	case err != nil:
+		return 0, fmt.Errorf("pgstore: claim event %s: %w", shownID(eventID), err)
+	case status == "acquired":
+		return webhook.ClaimAcquired, nil
+	case status == "done":
+		return webhook.ClaimDone, nil
+	}
+	return webhook.ClaimInProgress, nil
 }
+
 
 // watch returns ctx for a function run under a row lock, and stop, which
 // ends the watch and says whether it cancelled ctx. From a third of the

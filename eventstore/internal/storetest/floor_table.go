@@ -17,7 +17,7 @@ import (
 var floorUnits = []string{
 	"deliveries/s", "p50-us", "p99-us", "cpu-us/delivery",
 	"db-cpu-us/delivery", "redis-cpu-us/delivery",
-	"stmts/delivery", "cmds/delivery", "redis-calls/delivery", "write-xacts/delivery",
+	"stmts/delivery", "round-trips/delivery", "cmds/delivery", "redis-calls/delivery", "write-xacts/delivery",
 	"wal-bytes/delivery", "wal-syncs/delivery",
 	"hot-%", "redeliveries/delivery",
 }
