@@ -266,9 +266,12 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	defer h.bg.leave()
 	id := h.eventID(ev, r.Header)
-	if h.recent.has(id) {
-		h.answer(ctx, w, http.StatusOK, ev, OutcomeDuplicate, nil, slog.LevelInfo, "duplicate delivery of a processed event: skipped (remembered by this handler)")
+	leave, answered := h.local(ctx, w, ev, id)
+	if answered {
 		return
+	}
+	if leave != nil {
+		defer leave()
 	}
 	// A store that claims in the function's own transaction (txstore.go).
 	if h.serveTx(ctx, w, ev, id) {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -126,6 +128,63 @@ func TestRecentlyDoneForgetsTheOldest(t *testing.T) {
 				assert.Equal(t, tc.want[i], store.count(id), "claims of event %d", i+1)
 			}
 			assert.EqualValues(t, 3, rec.calls.Load(), "each event processed once")
+		})
+	}
+}
+
+// A delivery of an event that a delivery of the same handler is
+// processing waits for it without asking the store: 200 once it
+// succeeded, 409 when the claim wait ends first; if it failed, the waiting
+// delivery claims the event and processes it.
+func TestRecentlyDoneWaitsForItsOwnDelivery(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		wait      time.Duration
+		firstFail bool
+		want      int // the second delivery's answer
+		claims    int // claims that reached the store
+		calls     int64
+	}{
+		{"the first succeeds", time.Minute, false, http.StatusOK, 1, 1},
+		{"the claim wait ends first", 20 * time.Millisecond, false, http.StatusConflict, 1, 1},
+		{"no claim wait", 0, false, http.StatusConflict, 1, 1},
+		{"the first fails", time.Minute, true, http.StatusOK, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &countingStore{}
+			entered, release := make(chan struct{}, 2), make(chan struct{})
+			var calls atomic.Int64
+			h := whHandler(t, func(context.Context, *payments.Event) error {
+				n := calls.Add(1)
+				entered <- struct{}{}
+				if n == 1 {
+					<-release
+					if tc.firstFail {
+						return errors.New("ledger down")
+					}
+				}
+				return nil
+			}, webhook.WithStore(store), webhook.WithClaimWait(tc.wait))
+			id, body := eventBody(7)
+			first := make(chan int, 1)
+			go func() { first <- whServe(h, whDelivery(body, whNow, whSecret)).Code }()
+			<-entered
+			second := make(chan int, 1)
+			go func() { second <- whServe(h, whDelivery(body, whNow, whSecret)).Code }()
+			if tc.want == http.StatusConflict {
+				assert.Equal(t, http.StatusConflict, <-second)
+				close(release)
+			} else {
+				close(release)
+				assert.Equal(t, tc.want, <-second)
+			}
+			wantFirst := http.StatusOK
+			if tc.firstFail {
+				wantFirst = http.StatusInternalServerError
+			}
+			assert.Equal(t, wantFirst, <-first)
+			assert.Equal(t, tc.claims, store.count(id), "claims that reached the store")
+			assert.Equal(t, tc.calls, calls.Load(), "calls of the function")
 		})
 	}
 }
