@@ -104,6 +104,7 @@ type Store struct {
 	// transactional: Transactional was called, and ClaimAndRun serves
 	// the handler's deliveries.
 	transactional atomic.Bool
+	txBounds      atomic.Pointer[txBounds] // ClaimAndRun's settings, as text
 }
 
 var _ webhook.Store = (*Store)(nil)

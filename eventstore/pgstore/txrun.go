@@ -55,7 +55,18 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 		return 0, errors.New("pgstore: claim of an empty event id")
 	}
 	key := storedID(eventID)
-	switch st, err := s.peek(ctx, key, eventID); {
+	bctx, cancel := s.bound(ctx)
+	pc, err := s.pool.Acquire(bctx)
+	if err != nil {
+		cancel()
+		return 0, fmt.Errorf("pgstore: claim event %s: %w", shownID(eventID), err)
+	}
+	// Released in a transaction (a rollback that failed), the connection
+	// is closed by the pool, never reused.
+	defer pc.Release()
+	st, err := s.peek(bctx, pc.Conn(), key, eventID)
+	cancel()
+	switch {
 	case err != nil || st == webhook.ClaimDone:
 		return st, err
 	case st == webhook.ClaimInProgress:
@@ -67,15 +78,6 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: %w", err)
 	}
-	bctx, cancel := s.bound(ctx)
-	pc, err := s.pool.Acquire(bctx)
-	cancel()
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: event %s: begin: %w", shownID(eventID), err)
-	}
-	// Released in a transaction (a rollback that failed), the connection
-	// is closed by the pool, never reused.
-	defer pc.Release()
 	conn := pc.Conn()
 	began, committed := false, false
 	defer func() {
@@ -83,7 +85,7 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 			s.endTx(ctx, conn, "rollback")
 		}
 	}()
-	st, err := s.claimIn(ctx, conn, key, token, eventID, wait, &began)
+	st, err = s.claimIn(ctx, conn, key, token, eventID, wait, &began)
 	if err != nil || st != webhook.ClaimAcquired {
 		return st, err
 	}
@@ -125,13 +127,11 @@ func (s *Store) endTx(ctx context.Context, conn *pgx.Conn, sql string) (pgconn.C
 	return conn.Exec(cctx, sql)
 }
 
-// peek reads what a delivery finds, without a write: 0 when the event is
-// free to claim.
-func (s *Store) peek(ctx context.Context, key, eventID string) (webhook.ClaimStatus, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
+// peek reads what a delivery finds, on conn, without a write: 0 when the
+// event is free to claim.
+func (s *Store) peek(ctx context.Context, conn *pgx.Conn, key, eventID string) (webhook.ClaimStatus, error) {
 	var status string
-	err := s.pool.QueryRow(ctx, s.q.peek, key).Scan(&status)
+	err := conn.QueryRow(ctx, s.q.peek, key).Scan(&status)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return 0, nil
@@ -151,8 +151,7 @@ func (s *Store) peek(ctx context.Context, key, eventID string) (webhook.ClaimSta
 // (wait, at least 1 ms), and how long the server keeps the transaction,
 // and its lock, for a client that went silent (the lease).
 func (s *Store) claimIn(ctx context.Context, conn *pgx.Conn, key, token, eventID string, wait time.Duration, began *bool) (webhook.ClaimStatus, error) {
-	lockWait := strconv.FormatInt(max(wait.Milliseconds(), 1), 10)
-	silent := strconv.FormatInt(s.opts.lease.Milliseconds(), 10)
+	lockWait, silent := s.bounds(wait)
 	var b pgx.Batch
 	b.Queue("begin")
 	b.Queue(s.q.claimInTx, key, token, s.opts.retention.Microseconds(), lockWait, silent)
@@ -207,7 +206,6 @@ func claimAnswer(status string, err error, eventID string) (webhook.ClaimStatus,
 	}
 	return webhook.ClaimInProgress, nil
 }
-
 
 // watch returns ctx for a function run under a row lock, and stop, which
 // ends the watch and says whether it cancelled ctx. From a third of the
@@ -276,4 +274,24 @@ func (s *Store) ping(ctx context.Context) (evidence bool, err error) {
 	}
 	defer conn.Release()
 	return true, conn.Ping(ctx)
+}
+
+// txBounds are the settings of ClaimAndRun's transactions, as text for
+// set_config: the last lock wait asked for, and the lease.
+type txBounds struct {
+	wait           time.Duration
+	lockWait, idle string
+}
+
+// bounds returns the lock wait (wait, at least 1 ms) and the silence bound
+// (the lease) in milliseconds, kept from one call to the next (a handler
+// asks the same wait every time).
+func (s *Store) bounds(wait time.Duration) (lockWait, idle string) {
+	if b := s.txBounds.Load(); b != nil && b.wait == wait {
+		return b.lockWait, b.idle
+	}
+	b := &txBounds{wait: wait, lockWait: strconv.FormatInt(max(wait.Milliseconds(), 1), 10),
+		idle: strconv.FormatInt(s.opts.lease.Milliseconds(), 10)}
+	s.txBounds.Store(b)
+	return b.lockWait, b.idle
 }
