@@ -3,7 +3,9 @@ package pgstore_test
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -77,7 +79,9 @@ SELECT (SELECT count(*) FROM ours WHERE record_type <> 'PRUNE'),
 //   - a completion in the default mode is a HOT update (the index is on
 //     claimed_at, which it does not change);
 //   - with Transactional, a first delivery is one commit (the claim, the
-//     merchant's INSERT and the record together), with no update at all.
+//     merchant's INSERT and the record together), with no update at all;
+//     duplicates that wait on its row lock while it runs write nothing
+//     either (TestWALConcurrentDuplicates).
 func TestWALPerDelivery(t *testing.T) {
 	t.Parallel()
 	const events = 40
@@ -95,10 +99,12 @@ func TestWALPerDelivery(t *testing.T) {
 		table string
 		h     http.Handler
 	}{
-		{"default", plainTable, webhook.NewHandler(storetest.Verifier(t), func(context.Context, *payments.Event) error { return nil }, webhook.WithStore(plain))},
+		// Remembering no event, so that every duplicate reaches the store.
+		{"default", plainTable, webhook.NewHandler(storetest.Verifier(t), func(context.Context, *payments.Event) error { return nil },
+			webhook.WithStore(plain), webhook.WithRecentlyDone(0))},
 		{"Transactional", txTable, webhook.NewHandler(storetest.Verifier(t), tx.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 			return insert(ctx, tx, ev)
-		}), webhook.WithStore(tx))},
+		}), webhook.WithStore(tx), webhook.WithRecentlyDone(0))},
 	}
 	for _, m := range modes {
 		bodies := make([][]byte, events)
@@ -145,5 +151,88 @@ func TestWALPerDelivery(t *testing.T) {
 	}
 	if n := rowsOf(t, pool, paid, ""); n != events {
 		t.Errorf("%d rows in the merchant's table, want %d", n, events)
+	}
+}
+
+// With Transactional, deliveries of an event that wait on the row lock of
+// its first delivery, then find it done, write nothing: the WAL about the
+// table holds what one first delivery writes alone, and one commit.
+func TestWALConcurrentDuplicates(t *testing.T) {
+	t.Parallel()
+	const waiting = 3
+	srv := testservers.StartPostgres(t)
+	pool := newPool(t, srv.URL(), 8)
+	if _, err := pool.Exec(testCtx(t), "CREATE EXTENSION IF NOT EXISTS pg_walinspect; CREATE TABLE wal_flush (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	paid := merchantTable(t, pool)
+	insert := insertPaid(paid)
+	s, table := newStore(t, pool, pgstore.WithPurgeEvery(0))
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var blockNext atomic.Bool
+	fn := s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if err := insert(ctx, tx, ev); err != nil {
+			return err
+		}
+		if blockNext.CompareAndSwap(true, false) {
+			entered <- struct{}{}
+			<-release
+		}
+		return nil
+	})
+	// One handler per delivery, as replicas: none waits in memory for another.
+	handler := func() http.Handler {
+		return webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(s), webhook.WithRecentlyDone(0), webhook.WithClaimWait(time.Minute))
+	}
+
+	// The table's first rows make its pages and index roots: measure a
+	// later one.
+	var alone string
+	var one walCount
+	for i := range 3 {
+		if i == 2 {
+			alone = walMark(t, pool)
+		}
+		if code := storetest.Deliver(handler(), storetest.EventBody(storetest.NewEventID(t))); code != http.StatusOK {
+			t.Fatalf("a first delivery alone: %d", code)
+		}
+	}
+	one = walSince(t, pool, table, alone)
+
+	body := storetest.EventBody(storetest.NewEventID(t))
+	mark := walMark(t, pool)
+	blockNext.Store(true)
+	codes := make(chan int, waiting+1)
+	go func() { codes <- storetest.Deliver(handler(), body) }()
+	<-entered
+	for range waiting {
+		go func() { codes <- storetest.Deliver(handler(), body) }()
+	}
+	// The duplicates wait on the first one's row lock.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := pool.QueryRow(testCtx(t), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries wait on the row lock after 30s, want %d", n, waiting)
+		}
+	}
+	close(release)
+	for range waiting + 1 {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("a delivery: %d, want 200", code)
+		}
+	}
+	got := walSince(t, pool, table, mark)
+	if got.records != one.records || got.commits != 1 {
+		t.Errorf("a first delivery and %d duplicates waiting on it wrote %d records (%s) and %d commits; alone it writes %d records (%s) and 1 commit",
+			waiting, got.records, got.kinds, got.commits, one.records, one.kinds)
+	}
+	if n := rowsOf(t, pool, paid, ""); n != 4 {
+		t.Errorf("%d rows in the merchant's table, want 4", n)
 	}
 }
