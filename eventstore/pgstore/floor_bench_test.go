@@ -63,8 +63,8 @@ func BenchmarkFloor(b *testing.B) {
 		{"pg-tx", "ours", oursTx},
 		{"pg-tx", storetest.FloorBaseline, baselineTx},
 	}
-	for range storetest.FloorRounds(b) {
-		for _, s := range sides {
+	for round := range storetest.FloorRounds(b) {
+		for _, s := range storetest.FloorOrder(round, sides) {
 			b.Run(s.mode+"/"+s.side, func(b *testing.B) {
 				r := newPGFloorRun(b, srv.URL(), admin)
 				handlers := make([]http.Handler, storetest.FloorReplicas)

@@ -54,8 +54,8 @@ func BenchmarkFloor(b *testing.B) {
 		{"ours-ctxtimeout", oursRedis(true)},
 		{storetest.FloorBaseline, baselineRedis},
 	}
-	for range storetest.FloorRounds(b) {
-		for _, s := range sides {
+	for round := range storetest.FloorRounds(b) {
+		for _, s := range storetest.FloorOrder(round, sides) {
 			b.Run("redis-default/"+s.name, func(b *testing.B) {
 				r := &redisFloorRun{url: srv.URL(), admin: admin, prefix: uniquePrefix(b, admin), plan: storetest.NewFloorPlan(b, b.N)}
 				handlers := make([]http.Handler, storetest.FloorReplicas)

@@ -41,6 +41,20 @@ func FloorRounds(tb testing.TB) int {
 	return n
 }
 
+// FloorOrder is the order in which round (0, 1, ...) runs sides: as given
+// in even rounds, reversed in odd ones, so that a drift of the machine's
+// load within a round favours neither side.
+func FloorOrder[T any](round int, sides []T) []T {
+	if round%2 == 0 {
+		return sides
+	}
+	out := make([]T, len(sides))
+	for i, s := range sides {
+		out[len(sides)-1-i] = s
+	}
+	return out
+}
+
 // FloorBaseline is the name of the hand-written receiver's sub-benchmark;
 // the other sides of a mode are compared with it.
 const FloorBaseline = "baseline"
@@ -95,6 +109,35 @@ func (t *FloorTable) final(name string) []FloorMetrics {
 	return ms
 }
 
+// pairedRatio is the median, over the rounds, of side's unit divided by
+// base's in the same round (the i-th final runs of each): a change of the
+// machine's load between rounds cancels out. It is false unless both have
+// the same number of runs with the unit.
+func (t *FloorTable) pairedRatio(side, base, unit string) (float64, bool) {
+	a, b := t.final(side), t.final(base)
+	if len(a) != len(b) || len(a) == 0 {
+		return 0, false
+	}
+	var rs []float64
+	for i := range a {
+		x, ok1 := a[i][unit]
+		y, ok2 := b[i][unit]
+		if !ok1 || !ok2 || y == 0 {
+			return 0, false
+		}
+		rs = append(rs, x/y)
+	}
+	return medianOf(rs), true
+}
+
+func medianOf(vs []float64) float64 {
+	sort.Float64s(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+}
+
 // median of unit over the final runs of name.
 func (t *FloorTable) median(name, unit string) (float64, bool) {
 	var vs []float64
@@ -106,15 +149,12 @@ func (t *FloorTable) median(name, unit string) (float64, bool) {
 	if len(vs) == 0 {
 		return 0, false
 	}
-	sort.Float64s(vs)
-	if len(vs)%2 == 1 {
-		return vs[len(vs)/2], true
-	}
-	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
+	return medianOf(vs), true
 }
 
 // Print writes, for each mode, a Markdown table of each side's median
-// metrics beside the baseline's, and their ratio.
+// metrics beside the baseline's, and their ratio: the median of the
+// rounds' ratios (pairedRatio).
 func (t *FloorTable) Print(w io.Writer) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -127,7 +167,7 @@ func (t *FloorTable) Print(w io.Writer) {
 			if path.Dir(side) != mode || side == base {
 				continue
 			}
-			fmt.Fprintf(w, "\n%s: %s beside %s (median of %d runs)\n\n", path.Base(mode), path.Base(side), FloorBaseline, len(t.final(side)))
+			fmt.Fprintf(w, "\n%s: %s beside %s (medians of %d runs; ratio: the median of the rounds' ratios)\n\n", path.Base(mode), path.Base(side), FloorBaseline, len(t.final(side)))
 			fmt.Fprintf(w, "| metric | %s | %s | ratio |\n|---|---:|---:|---:|\n", path.Base(side), FloorBaseline)
 			for _, unit := range floorUnits {
 				ours, ok1 := t.median(side, unit)
@@ -136,7 +176,9 @@ func (t *FloorTable) Print(w io.Writer) {
 					continue
 				}
 				ratio := "-"
-				if ok1 && ok2 && theirs != 0 {
+				if r, ok := t.pairedRatio(side, base, unit); ok {
+					ratio = fmt.Sprintf("%.2fx", r)
+				} else if ok1 && ok2 && theirs != 0 {
 					ratio = fmt.Sprintf("%.2fx", ours/theirs)
 				}
 				fmt.Fprintf(w, "| %s | %s | %s | %s |\n", unit, show(ours, ok1), show(theirs, ok2), ratio)

@@ -55,7 +55,7 @@ func TestFloorTablePrint(t *testing.T) {
 	var out strings.Builder
 	ft.Print(&out)
 	for _, want := range []string{
-		"\npg: ours beside baseline (median of 2 runs)",
+		"\npg: ours beside baseline (medians of 2 runs; ratio: the median of the rounds' ratios)",
 		"| deliveries/s | 400 | 200 | 2.00x |",
 		"| hot-% | 90.00 | - | - |",
 	} {
@@ -92,5 +92,27 @@ func TestFloorQueue(t *testing.T) {
 	}
 	if i, ok := q.take(); ok {
 		t.Fatalf("take after the last answer: %d", i)
+	}
+}
+
+// With as many rounds on each side, the ratio is the median of the
+// rounds' ratios, not the ratio of the medians; odd rounds run the sides
+// in reverse.
+func TestFloorTablePairsTheRounds(t *testing.T) {
+	var ft FloorTable
+	ft.runs = map[string][]floorEntry{
+		"BenchmarkFloor/pg/ours":     {{100, FloorMetrics{"deliveries/s": 300}}, {100, FloorMetrics{"deliveries/s": 500}}, {100, FloorMetrics{"deliveries/s": 100}}},
+		"BenchmarkFloor/pg/baseline": {{100, FloorMetrics{"deliveries/s": 200}}, {100, FloorMetrics{"deliveries/s": 400}}, {100, FloorMetrics{"deliveries/s": 100}}},
+	}
+	ft.names = []string{"BenchmarkFloor/pg/ours", "BenchmarkFloor/pg/baseline"}
+	var out strings.Builder
+	ft.Print(&out)
+	// Ratios 1.5, 1.25 and 1: median 1.25 (the medians' ratio is 1.50).
+	if want := "| deliveries/s | 300 | 200 | 1.25x |"; !strings.Contains(out.String(), want) {
+		t.Errorf("the table lacks %q:\n%s", want, out.String())
+	}
+	sides := []string{"a", "b", "c"}
+	if got := fmt.Sprint(FloorOrder(0, sides), FloorOrder(1, sides)); got != "[a b c] [c b a]" {
+		t.Errorf("rounds 0 and 1 run %s, want [a b c] [c b a]", got)
 	}
 }
