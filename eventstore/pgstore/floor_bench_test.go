@@ -28,12 +28,14 @@ import (
 // thirds of the deliveries duplicates; see BENCHMARKS.md):
 //
 //   - pg-default: at-least-once. Ours: pgstore with a function that does
-//     nothing. Baseline: SELECT done; INSERT the claim with a lease ON
-//     CONFLICT (taking over a lapsed one); process; UPDATE done.
+//     nothing; ours-nomemory: the same, remembering no event
+//     (webhook.WithRecentlyDone(0)). Baseline: SELECT done; INSERT the claim
+//     with a lease ON CONFLICT (taking over a lapsed one); process; UPDATE
+//     done.
 //   - pg-tx: exactly-once effects with one merchant INSERT. Ours:
-//     Store.Transactional. Baseline: BEGIN; INSERT INTO processed ON
-//     CONFLICT DO NOTHING (a concurrent duplicate waits on the row lock);
-//     the merchant INSERT; COMMIT.
+//     Store.Transactional, and ours-nomemory. Baseline: BEGIN; INSERT INTO
+//     processed ON CONFLICT DO NOTHING (a concurrent duplicate waits on the
+//     row lock); the merchant INSERT; COMMIT.
 //
 // Besides storetest.FloorRun's metrics, each run reports per delivery the
 // statements the receiver sent and the round trips they took (counted by a
@@ -58,10 +60,12 @@ func BenchmarkFloor(b *testing.B) {
 		mode, side string
 		build      func(b *testing.B, r *pgFloorRun) http.Handler
 	}{
-		{"pg-default", "ours", oursDefault},
+		{"pg-default", "ours", oursDefault()},
 		{"pg-default", storetest.FloorBaseline, baselineDefault},
-		{"pg-tx", "ours", oursTx},
+		{"pg-default", "ours-nomemory", oursDefault(webhook.WithRecentlyDone(0))},
+		{"pg-tx", "ours", oursTx()},
 		{"pg-tx", storetest.FloorBaseline, baselineTx},
+		{"pg-tx", "ours-nomemory", oursTx(webhook.WithRecentlyDone(0))},
 	}
 	for round := range storetest.FloorRounds(b) {
 		for _, s := range storetest.FloorOrder(round, sides) {
@@ -301,26 +305,30 @@ func (r *pgFloorRun) waitGone(b *testing.B) {
 
 // oursDefault is a replica of our handler on pgstore, as a merchant sets it
 // up: default options, a function that does nothing (but count).
-func oursDefault(b *testing.B, r *pgFloorRun) http.Handler {
-	s := r.oursStore(b)
-	return webhook.NewHandler(storetest.Verifier(b), func(_ context.Context, ev *payments.Event) error {
-		r.once.Add(ev.ID)
-		return nil
-	}, webhook.WithStore(s))
+func oursDefault(opts ...webhook.HandlerOption) func(b *testing.B, r *pgFloorRun) http.Handler {
+	return func(b *testing.B, r *pgFloorRun) http.Handler {
+		s := r.oursStore(b)
+		return webhook.NewHandler(storetest.Verifier(b), func(_ context.Context, ev *payments.Event) error {
+			r.once.Add(ev.ID)
+			return nil
+		}, append([]webhook.HandlerOption{webhook.WithStore(s)}, opts...)...)
+	}
 }
 
 // oursTx is a replica of our handler with Store.Transactional and one
 // merchant INSERT.
-func oursTx(b *testing.B, r *pgFloorRun) http.Handler {
-	s := r.oursStore(b)
-	if r.paid == "" {
-		r.paid = merchantTable(b, r.admin)
+func oursTx(opts ...webhook.HandlerOption) func(b *testing.B, r *pgFloorRun) http.Handler {
+	return func(b *testing.B, r *pgFloorRun) http.Handler {
+		s := r.oursStore(b)
+		if r.paid == "" {
+			r.paid = merchantTable(b, r.admin)
+		}
+		insert := insertPaid(r.paid)
+		return webhook.NewHandler(storetest.Verifier(b), s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+			r.once.Add(ev.ID)
+			return insert(ctx, tx, ev)
+		}), append([]webhook.HandlerOption{webhook.WithStore(s)}, opts...)...)
 	}
-	insert := insertPaid(r.paid)
-	return webhook.NewHandler(storetest.Verifier(b), s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		r.once.Add(ev.ID)
-		return insert(ctx, tx, ev)
-	}), webhook.WithStore(s))
 }
 
 // oursStore is a store of the replica being built, on the run's table.

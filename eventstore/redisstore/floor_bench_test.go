@@ -31,6 +31,7 @@ import (
 //   - ours: redisstore on a client made as the package doc's minimal example
 //     makes it (redis.NewClient with the address and password alone);
 //   - ours-ctxtimeout: the same with Options.ContextTimeoutEnabled;
+//   - ours-nomemory: ours remembering no event (webhook.WithRecentlyDone(0));
 //   - baseline: SET key token NX PX lease GET (one command: a nil answer
 //     is the claim, "done" a duplicate, anything else 409); process; SET key
 //     done PX retention.
@@ -52,6 +53,7 @@ func BenchmarkFloor(b *testing.B) {
 	}{
 		{"ours", oursRedis(false)},
 		{"ours-ctxtimeout", oursRedis(true)},
+		{"ours-nomemory", oursRedis(false, webhook.WithRecentlyDone(0))},
 		{storetest.FloorBaseline, baselineRedis},
 	}
 	for round := range storetest.FloorRounds(b) {
@@ -178,7 +180,7 @@ func (r *redisFloorRun) measure(b *testing.B, handlers []http.Handler) storetest
 
 // oursRedis builds a replica of our handler on redisstore, as a merchant
 // sets it up: default options, a function that does nothing (but count).
-func oursRedis(ctxTimeout bool) func(b *testing.B, r *redisFloorRun) http.Handler {
+func oursRedis(ctxTimeout bool, opts ...webhook.HandlerOption) func(b *testing.B, r *redisFloorRun) http.Handler {
 	return func(b *testing.B, r *redisFloorRun) http.Handler {
 		s, err := redisstore.New(r.client(b, ctxTimeout), redisstore.WithPrefix(r.prefix))
 		if err != nil {
@@ -187,7 +189,7 @@ func oursRedis(ctxTimeout bool) func(b *testing.B, r *redisFloorRun) http.Handle
 		return webhook.NewHandler(storetest.Verifier(b), func(_ context.Context, ev *payments.Event) error {
 			r.once.Add(ev.ID)
 			return nil
-		}, webhook.WithStore(s))
+		}, append([]webhook.HandlerOption{webhook.WithStore(s)}, opts...)...)
 	}
 }
 
