@@ -29,6 +29,17 @@ type walCount struct {
 	kinds      string
 }
 
+// walServer starts a server of its own for a WAL test (no other test's
+// records in its WAL) and returns a pool on it and a merchant's table.
+func walServer(t *testing.T) (*pgxpool.Pool, string) {
+	t.Helper()
+	pool := newPool(t, testservers.StartPostgres(t).URL(), 8)
+	if _, err := pool.Exec(testCtx(t), "CREATE EXTENSION IF NOT EXISTS pg_walinspect; CREATE TABLE wal_flush (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	return pool, merchantTable(t, pool)
+}
+
 // walMark is the WAL position the next walSince counts from.
 func walMark(tb testing.TB, admin *pgxpool.Pool) string {
 	tb.Helper()
@@ -85,12 +96,7 @@ SELECT (SELECT count(*) FROM ours WHERE record_type <> 'PRUNE'),
 func TestWALPerDelivery(t *testing.T) {
 	t.Parallel()
 	const events = 40
-	srv := testservers.StartPostgres(t)
-	pool := newPool(t, srv.URL(), 8)
-	if _, err := pool.Exec(testCtx(t), "CREATE EXTENSION IF NOT EXISTS pg_walinspect; CREATE TABLE wal_flush (x int)"); err != nil {
-		t.Fatal(err)
-	}
-	paid := merchantTable(t, pool)
+	pool, paid := walServer(t)
 	insert := insertPaid(paid)
 	plain, plainTable := newStore(t, pool, pgstore.WithPurgeEvery(0))
 	tx, txTable := newStore(t, pool, pgstore.WithPurgeEvery(0))
@@ -160,12 +166,7 @@ func TestWALPerDelivery(t *testing.T) {
 func TestWALConcurrentDuplicates(t *testing.T) {
 	t.Parallel()
 	const waiting = 3
-	srv := testservers.StartPostgres(t)
-	pool := newPool(t, srv.URL(), 8)
-	if _, err := pool.Exec(testCtx(t), "CREATE EXTENSION IF NOT EXISTS pg_walinspect; CREATE TABLE wal_flush (x int)"); err != nil {
-		t.Fatal(err)
-	}
-	paid := merchantTable(t, pool)
+	pool, paid := walServer(t)
 	insert := insertPaid(paid)
 	s, table := newStore(t, pool, pgstore.WithPurgeEvery(0))
 	entered, release := make(chan struct{}, 1), make(chan struct{})
