@@ -315,17 +315,9 @@ func (c *Client) Do(ctx context.Context, method, path string, params, out any, o
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	// The SDK's params types mask personal data in encoding/json: send their
-	// wire form, with the values whole, as their typed operations do.
-	if p, ok := params.(wirer); ok {
-		params = p.wire()
-	}
 	op := &operation{Operation: Operation{Name: "do", Method: method}, dataOptional: true}
 	return c.do(ctx, op, path, params, out, opts)
 }
-
-// wirer is a params type of the SDK: wire returns what goes on the wire.
-type wirer interface{ wire() any }
 
 func hasDotSegment(p string) bool {
 	for _, seg := range strings.Split(p, "/") {

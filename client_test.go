@@ -305,16 +305,30 @@ func TestDoPostSendsParamsAsJSON(t *testing.T) {
 // in encoding/json; given to Do, they still go on the wire whole, as their
 // typed operations send them.
 func TestDoSendsTheSDKsParamsWhole(t *testing.T) {
-	h := newHarness(t)
-	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(`{"id":"r1"}`)))
-	params := &payments.RecipientCreateParams{AccountNumber: "0123456789", AccountName: "Ada",
+	params := payments.RecipientCreateParams{AccountNumber: "0123456789", AccountName: "Ada",
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"}
-	_, err := h.client.Do(context.Background(), http.MethodPost, "/payments/recipients", params, nil,
-		payments.WithIdempotencyKey("k-1"))
-	require.NoError(t, err)
-	req := h.onlyRequest(t)
-	assert.Contains(t, string(req.Body), `"account_number":"0123456789"`)
-	assert.NotContains(t, string(req.Body), "****")
+	amount := decimal.RequireFromString("10.5")
+	for _, tc := range []struct {
+		name   string
+		params any
+		want   string
+	}{
+		{"pointer", &params, `"account_number":"0123456789"`},
+		{"value", params, `"account_number":"0123456789"`},
+		{"initiate by value: the amount a number", payments.PaymentInitiateParams{RecipientID: "r1", Amount: amount, Currency: "NGN"}, `"amount":10.5,`},
+		{"nil pointer", (*payments.RecipientCreateParams)(nil), `null`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.on(http.MethodPost, "/x", jsonResponder(201, okEnvelope(`{"id":"r1"}`)))
+			_, err := h.client.Do(context.Background(), http.MethodPost, "/x", tc.params, nil,
+				payments.WithIdempotencyKey("k-1"))
+			require.NoError(t, err)
+			req := h.onlyRequest(t)
+			assert.Contains(t, string(req.Body), tc.want)
+			assert.NotContains(t, string(req.Body), "****")
+		})
+	}
 }
 
 func TestDoRefusesBadMethodsAndPaths(t *testing.T) {

@@ -105,12 +105,12 @@ type PaymentInitiateParams struct {
 // wire returns the value that encodes as the params' request body, with
 // amount as an exact JSON number (encoding/json writes a decimal as a
 // string).
-func (p *PaymentInitiateParams) wire() any {
+func (p PaymentInitiateParams) wire() any {
 	type plain PaymentInitiateParams
 	return struct {
 		Amount json.Number `json:"amount"`
 		plain
-	}{jsonNumber(&p.Amount), plain(*p)}
+	}{jsonNumber(&p.Amount), plain(p)}
 }
 
 // PaymentConfirmParams name the quote to execute. Payment.ConfirmParams
@@ -155,7 +155,7 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 		return nil, err
 	}
 	p := new(Payment)
-	if _, err := s.client.do(ctx, opPaymentsInitiate, "", params.wire(), p, opts); err != nil {
+	if _, err := s.client.do(ctx, opPaymentsInitiate, "", params, p, opts); err != nil {
 		return nil, err
 	}
 	if p.Quote.ExpiresAt.IsZero() {

@@ -110,7 +110,7 @@ type RecipientCreateParams struct {
 // wire returns the value that encodes as the params' request body: the
 // personal data in clear (encoding/json masks it) and amount_limit as an
 // exact JSON number.
-func (p *RecipientCreateParams) wire() any {
+func (p RecipientCreateParams) wire() any {
 	return struct {
 		AccountNumber      string          `json:"account_number"`
 		AccountName        string          `json:"account_name"`
@@ -147,7 +147,7 @@ type RecipientUpdateParams struct {
 
 // wire returns the value that encodes as the params' request body (see
 // RecipientCreateParams.wire).
-func (p *RecipientUpdateParams) wire() any {
+func (p RecipientUpdateParams) wire() any {
 	return struct {
 		AccountNumber        string             `json:"account_number,omitempty"`
 		AccountName          string             `json:"account_name,omitempty"`
@@ -218,7 +218,7 @@ func (s *RecipientsService) Create(ctx context.Context, params *RecipientCreateP
 		return nil, err
 	}
 	r := new(Recipient)
-	if _, err := s.client.do(ctx, opRecipientsCreate, "", params.wire(), r, opts); err != nil {
+	if _, err := s.client.do(ctx, opRecipientsCreate, "", params, r, opts); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -231,7 +231,7 @@ func (s *RecipientsService) Update(ctx context.Context, id string, params *Recip
 		return nil, err
 	}
 	r := new(Recipient)
-	if _, err := s.client.do(ctx, opRecipientsUpdate, "/payments/recipients/"+url.PathEscape(id), params.wire(), r, opts); err != nil {
+	if _, err := s.client.do(ctx, opRecipientsUpdate, "/payments/recipients/"+url.PathEscape(id), params, r, opts); err != nil {
 		return nil, err
 	}
 	return r, nil

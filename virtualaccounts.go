@@ -50,7 +50,7 @@ type VirtualAccountCreateParams struct {
 
 // wire returns the value that encodes as the params' request body: the
 // personal data in clear (encoding/json masks it).
-func (p *VirtualAccountCreateParams) wire() any {
+func (p VirtualAccountCreateParams) wire() any {
 	return struct {
 		AccountType  AccountType             `json:"account_type"`
 		AccountName  string                  `json:"account_name"`
@@ -91,7 +91,7 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 		return nil, err
 	}
 	va := new(VirtualAccount)
-	if _, err := s.client.do(ctx, opVirtualAccountsCreate, "", params.wire(), va, opts); err != nil {
+	if _, err := s.client.do(ctx, opVirtualAccountsCreate, "", params, va, opts); err != nil {
 		return nil, err
 	}
 	return va, nil

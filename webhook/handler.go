@@ -266,7 +266,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	defer h.bg.leave()
 	id := h.eventID(ev, r.Header)
-	leave, answered := h.local(ctx, w, ev, id)
+	leave, wait, answered := h.local(ctx, w, ev, id)
 	if answered {
 		return
 	}
@@ -274,10 +274,10 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		defer leave()
 	}
 	// A store that claims in the function's own transaction (txstore.go).
-	if h.serveTx(ctx, w, ev, id) {
+	if h.serveTx(ctx, w, ev, id, wait) {
 		return
 	}
-	claim, claimed, err := h.claimOrWait(ctx, id)
+	claim, claimed, err := h.claimOrWait(ctx, id, wait)
 	switch {
 	case err != nil:
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable")

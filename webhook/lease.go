@@ -62,30 +62,32 @@ func (h *Handler) claim(ctx context.Context, id string) (Claim, error) {
 }
 
 // claimOrWait claims id; when another delivery holds it, it waits up to
-// the claim wait for that one to settle (awaitClaim). It returns the claim
-// and the time the Claim that returned it was sent, from which its lease
-// runs.
-func (h *Handler) claimOrWait(ctx context.Context, id string) (Claim, time.Time, error) {
+// wait (what is left of the claim wait) for that one to settle
+// (awaitClaim). It returns the claim and the time the Claim that returned
+// it was sent, from which its lease runs.
+func (h *Handler) claimOrWait(ctx context.Context, id string, wait time.Duration) (Claim, time.Time, error) {
 	claimed := time.Now()
 	claim, err := h.claim(ctx, id)
-	if err == nil && claim.Status == ClaimInProgress && h.claimWait > 0 {
-		return h.awaitClaim(ctx, id)
+	if err == nil && claim.Status == ClaimInProgress && wait > 0 {
+		return h.awaitClaim(ctx, id, wait)
 	}
 	return claim, claimed, err
 }
 
-// Pauses between the claims of a delivery that waits for another one.
+// Pauses between the claims of a delivery that waits for another one, and
+// between the renewals of a claim after one failed.
 const (
-	firstWaitPause = 1 * time.Millisecond
-	maxWaitPause   = 250 * time.Millisecond
+	firstWaitPause  = 1 * time.Millisecond
+	maxWaitPause    = 250 * time.Millisecond
+	renewRetryPause = 50 * time.Millisecond
 )
 
 // awaitClaim claims id again, with growing pauses, until the claim is
-// acquired or done, the claim wait is over, or the request ends. It returns
+// acquired or done, wait is over, or the request ends. It returns
 // ClaimInProgress when the wait is over, also when the last claim was cut by
 // the end of the wait, and the time the returned claim was sent.
-func (h *Handler) awaitClaim(ctx context.Context, id string) (Claim, time.Time, error) {
-	deadline := time.Now().Add(h.claimWait)
+func (h *Handler) awaitClaim(ctx context.Context, id string, wait time.Duration) (Claim, time.Time, error) {
+	deadline := time.Now().Add(wait)
 	inProgress := Claim{EventID: id, Status: ClaimInProgress}
 	pause := firstWaitPause
 	for {
@@ -238,7 +240,7 @@ func (hb *heartbeat) loop() {
 			return
 		default:
 			hb.h.log(hb.ctx, slog.LevelWarn, "could not renew the claim; trying again", hb.ev, slog.String("error", err.Error()))
-			next = min(hb.every/4, firstWaitPause*5)
+			next = min(hb.every/4, renewRetryPause)
 		}
 		t := time.NewTimer(min(next, time.Until(hb.stopAt(hb.current()))))
 		select {

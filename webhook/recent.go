@@ -112,27 +112,34 @@ func (r *recentlyDone) enter(id string) (busy <-chan struct{}, leave func()) {
 // it waits (within the claim wait) for that one to end, then answers 200 if
 // it succeeded, 409 if it is still running. Otherwise it marks the event in
 // flight and returns leave, to call when the delivery ends (nil when the
-// handler remembers nothing).
-func (h *Handler) local(ctx context.Context, w http.ResponseWriter, ev *payments.Event, id string) (leave func(), answered bool) {
+// handler remembers nothing), and what is left of the claim wait for the
+// store: one delivery waits one claim wait in all.
+func (h *Handler) local(ctx context.Context, w http.ResponseWriter, ev *payments.Event, id string) (leave func(), wait time.Duration, answered bool) {
 	if h.recent == nil {
-		return nil, false
+		return nil, h.claimWait, false
 	}
 	var deadline time.Time
+	left := func() time.Duration {
+		if deadline.IsZero() {
+			return h.claimWait
+		}
+		return max(time.Until(deadline), 0)
+	}
 	for {
 		if h.recent.has(id) {
 			h.answer(ctx, w, http.StatusOK, ev, OutcomeDuplicate, nil, slog.LevelInfo, "duplicate delivery of a processed event: skipped (remembered by this handler)")
-			return nil, true
+			return nil, 0, true
 		}
 		busy, leave := h.recent.enter(id)
 		if leave != nil {
-			return leave, false
+			return leave, left(), false
 		}
 		if deadline.IsZero() {
 			deadline = time.Now().Add(h.claimWait)
 		}
 		if !waitUntil(ctx, busy, deadline) {
 			h.refuse(ctx, w, http.StatusConflict, ev, OutcomeInProgress, nil, "event is being processed by another delivery")
-			return nil, true
+			return nil, 0, true
 		}
 		// It ended: done (remembered), or failed and the event is free.
 	}

@@ -188,3 +188,51 @@ func TestRecentlyDoneWaitsForItsOwnDelivery(t *testing.T) {
 		})
 	}
 }
+
+// busyStore answers every claim in progress while busy is set, as when
+// another replica holds the event.
+type busyStore struct {
+	webhook.MemoryStore
+	busy atomic.Bool
+}
+
+func (s *busyStore) Claim(ctx context.Context, id string) (webhook.Claim, error) {
+	if s.busy.Load() {
+		return webhook.Claim{EventID: id, Status: webhook.ClaimInProgress}, nil
+	}
+	return s.MemoryStore.Claim(ctx, id)
+}
+
+// A delivery that waited in memory for its own handler's delivery, which
+// then failed, waits for another replica's claim only for what is left of
+// the claim wait: one claim wait in all, not two.
+func TestRecentlyDoneWaitIsPartOfTheClaimWait(t *testing.T) {
+	const wait = 2 * time.Second
+	store := &busyStore{}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var calls atomic.Int64
+	h := whHandler(t, func(context.Context, *payments.Event) error {
+		if calls.Add(1) == 1 {
+			entered <- struct{}{}
+			<-release
+		}
+		return errors.New("ledger down")
+	}, webhook.WithStore(store), webhook.WithClaimWait(wait))
+	_, body := eventBody(8)
+	first := make(chan int, 1)
+	go func() { first <- whServe(h, whDelivery(body, whNow, whSecret)).Code }()
+	<-entered
+	store.busy.Store(true) // from now on another replica holds the event
+	start := time.Now()
+	second := make(chan int, 1)
+	go func() { second <- whServe(h, whDelivery(body, whNow, whSecret)).Code }()
+	time.Sleep(wait * 3 / 4) // the second waits in memory meanwhile
+	close(release)
+	assert.Equal(t, http.StatusInternalServerError, <-first)
+	assert.Equal(t, http.StatusConflict, <-second)
+	// Two claim waits would take 3.5 s; one takes 2 s and a few store calls.
+	if elapsed := time.Since(start); elapsed >= wait+time.Second {
+		t.Errorf("the second delivery answered after %v, more than one claim wait (%v) and a second", elapsed, wait)
+	}
+	assert.EqualValues(t, 1, calls.Load(), "the second never ran the function")
+}

@@ -228,7 +228,7 @@ func (h *Handler) reconcileEvent(ctx context.Context, ev *payments.Event) (Deliv
 		return "", fmt.Errorf("webhook: reconcile stopped before event %s: %w", ev.ID, ErrShutdown)
 	}
 	defer h.bg.leave()
-	claim, claimed, err := h.claimOrWait(ctx, ev.ID)
+	claim, claimed, err := h.claimOrWait(ctx, ev.ID, h.claimWait)
 	switch {
 	case ctx.Err() != nil && (err != nil || claim.Status == ClaimInProgress):
 		// The claim or its wait was cut short by ctx.

@@ -41,14 +41,14 @@ type TxStore interface {
 
 // serveTx serves a delivery through the handler's store when it is a
 // TxStore, and reports whether it did.
-func (h *Handler) serveTx(ctx context.Context, w http.ResponseWriter, ev *payments.Event, id string) bool {
+func (h *Handler) serveTx(ctx context.Context, w http.ResponseWriter, ev *payments.Event, id string, wait time.Duration) bool {
 	ts, ok := h.store.(TxStore)
 	if !ok {
 		return false
 	}
 	start := time.Now()
 	var fnErr error
-	status, err := ts.ClaimAndRun(ctx, id, h.claimWait, func(ctx context.Context, claim Claim) error {
+	status, err := ts.ClaimAndRun(ctx, id, wait, func(ctx context.Context, claim Claim) error {
 		fnErr = h.run(ctx, ev, claim)
 		return fnErr
 	})

@@ -10,14 +10,16 @@ import (
 	"strings"
 )
 
-// The printed (fmt) and logged (slog) forms of the SDK's values. A type that
-// holds personal data or the SDK's internals has one Format and one LogValue
-// method, each handing a masked copy of itself to the helper below, so that
-// every verb (%v, %+v, %#v, %s) and every handler (text, JSON) shows the same
-// masked fields, and never the raw body a resource keeps.
+// The printed (fmt) and logged (slog) forms of the SDK's values. A type
+// that keeps the SDK's internals (the raw body of a resource) has a Format
+// method handing itself to FormatFields, so that every verb (%v, %+v, %#v,
+// %s) shows its exported fields alone; personal data in those fields masks
+// itself (payments.AccountNumber, payments.PersonalData). A type whose
+// personal data is a plain string hands a masked copy of itself to
+// FormatFields and LogFields.
 
-// FormatFields writes v, a struct (a masked copy), the way fmt's %+v writes
-// a struct, {A:a B:b}, whatever the verb. Unexported fields (the SDK's
+// FormatFields writes v, a struct, the way fmt's %+v writes a struct,
+// {A:a B:b}, whatever the verb. Unexported fields (the SDK's
 // internals) are left out, and a pointer field is printed as what it points
 // to.
 func FormatFields(f fmt.State, v any) {
@@ -41,7 +43,7 @@ func FormatFields(f fmt.State, v any) {
 	_, _ = io.WriteString(f, "}")
 }
 
-// LogFields is v, a struct (a masked copy), as a slog group of its exported
+// LogFields is v, a struct, as a slog group of its exported
 // fields, each named by its JSON name (its Go name when it has none), nil
 // pointers left out. A field that is itself a slog.LogValuer logs masked.
 func LogFields(v any) slog.Value {
@@ -61,15 +63,6 @@ func LogFields(v any) slog.Value {
 		attrs = append(attrs, slog.Any(name, reflect.Indirect(fv).Interface()))
 	}
 	return slog.GroupValue(attrs...)
-}
-
-// MaskedPtr returns a masked copy of *p, or nil.
-func MaskedPtr[T any](p *T, mask func(T) T) *T {
-	if p == nil {
-		return nil
-	}
-	m := mask(*p)
-	return &m
 }
 
 // Err returns err, or, when its text carries a secret, a bearer token or
