@@ -25,6 +25,8 @@ func TestStuckUsage(t *testing.T) {
 		{"other scheme", nil, []string{"payments", "stuck", "--store", "mysql://u:pw@h/db"}, exitUsage, `scheme "mysql"`},
 		{"bad table", map[string]string{envOutcomeStore: "postgres://u:pw@127.0.0.1/db"}, []string{"payments", "stuck", "--table", "Robert'); DROP"}, exitUsage, "--table"},
 		{"bad sslmode", map[string]string{envOutcomeStore: "postgres://u:topsecret@127.0.0.1/db?sslmode=maybe"}, []string{"payments", "stuck"}, exitUsage, "sslmode is invalid"},
+		{"password in the query", nil, []string{"payments", "stuck", "--store", "postgres://u@127.0.0.1/db?password=topsecret&sslmode=maybe"}, exitUsage, "sslmode is invalid"},
+		{"sslpassword in the query", nil, []string{"payments", "stuck", "--store", "postgres://u@127.0.0.1/db?sslpassword=topsecret&sslmode=maybe"}, exitUsage, "sslmode is invalid"},
 		{"negative age", nil, []string{"payments", "stuck", "--older-than", "-1h", "--store", "redis://x"}, exitUsage, "--older-than"},
 		{"arguments", nil, []string{"payments", "stuck", "pay-1"}, exitUsage, "takes no arguments"},
 		{"no subcommand", nil, []string{"payments"}, exitUsage, "give a subcommand (stuck"},

@@ -81,9 +81,10 @@ func openStuckRedis(raw, prefix string, timeout time.Duration) (outcomes.Store, 
 	return s, func() { _ = client.Close() }, nil
 }
 
-// redactPassword returns msg with the password of the URL raw, if any,
-// replaced: the drivers' errors are printed, and some quote what they
-// parsed.
+// redactPassword returns msg with the passwords of the URL raw, if any,
+// replaced (the user part's, and pgx's password and sslpassword query
+// parameters, as given and as escaped): the drivers' errors are printed,
+// and some quote what they parsed.
 func redactPassword(msg, raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -95,7 +96,17 @@ func redactPassword(msg, raw string) string {
 		}
 		return "the URL does not parse"
 	}
-	if pw, ok := u.User.Password(); ok && pw != "" {
+	var secrets []string
+	if pw, ok := u.User.Password(); ok {
+		secrets = append(secrets, pw)
+	}
+	for _, name := range []string{"password", "sslpassword"} {
+		secrets = append(secrets, u.Query()[name]...)
+	}
+	for _, pw := range secrets {
+		if pw == "" {
+			continue
+		}
 		msg = strings.ReplaceAll(msg, pw, "xxxxx")
 		if esc := url.QueryEscape(pw); esc != pw {
 			msg = strings.ReplaceAll(msg, esc, "xxxxx")
