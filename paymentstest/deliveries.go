@@ -198,7 +198,6 @@ func (d *dispatcher) startDue() (time.Duration, bool) {
 			dl.waits = d.retries // the schedule as it is at the first attempt
 		}
 		d.running++
-		dl.runs = true
 		d.attempts.Add(1)
 		go d.deliverOnce(dl)
 	}
@@ -227,7 +226,7 @@ func (d *dispatcher) deliverOnce(dl *Delivery) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	dl.Attempts = append(dl.Attempts, a)
-	dl.runs, dl.NextAttemptAt = false, time.Time{}
+	dl.NextAttemptAt = time.Time{}
 	d.running--
 	n := len(dl.Attempts)
 	switch {

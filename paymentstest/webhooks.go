@@ -46,7 +46,6 @@ type Delivery struct {
 	seq   uint64          // the order the delivery was queued in
 	waits []time.Duration // its retry schedule, taken at its first attempt
 	due   time.Time       // wall-clock time of its next attempt
-	runs  bool            // an attempt is being made
 }
 
 // DeliveryAttempt is one POST of a delivery.

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/eventstore/redisstore"
 	outcomes "github.com/paymentsapi/payments-go/outcome"
 )
 
@@ -59,8 +61,8 @@ func (c *cli) stuck(ctx context.Context, args []string) error {
 	fs := c.newFlagSet("payments stuck", stuckUsage)
 	olderThan := fs.Duration("older-than", time.Hour, "how long ago a payment was confirmed (or a recipient first seen)")
 	storeURL := fs.String("store", "", "the store's URL (postgres://, redis://, rediss://); default $"+envOutcomeStore)
-	table := fs.String("table", "payments_outcomes", "the PostgreSQL table (pgstore.WithOutcomeTable)")
-	prefix := fs.String("prefix", "payments:outcome:", "the Redis key prefix (redisstore.WithOutcomePrefix)")
+	table := fs.String("table", pgstore.DefaultOutcomeTable, "the PostgreSQL table (pgstore.WithOutcomeTable)")
+	prefix := fs.String("prefix", redisstore.DefaultOutcomePrefix, "the Redis key prefix (redisstore.WithOutcomePrefix)")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
 	pos, err := fs.parse(args)
