@@ -133,16 +133,23 @@
 //   - A holder that dies loses the lock when PostgreSQL ends its session: at
 //     once when its process died (the connection closes); within the lease
 //     (WithLease, 5 s) when it stays silent in its transaction
-//     (idle_in_transaction_session_timeout, set for the transaction) or its
-//     host stops acknowledging what the server sends (tcp_user_timeout). The
+//     (idle_in_transaction_session_timeout, set for the transaction). The
 //     next delivery then processes the event, and the cut-off holder's
 //     delivery gets 503 (TestTransactionalPartitionedHolderLosesTheLock).
-//   - So your function must not leave its transaction idle for a lease: make
-//     a slow call to another service before the transaction, or raise
-//     WithLease. A function silent for longer loses its transaction: nothing
-//     commits, the delivery gets 503, and the next one runs it again
-//     (TestTransactionalIdleFunctionLosesItsLock). A function that keeps
-//     using its transaction may run for longer than the lease
+//     The transaction also sets tcp_user_timeout to the lease, for a server
+//     blocked sending to a host that stopped acknowledging; no test
+//     reproduces that case.
+//   - So your function must not leave its transaction idle (no statement in
+//     flight) for the lease: make a slow call to another service before the
+//     transaction, or raise WithLease. The store cancels the context of a
+//     function idle in its transaction for the lease minus a margin (a
+//     fifth of it: 4 s by default), before the server ends the transaction
+//     and another delivery can take the event: nothing commits, the
+//     delivery gets 503, the next one runs it again, and a function that
+//     honours its context never runs beside it
+//     (TestTransactionalIdleFunctionIsStopped,
+//     TestTransactionalIdleFunctionLosesItsLock). A function that keeps
+//     statements going may run for longer than the lease
 //     (TestTransactionalSlowFunctionKeepsItsClaim).
 //   - From a third of the lease on, while your function runs, the store
 //     pings the database on another connection every third of the lease; a

@@ -34,12 +34,18 @@ func TestFaultMatrix(t *testing.T) {
 		paid := merchantTable(tb, admin)
 		insert := insertPaid(paid)
 		fn := func(s webhook.Store, alive func() bool) webhook.EventFunc {
-			// A dead replica's transaction dies with its connections.
+			// A dead replica's transaction dies with its connections. The
+			// work is a statement in the transaction, which keeps it busy,
+			// as the package's rules ask of a function longer than the
+			// lease (an idle one is stopped: TestTransactionalIdleFunctionIsStopped).
 			return s.(*pgstore.Store).Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 				if err := insert(ctx, tx, ev); err != nil {
 					return err
 				}
-				return w.Do(ctx, ev.ID, alive)
+				return w.DoWith(ctx, ev.ID, alive, func(ctx context.Context, d time.Duration) error {
+					_, err := tx.Exec(ctx, "SELECT pg_sleep($1)", d.Seconds())
+					return err
+				})
 			})
 		}
 		effects := func(ids []string) map[string]int {

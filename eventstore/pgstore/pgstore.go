@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -104,7 +105,7 @@ type Store struct {
 	// transactional: Transactional was called, and ClaimAndRun serves
 	// the handler's deliveries.
 	transactional atomic.Bool
-	txBounds      atomic.Pointer[txBounds] // ClaimAndRun's settings, as text
+	silentMs      string // the lease in ms, as text: ClaimAndRun's bound on a silent holder
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -129,7 +130,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if o.purgeEvery < 0 {
 		return nil, invalid("WithPurgeEvery(%d): want 0 (off) or more", o.purgeEvery)
 	}
-	return &Store{pool: pool, opts: o, q: buildQueries(o.table)}, nil
+	return &Store{pool: pool, opts: o, q: buildQueries(o.table), silentMs: strconv.FormatInt(o.lease.Milliseconds(), 10)}, nil
 }
 
 // maxClaimTries bounds the claim statement's re-runs when a concurrent claim

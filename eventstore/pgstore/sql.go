@@ -112,7 +112,7 @@ FROM cur WHERE NOT EXISTS (SELECT 1 FROM claimed)`,
 
 		// ClaimAndRun's claim, the first statement of its transaction:
 		// insert the event's row as done, with no token (nothing settles
-		// a row written done; $2, the claim's token, is unused), unless a
+		// a row written done), expiring a retention ($2 µs) later, unless a
 		// row exists (then the
 		// caller runs claim, which takes a lapsed or expired row over and
 		// says why not otherwise). A row another transaction inserted and
@@ -120,17 +120,17 @@ FROM cur WHERE NOT EXISTS (SELECT 1 FROM claimed)`,
 		// lease), then found, or inserted if that one rolled back. The
 		// bounds of the transaction are set before the row is made (the
 		// FROM list is evaluated first), so they hold while it waits:
-		// lock_timeout ($4 ms) bounds the wait, and
-		// idle_in_transaction_session_timeout and tcp_user_timeout ($5 ms)
+		// lock_timeout ($3 ms) bounds the wait, and
+		// idle_in_transaction_session_timeout and tcp_user_timeout ($4 ms)
 		// bound how long the server keeps the lock for a holder that went
 		// silent. Set here, in a statement prepared once, they cost no
 		// round trip and no parse of their own.
 		claimInTx: `INSERT INTO ` + t + ` AS e (event_id, state, token, expires_at, claimed_at)
-SELECT $1, 'done', '', now() + ` + micros + `, now()
-FROM (SELECT $2::text AS token, set_config('lock_timeout', $4, true) AS lock_wait,
-    set_config('idle_in_transaction_session_timeout', $5, true) AS idle,
-    set_config('tcp_user_timeout', $5, true) AS tcp) AS bounds
-WHERE bounds.lock_wait IS NOT NULL AND bounds.idle IS NOT NULL AND bounds.tcp IS NOT NULL AND bounds.token IS NOT NULL
+SELECT $1, 'done', '', now() + $2::bigint * interval '1 microsecond', now()
+FROM (SELECT set_config('lock_timeout', $3, true) AS lock_wait,
+    set_config('idle_in_transaction_session_timeout', $4, true) AS idle,
+    set_config('tcp_user_timeout', $4, true) AS tcp) AS bounds
+WHERE bounds.lock_wait IS NOT NULL AND bounds.idle IS NOT NULL AND bounds.tcp IS NOT NULL
 ON CONFLICT (event_id) DO NOTHING
 RETURNING 'acquired'::text`,
 

@@ -350,6 +350,68 @@ func TestTransactionalSlowFunctionKeepsItsClaim(t *testing.T) {
 	}
 }
 
+// A Transactional function idle in its transaction (no statement in
+// flight) for the lease minus its margin has its context cancelled, before
+// the server ends the transaction at the lease and another delivery could
+// take the event: a function that honours its context stops first, and no
+// delivery runs it beside that one. One that keeps a statement in flight
+// (a long query) is not stopped.
+func TestTransactionalIdleFunctionIsStopped(t *testing.T) {
+	t.Parallel()
+	const lease = time.Second
+	f := backend.Stores(t, 2, lease)
+	admin := sharedPool(t)
+	paid := merchantTable(t, admin)
+	insert := insertPaid(paid)
+	var calls, running, overlaps atomic.Int64
+	var cause atomic.Value
+	slowQuery := make(chan error, 1)
+	handler := func(s webhook.Store) http.Handler {
+		fn := s.(*pgstore.Store).Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+			if running.Add(1) > 1 {
+				overlaps.Add(1)
+			}
+			defer running.Add(-1)
+			if err := insert(ctx, tx, ev); err != nil {
+				return err
+			}
+			switch calls.Add(1) {
+			case 1: // idle, until stopped
+				select {
+				case <-ctx.Done():
+					cause.Store(context.Cause(ctx).Error())
+					return ctx.Err()
+				case <-time.After(time.Minute):
+					return errors.New("never stopped")
+				}
+			case 2: // a statement in flight for twice the lease
+				_, err := tx.Exec(ctx, "SELECT pg_sleep($1)", (2 * lease).Seconds())
+				slowQuery <- err
+				return err
+			}
+			return nil
+		})
+		return webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(s), webhook.WithClaimWait(0))
+	}
+	a, b := handler(f.Stores[0]), handler(f.Stores[1])
+	body := storetest.EventBody(storetest.NewEventID(t))
+	if code := storetest.Deliver(a, body); code != http.StatusServiceUnavailable {
+		t.Errorf("a function idle in its transaction: %d, want 503", code)
+	}
+	if c, _ := cause.Load().(string); !strings.Contains(c, "left its transaction idle") {
+		t.Errorf("its context's cause: %q, want the idle transaction", c)
+	}
+	if code := storetest.Deliver(b, body); code != http.StatusOK {
+		t.Errorf("the next delivery, whose function runs a long query: %d, want 200", code)
+	}
+	if err := <-slowQuery; err != nil {
+		t.Errorf("the long query: %v, want it to finish", err)
+	}
+	if n := rowsOf(t, admin, paid, ""); n != 1 || calls.Load() != 2 || overlaps.Load() != 0 {
+		t.Errorf("%d rows, %d calls, %d overlapping; want 1, 2, 0", n, calls.Load(), overlaps.Load())
+	}
+}
+
 // A Transactional function that leaves its transaction idle for longer
 // than the lease loses it (idle_in_transaction_session_timeout: the bound
 // of a holder that went silent): nothing commits, the delivery gets 503,

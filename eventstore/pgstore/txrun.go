@@ -30,6 +30,7 @@ var (
 	// errDatabaseSilent is why ClaimAndRun cancels a function's context.
 	errDatabaseSilent = errors.New("pgstore: the database stopped answering while the function ran")
 	errConnectionLost = errors.New("the connection to the database broke while the function ran")
+	errTxIdle         = errors.New("pgstore: the function left its transaction idle")
 )
 
 // ClaimAndRun implements webhook.TxStore once Transactional was called on
@@ -61,6 +62,14 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 		cancel()
 		return 0, fmt.Errorf("pgstore: claim event %s: %w", shownID(eventID), err)
 	}
+	// Once the connection is back: every WithPurgeEvery-th event acquired
+	// here, as Claim does, deletes a batch of expired rows.
+	committed := false
+	defer func() {
+		if committed {
+			s.maybePurge(ctx)
+		}
+	}()
 	// Released in a transaction (a rollback that failed), the connection
 	// is closed by the pool, never reused.
 	defer pc.Release()
@@ -79,25 +88,29 @@ func (s *Store) ClaimAndRun(ctx context.Context, eventID string, wait time.Durat
 		return 0, fmt.Errorf("pgstore: %w", err)
 	}
 	conn := pc.Conn()
-	began, committed := false, false
 	defer func() {
-		if began && !committed {
+		// A transaction that began (open, or broken by an error) and did
+		// not commit.
+		if !committed && conn.PgConn().TxStatus() != 'I' {
 			s.endTx(ctx, conn, "rollback")
 		}
 	}()
-	st, err = s.claimIn(ctx, conn, key, token, eventID, wait, &began)
+	st, err = s.claimIn(ctx, conn, key, token, eventID, wait)
 	if err != nil || st != webhook.ClaimAcquired {
 		return st, err
 	}
 	var last int
-	tx := &connTx{conn: conn, last: &last}
-	rctx, stop := s.watch(context.WithValue(ctx, txKey{}, txValue{s, tx}))
+	tx := &connTx{idle: newIdleClock(), conn: conn, last: &last}
+	rctx, stop := s.watch(context.WithValue(ctx, txKey{}, txValue{s, tx}), tx.idle)
+	defer stop() // also when run panics (stop may run twice)
+	tx.ctx = rctx
 	err = run(rctx, webhook.Claim{EventID: eventID, Status: webhook.ClaimAcquired, Token: token})
-	if silent := stop(); silent != nil {
-		// Not wrapped: the function may have returned the same error (its
+	if cause := stop(); cause != nil {
+		// The database went silent, or the transaction idle: not wrapped,
+		// since the function may have returned the same error (its
 		// context's cause), and the handler takes run's error for the
 		// function's failure.
-		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: rolled back: %v", shownID(eventID), silent)
+		return webhook.ClaimAcquired, fmt.Errorf("pgstore: event %s: rolled back: %v", shownID(eventID), cause)
 	}
 	if err != nil && conn.IsClosed() {
 		// The database went away under the function (a restart, a
@@ -145,16 +158,16 @@ func (s *Store) peek(ctx context.Context, conn *pgx.Conn, key, eventID string) (
 
 // claimIn begins a transaction on conn and claims key in it, the row
 // written as done: ClaimAcquired, or why not. BEGIN and the first claim
-// statement (claimInTx) go in one round trip; began says whether the
-// transaction began (the caller then ends it). claimInTx sets the
+// statement (claimInTx) go in one round trip; the caller ends the
+// transaction whatever the answer. claimInTx sets the
 // transaction's bounds: how long the claim waits for another's row lock
 // (wait, at least 1 ms), and how long the server keeps the transaction,
 // and its lock, for a client that went silent (the lease).
-func (s *Store) claimIn(ctx context.Context, conn *pgx.Conn, key, token, eventID string, wait time.Duration, began *bool) (webhook.ClaimStatus, error) {
-	lockWait, silent := s.bounds(wait)
+func (s *Store) claimIn(ctx context.Context, conn *pgx.Conn, key, token, eventID string, wait time.Duration) (webhook.ClaimStatus, error) {
+	lockWait := strconv.FormatInt(max(wait.Milliseconds(), 1), 10)
 	var b pgx.Batch
 	b.Queue("begin")
-	b.Queue(s.q.claimInTx, key, token, s.opts.retention.Microseconds(), lockWait, silent)
+	b.Queue(s.q.claimInTx, key, s.opts.retention.Microseconds(), lockWait, s.silentMs)
 	sctx, cancel := context.WithTimeout(ctx, s.opts.timeout+wait)
 	br := conn.SendBatch(sctx, &b)
 	_, err := br.Exec()
@@ -165,7 +178,6 @@ func (s *Store) claimIn(ctx context.Context, conn *pgx.Conn, key, token, eventID
 	if cerr := br.Close(); err == nil && cerr != nil && !errors.Is(cerr, pgx.ErrNoRows) {
 		err = cerr
 	}
-	*began = conn.PgConn().TxStatus() != 'I'
 	cancel()
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		if st, aerr := claimAnswer("", err, eventID); aerr == nil {
@@ -208,23 +220,30 @@ func claimAnswer(status string, err error, eventID string) (webhook.ClaimStatus,
 }
 
 // watch returns ctx for a function run under a row lock, and stop, which
-// ends the watch and says whether it cancelled ctx. From a third of the
-// lease on, every third of the lease, it pings the database on another
-// connection; the first ping that fails within the store's timeout (a
-// frozen or unreachable database) cancels ctx, so that a function waiting
-// on its transaction returns instead of hanging. A quick function costs no
-// ping.
-func (s *Store) watch(ctx context.Context) (context.Context, func() error) {
+// ends the watch and returns why it cancelled ctx, if it did:
+//
+//   - the database went silent: from a third of the lease on, every third
+//     of the lease, it pings the database on another connection; the first
+//     ping that fails within the store's timeout (a frozen or unreachable
+//     database) cancels ctx, so that a function waiting on its transaction
+//     returns instead of hanging. A quick function costs no ping;
+//   - the transaction was left idle (no statement in flight, idle) for the
+//     lease minus its margin: the server ends it at the lease
+//     (idle_in_transaction_session_timeout), and another delivery may then
+//     take the event, so the function is stopped first, as the handler
+//     stops a function whose lease it cannot renew.
+func (s *Store) watch(ctx context.Context, idle *idleClock) (context.Context, func() error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	every := max(s.opts.lease/3, time.Millisecond)
+	limit := s.opts.lease - idleMargin(s.opts.lease)
 	var (
 		mu      sync.Mutex
 		stopped bool
-		silent  error
+		cause   error
 		wg      sync.WaitGroup
 	)
-	var ping func()
-	var t *time.Timer
+	var ping, check func()
+	var pt, it *time.Timer
 	ping = func() {
 		defer wg.Done()
 		evidence, err := s.ping(ctx)
@@ -233,30 +252,59 @@ func (s *Store) watch(ctx context.Context) (context.Context, func() error) {
 		switch {
 		case stopped:
 		case err != nil && evidence && ctx.Err() == nil:
-			silent = fmt.Errorf("%w: %w", errDatabaseSilent, err)
-			cancel(silent)
+			cause = fmt.Errorf("%w: %w", errDatabaseSilent, err)
+			cancel(cause)
 		default:
 			wg.Add(1)
-			t.Reset(every)
+			pt.Reset(every)
 		}
 	}
-	wg.Add(1)
+	check = func() {
+		defer wg.Done()
+		since, isIdle := idle.idleSince()
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case stopped || ctx.Err() != nil:
+		case isIdle && time.Since(since) >= limit:
+			cause = fmt.Errorf("%w (%v with no statement; the server ends it at %v)", errTxIdle, limit, s.opts.lease)
+			cancel(cause)
+		default:
+			next := limit
+			if isIdle {
+				next = limit - time.Since(since)
+			}
+			wg.Add(1)
+			it.Reset(next)
+		}
+	}
+	wg.Add(2)
 	mu.Lock()
-	t = time.AfterFunc(every, ping)
+	pt = time.AfterFunc(every, ping)
+	it = time.AfterFunc(limit, check)
 	mu.Unlock()
 	return ctx, func() error {
 		mu.Lock()
 		stopped = true
-		if t.Stop() {
-			wg.Done() // the ping never ran
+		for _, t := range []*time.Timer{pt, it} {
+			if t.Stop() {
+				wg.Done() // its function never ran
+			}
 		}
 		mu.Unlock()
 		cancel(nil) // cuts a ping in flight
 		wg.Wait()
 		mu.Lock()
 		defer mu.Unlock()
-		return silent
+		return cause
 	}
+}
+
+// idleMargin is how long before the server ends an idle transaction the
+// store stops its function: a fifth of the lease, at least 100 ms, at most
+// half the lease (the margin webhook.Handler keeps before a lease ends).
+func idleMargin(lease time.Duration) time.Duration {
+	return min(max(lease/5, 100*time.Millisecond), lease/2)
 }
 
 // ping asks the database for an answer on a connection of the pool, within
@@ -274,24 +322,4 @@ func (s *Store) ping(ctx context.Context) (evidence bool, err error) {
 	}
 	defer conn.Release()
 	return true, conn.Ping(ctx)
-}
-
-// txBounds are the settings of ClaimAndRun's transactions, as text for
-// set_config: the last lock wait asked for, and the lease.
-type txBounds struct {
-	wait           time.Duration
-	lockWait, idle string
-}
-
-// bounds returns the lock wait (wait, at least 1 ms) and the silence bound
-// (the lease) in milliseconds, kept from one call to the next (a handler
-// asks the same wait every time).
-func (s *Store) bounds(wait time.Duration) (lockWait, idle string) {
-	if b := s.txBounds.Load(); b != nil && b.wait == wait {
-		return b.lockWait, b.idle
-	}
-	b := &txBounds{wait: wait, lockWait: strconv.FormatInt(max(wait.Milliseconds(), 1), 10),
-		idle: strconv.FormatInt(s.opts.lease.Milliseconds(), 10)}
-	s.txBounds.Store(b)
-	return b.lockWait, b.idle
 }

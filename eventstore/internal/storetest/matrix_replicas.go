@@ -54,8 +54,13 @@ func (rs *replicaSet) live() *incarnation {
 func (rs *replicaSet) start(i int) {
 	in := &incarnation{killed: make(chan struct{})}
 	store := rs.f.Replica(in.dial)
-	in.store = &DeadStore{Store: store}
-	in.h = webhook.NewHandler(Verifier(rs.t), rs.fn(store, in.alive), webhook.WithStore(in.store))
+	// The function first (Transactional switches a pgstore to
+	// ClaimAndRun), then the handler on the killable store, which keeps
+	// that path.
+	fn := rs.fn(store, in.alive)
+	var wrapped webhook.Store
+	wrapped, in.store = killableStore(store)
+	in.h = webhook.NewHandler(Verifier(rs.t), fn, webhook.WithStore(wrapped))
 	rs.mu.Lock()
 	rs.cur[i] = in
 	rs.all = append(rs.all, in)

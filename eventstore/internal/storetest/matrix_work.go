@@ -45,6 +45,22 @@ func (w *Worker) setSlow(ids []string, every int) {
 // meanwhile (a dead process returns nothing: never success), nil when the
 // work is done.
 func (w *Worker) Do(ctx context.Context, id string, alive func() bool) error {
+	return w.DoWith(ctx, id, alive, func(ctx context.Context, d time.Duration) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	})
+}
+
+// DoWith is Do with the work done by work, given how long it lasts: a
+// statement in the function's transaction, say, as a Transactional
+// function must keep its transaction busy (pgstore's rules).
+func (w *Worker) DoWith(ctx context.Context, id string, alive func() bool, work func(context.Context, time.Duration) error) error {
 	r := &run{alive: alive}
 	w.mu.Lock()
 	for other := range w.active[id] {
@@ -66,12 +82,8 @@ func (w *Worker) Do(ctx context.Context, id string, alive func() bool) error {
 		delete(w.active[id], r)
 		w.mu.Unlock()
 	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
+	if err := work(ctx, d); err != nil {
+		return err
 	}
 	if !alive() {
 		return errDead
