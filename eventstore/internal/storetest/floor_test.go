@@ -2,8 +2,10 @@ package storetest
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The plan delivers each event 2, 3 or 4 times in turn (the last one
@@ -114,5 +116,65 @@ func TestFloorTablePairsTheRounds(t *testing.T) {
 	sides := []string{"a", "b", "c"}
 	if got := fmt.Sprint(FloorOrder(0, sides), FloorOrder(1, sides)); got != "[a b c] [c b a]" {
 		t.Errorf("rounds 0 and 1 run %s, want [a b c] [c b a]", got)
+	}
+}
+
+func TestStatTicks(t *testing.T) {
+	// A command name with spaces and a parenthesis, as a process may have.
+	line := "4242 (post gres) x) S 1 4242 4242 0 -1 4194560 900 0 0 0 210 1864 0 0 20 0 1 0 100 0 0\n"
+	if ticks, ok := statTicks(line); !ok || ticks != 210+1864 {
+		t.Fatalf("statTicks = %d, %v; want %d, true", ticks, ok, 210+1864)
+	}
+	for _, bad := range []string{"4242 (postgres) S 1 2", "no parenthesis", "1 (p) S 1 2 3 4 5 6 7 8 9 10 x 0"} {
+		if _, ok := statTicks(bad); ok {
+			t.Errorf("statTicks(%q) read a value", bad)
+		}
+	}
+}
+
+func TestSchedstatNanos(t *testing.T) {
+	if ns, ok := schedstatNanos("20752517827 21812402633 2602414\n"); !ok || ns != 20752517827 {
+		t.Fatalf("schedstatNanos = %d, %v", ns, ok)
+	}
+	for _, bad := range []string{"", "x 1 2", "-5 1 2"} {
+		if _, ok := schedstatNanos(bad); ok {
+			t.Errorf("schedstatNanos(%q) read a value", bad)
+		}
+	}
+}
+
+// TestProcessesCPUIsPrecise burns CPU in this process and reads it back: the
+// reading grows by at least most of what getrusage saw, and (where the
+// kernel keeps schedstat) is not a whole number of 10 ms ticks.
+func TestProcessesCPUIsPrecise(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc on this system: ProcessesCPU reports nothing here")
+	}
+	pid := os.Getpid()
+	before, ok := ProcessesCPU([]int{pid})
+	start, ok2 := processCPU()
+	if !ok || !ok2 {
+		t.Fatal("cannot read this process's CPU")
+	}
+	x := uint64(1)
+	for {
+		for range 1_000_000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		if now, _ := processCPU(); now-start >= 30*time.Millisecond {
+			break
+		}
+	}
+	after, ok := ProcessesCPU([]int{pid})
+	if !ok {
+		t.Fatal("cannot read this process's CPU")
+	}
+	if d := CPUDelta(before, after); d < 20*time.Millisecond {
+		t.Errorf("ProcessesCPU saw %v of at least 30ms burned (x=%d)", d, x)
+	}
+	if b, err := os.ReadFile("/proc/self/schedstat"); err == nil {
+		if ns, ok := schedstatNanos(string(b)); ok && ns > 0 && after[pid]%(10*time.Millisecond) == 0 {
+			t.Errorf("ProcessesCPU = %v, whole ticks: schedstat was not used", after[pid])
+		}
 	}
 }
