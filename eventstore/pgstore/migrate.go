@@ -14,13 +14,21 @@ func (s *Store) MigrationSQL() string {
 }
 
 // Migrate creates the store's table and its index when they do not exist,
-// and upgrades a table of an earlier release (one without claimed_at): it
-// adds the column, fills it from each row's expiry, sets the fillfactor,
-// and replaces the index on expires_at by one on claimed_at, so that
-// completions become HOT updates. The upgrade rewrites every row once,
-// under a lock that holds the table's claims back: on a large table, run
-// it at a quiet time. The store's statements need the upgraded table: run
-// Migrate (or the upgrade by hand) before the new release serves. Migrate
+// and upgrades a table of an earlier release. A table without claimed_at
+// (0.1): it adds the column, fills it from each row's expiry, sets the
+// fillfactor, and replaces the index on expires_at by one on claimed_at, so
+// that completions become HOT updates; this rewrites every row once, under
+// a lock that holds the table's claims back: on a large table, run it at a
+// quiet time. A table whose state, token or expires_at is NOT NULL: it
+// drops those constraints (a change of the catalogue alone), so that
+// Transactional can write its narrow completions; until then, its
+// deliveries get 503 with an error that says to run Migrate
+// (TestMigrateAllowsNarrowRows). The store's statements need the upgraded
+// table: run Migrate (or the upgrade by hand) before the new release
+// serves. During a rolling upgrade, a replica of 0.1 still serving reads a
+// narrow completion as a claim in progress: it answers that event's
+// duplicates 409, never runs it again, and leaves its purge to the new
+// release (TestOldReleaseReadsNarrowRowsAsInProgress). Migrate
 // is idempotent, and safe to run from every replica at start-up at once: a
 // transaction-scoped advisory lock makes concurrent runs wait for each
 // other. Its statements are bounded by ctx alone (not by WithTimeout),
@@ -52,6 +60,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, q, args...); err != nil {
 				return fail(err)
 			}
+		}
+	}
+	var notNull bool
+	if err := tx.QueryRow(ctx, s.q.hasNotNull, s.q.table).Scan(&notNull); err != nil {
+		return fail(err)
+	}
+	if notNull {
+		if _, err := tx.Exec(ctx, s.q.dropNotNull); err != nil {
+			return fail(err)
 		}
 	}
 	// Without a lock when there is no such index.

@@ -1,10 +1,18 @@
 package pgstore_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/webhook"
@@ -81,5 +89,81 @@ func TestMigrateUpgradesThePreviousTable(t *testing.T) {
 	}
 	if got := ids(t, pool, table); got != "done-kept,new,processing" {
 		t.Errorf("rows: %s", got)
+	}
+}
+
+// hotDDL is the table of the main branch between the HOT schema and the
+// narrow completions (never released), with %[1]s for its name.
+const hotDDL = `CREATE TABLE %[1]s (
+    event_id   text        PRIMARY KEY,
+    state      text        NOT NULL CHECK (state IN ('processing', 'done')),
+    token      text        NOT NULL,
+    expires_at timestamptz NOT NULL,
+    claimed_at timestamptz NOT NULL DEFAULT now()
+) WITH (fillfactor = 90);
+CREATE INDEX %[1]s_claimed_at_idx ON %[1]s (claimed_at)`
+
+// Migrate lets a table with state, token and expires_at NOT NULL take the
+// narrow completions of Transactional; its rows keep their meaning. Before
+// Migrate, a Transactional delivery on such a table fails with a 503 that
+// names the cause, and records nothing.
+func TestMigrateAllowsNarrowRows(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	ctx := testCtx(t)
+	for name, ddl := range map[string]string{"0.1": previousDDL, "hot": hotDDL} {
+		table := uniqueName("events_")
+		dropOnCleanup(t, pool, table)
+		if _, err := pool.Exec(ctx, fmt.Sprintf(ddl, table)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO `+table+` (event_id, state, token, expires_at) VALUES
+			('done-kept-1', 'done', '', now() + interval '3 days'),
+			('processing', 'processing', 't3', now() + interval '1 hour')`); err != nil {
+			t.Fatal(err)
+		}
+		s, err := pgstore.New(pool, pgstore.WithTable(table), pgstore.WithPurgeEvery(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs strings.Builder
+		h := webhook.NewHandler(storetest.Verifier(t), s.Transactional(func(context.Context, pgx.Tx, *payments.Event) error { return nil }),
+			webhook.WithStore(s), webhook.WithRecentlyDone(0), webhook.WithClaimWait(0), webhook.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		if name == "hot" {
+			if code := storetest.Deliver(h, storetest.EventBody("evt_early_1")); code != http.StatusServiceUnavailable {
+				t.Errorf("%s: a delivery before Migrate: %d, want 503", name, code)
+			}
+			if !strings.Contains(logs.String(), "run Store.Migrate") {
+				t.Errorf("%s: the failure before Migrate does not say to run Migrate: %s", name, logs.String())
+			}
+		}
+		for range 2 {
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		var notNull []string
+		rows, err := pool.Query(ctx, `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnotnull AND attnum > 0 ORDER BY attname`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notNull, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(notNull, ","); got != "claimed_at,event_id" {
+			t.Errorf("%s: NOT NULL columns after Migrate: %s; want claimed_at,event_id", name, got)
+		}
+		for id, want := range map[string]int{"done-kept-1": http.StatusOK, "evt_new_01": http.StatusOK, "processing": http.StatusConflict} {
+			if code := storetest.Deliver(h, storetest.EventBody(id)); code != want {
+				t.Errorf("%s: delivery of %s after Migrate: %d, want %d", name, id, code, want)
+			}
+		}
+		var narrow bool
+		if err := pool.QueryRow(ctx, "SELECT state IS NULL FROM "+table+" WHERE event_id = 'evt_new_01'").Scan(&narrow); err != nil || !narrow {
+			t.Errorf("%s: the new completion is not narrow: %v, %v", name, narrow, err)
+		}
+		if got := ids(t, pool, table); got != "done-kept-1,evt_new_01,processing" {
+			t.Errorf("%s: rows: %s", name, got)
+		}
 	}
 }

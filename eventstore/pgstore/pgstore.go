@@ -159,7 +159,7 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	for range maxClaimTries {
 		start := time.Now()
 		var status string
-		err := s.pool.QueryRow(qctx, s.q.claim, storedID(eventID), token, s.opts.lease.Microseconds(), "processing").Scan(&status)
+		err := s.pool.QueryRow(qctx, s.q.claim, storedID(eventID), token, s.opts.lease.Microseconds(), "processing", s.opts.retention.Microseconds()).Scan(&status)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			continue

@@ -40,6 +40,7 @@ type queries struct {
 	upgrade                  []string
 	dropOldIndex             string
 	hasClaimedAt, table      string
+	hasNotNull, dropNotNull  string
 	claim, renew, state      string
 	complete, insertDone     string
 	markDone                 string
@@ -60,9 +61,9 @@ func buildQueries(table string) queries {
 		table: t,
 		createTable: `CREATE TABLE IF NOT EXISTS ` + t + ` (
     event_id   text        PRIMARY KEY,
-    state      text        NOT NULL CHECK (state IN ('processing', 'done')),
-    token      text        NOT NULL,
-    expires_at timestamptz NOT NULL,
+    state      text        CHECK (state IN ('processing', 'done')),
+    token      text,
+    expires_at timestamptz,
     claimed_at timestamptz NOT NULL DEFAULT now()
 ) WITH (fillfactor = 90)`,
 		createIndex: `CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (claimed_at)`,
@@ -80,6 +81,18 @@ func buildQueries(table string) queries {
 		},
 		dropOldIndex: `DROP INDEX IF EXISTS ` + oldIdx.Sanitize(),
 
+		// A completion written inside a Transactional function's
+		// transaction (claimInTx) leaves state, token and expires_at NULL:
+		// 16 bytes less per row, and per row of WAL, than the same facts
+		// spelled out (see expiry). A table of an earlier release has them
+		// NOT NULL; dropping that is a change of the catalogue alone, made
+		// only when needed, since ALTER TABLE waits for every transaction
+		// on the table.
+		hasNotNull: `SELECT coalesce(bool_or(attnotnull), false) FROM pg_attribute
+    WHERE attrelid = $1::regclass AND attname IN ('state', 'token', 'expires_at') AND NOT attisdropped`,
+		dropNotNull: `ALTER TABLE ` + t + ` ALTER COLUMN state DROP NOT NULL,
+    ALTER COLUMN token DROP NOT NULL, ALTER COLUMN expires_at DROP NOT NULL`,
+
 		// One statement: take the id when it is new, or when its row is a
 		// lapsed claim or an expired completion; otherwise say why not.
 		// The row is read first (cur), and the INSERT is attempted only
@@ -93,16 +106,18 @@ func buildQueries(table string) queries {
 		// snapshot gives no result at all, and the caller runs the
 		// statement again. $4 is the new row's state: 'processing' for a
 		// claim, 'done' for a claim inside the function's transaction
-		// (ClaimAndRun), where the row lock is the lease.
+		// (ClaimAndRun), where the row lock is the lease. $5 is the
+		// retention (µs), for rows that say it by their claim time alone.
 		claim: `WITH cur AS (
-    SELECT e.state, e.expires_at > now() AS live FROM ` + t + ` AS e WHERE e.event_id = $1
+    SELECT coalesce(e.state, 'done') AS state, ` + expiry("e", "$5") + ` > now() AS live
+    FROM ` + t + ` AS e WHERE e.event_id = $1
 ), claimed AS (
     INSERT INTO ` + t + ` AS e (event_id, state, token, expires_at, claimed_at)
     SELECT $1, $4, $2, now() + ` + micros + `, now()
     WHERE NOT EXISTS (SELECT 1 FROM cur WHERE live)
     ON CONFLICT (event_id) DO UPDATE
         SET state = excluded.state, token = excluded.token, expires_at = excluded.expires_at, claimed_at = excluded.claimed_at
-        WHERE e.expires_at <= now()
+        WHERE ` + expiry("e", "$5") + ` <= now()
     RETURNING 'acquired'::text AS status
 )
 SELECT status FROM claimed
@@ -111,33 +126,32 @@ SELECT CASE WHEN cur.state = 'done' AND cur.live THEN 'done' ELSE 'in progress' 
 FROM cur WHERE NOT EXISTS (SELECT 1 FROM claimed)`,
 
 		// ClaimAndRun's claim, the first statement of its transaction:
-		// insert the event's row as done, with no token (nothing settles
-		// a row written done), expiring a retention ($2 µs) later, unless a
-		// row exists (then the
-		// caller runs claim, which takes a lapsed or expired row over and
-		// says why not otherwise). A row another transaction inserted and
+		// insert the event's row as done, in the narrow form (the claim
+		// time alone: no state, token or expiry, see expiry), unless a row
+		// exists (then the caller runs claim, which takes a lapsed or
+		// expired row over and says why not otherwise). A row another transaction inserted and
 		// has not committed is waited for (its lock is that delivery's
 		// lease), then found, or inserted if that one rolled back. The
 		// bounds of the transaction are set before the row is made (the
 		// FROM list is evaluated first), so they hold while it waits:
-		// lock_timeout ($3 ms) bounds the wait, and
-		// idle_in_transaction_session_timeout and tcp_user_timeout ($4 ms)
+		// lock_timeout ($2 ms) bounds the wait, and
+		// idle_in_transaction_session_timeout and tcp_user_timeout ($3 ms)
 		// bound how long the server keeps the lock for a holder that went
 		// silent. Set here, in a statement prepared once, they cost no
 		// round trip and no parse of their own.
-		claimInTx: `INSERT INTO ` + t + ` AS e (event_id, state, token, expires_at, claimed_at)
-SELECT $1, 'done', '', now() + $2::bigint * interval '1 microsecond', now()
-FROM (SELECT set_config('lock_timeout', $3, true) AS lock_wait,
-    set_config('idle_in_transaction_session_timeout', $4, true) AS idle,
-    set_config('tcp_user_timeout', $4, true) AS tcp) AS bounds
+		claimInTx: `INSERT INTO ` + t + ` AS e (event_id, claimed_at)
+SELECT $1, now()
+FROM (SELECT set_config('lock_timeout', $2, true) AS lock_wait,
+    set_config('idle_in_transaction_session_timeout', $3, true) AS idle,
+    set_config('tcp_user_timeout', $3, true) AS tcp) AS bounds
 WHERE bounds.lock_wait IS NOT NULL AND bounds.idle IS NOT NULL AND bounds.tcp IS NOT NULL
 ON CONFLICT (event_id) DO NOTHING
 RETURNING 'acquired'::text`,
 
 		// What a delivery finds, without a write: the first step of
-		// ClaimAndRun.
-		peek: `SELECT CASE WHEN state = 'done' THEN 'done' ELSE 'in progress' END
-FROM ` + t + ` WHERE event_id = $1 AND expires_at > now()`,
+		// ClaimAndRun ($2: the retention, µs).
+		peek: `SELECT CASE WHEN coalesce(e.state, 'done') = 'done' THEN 'done' ELSE 'in progress' END
+FROM ` + t + ` AS e WHERE e.event_id = $1 AND ` + expiry("e", "$2") + ` > now()`,
 
 		// Extend the claim while its token holds the row unsettled;
 		// otherwise say whether the token completed it ("done").
@@ -154,12 +168,13 @@ WHERE e.event_id = $1 AND e.token = $2 AND NOT EXISTS (SELECT 1 FROM renewed)`,
 		state: `SELECT state FROM ` + t + ` WHERE event_id = $1 AND token = $2`,
 
 		// Record the event done: the row when it is this token's claim,
-		// or anyone's lapsed claim or expired completion. Done with this
+		// or anyone's lapsed claim or expired completion ($3, the
+		// retention, also dates a narrow row). Done with this
 		// token already (Transactional marked it inside the EventFunc's
 		// transaction) counts as success, and costs no write.
 		complete: `WITH completed AS (
     UPDATE ` + t + ` AS e SET state = 'done', token = $2, expires_at = now() + ` + micros + `
-    WHERE e.event_id = $1 AND ((e.token = $2 AND e.state = 'processing') OR e.expires_at <= now())
+    WHERE e.event_id = $1 AND ((e.token = $2 AND e.state = 'processing') OR ` + expiry("e", "$3") + ` <= now())
     RETURNING 1
 )
 SELECT EXISTS (SELECT 1 FROM completed)
@@ -183,13 +198,22 @@ WHERE event_id = $1 AND token = $2 AND state = 'processing'`,
 		// completion expires a retention after it was recorded, a claim a
 		// lease after it was made or renewed): the expired rows are among
 		// those claimed a retention ago, oldest first. A lapsed claim that
-		// nobody took over is purged a retention after it was made. Rows
+		// nobody took over is purged a retention after it was made, and a
+		// narrow completion a retention after its claim. Rows
 		// locked by a claim or a transaction in flight are skipped, never
 		// waited for.
 		purge: `DELETE FROM ` + t + ` WHERE event_id IN (
     SELECT event_id FROM ` + t + `
-    WHERE claimed_at <= now() - $2::bigint * interval '1 microsecond' AND expires_at <= now()
+    WHERE claimed_at <= now() - $2::bigint * interval '1 microsecond' AND (expires_at IS NULL OR expires_at <= now())
     ORDER BY claimed_at LIMIT $1 FOR UPDATE SKIP LOCKED
 )`,
 	}
+}
+
+// expiry is when the row alias e expires: its expires_at, or, for a row in
+// the narrow form (a completion written in a Transactional function's
+// transaction, expires_at NULL), a retention (the µs parameter retention)
+// after its claim.
+func expiry(e, retention string) string {
+	return "coalesce(" + e + ".expires_at, " + e + ".claimed_at + " + retention + "::bigint * interval '1 microsecond')"
 }

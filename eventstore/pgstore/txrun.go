@@ -144,7 +144,7 @@ func (s *Store) endTx(ctx context.Context, conn *pgx.Conn, sql string) (pgconn.C
 // event is free to claim.
 func (s *Store) peek(ctx context.Context, conn *pgx.Conn, key, eventID string) (webhook.ClaimStatus, error) {
 	var status string
-	err := conn.QueryRow(ctx, s.q.peek, key).Scan(&status)
+	err := conn.QueryRow(ctx, s.q.peek, key, s.opts.retention.Microseconds()).Scan(&status)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return 0, nil
@@ -167,7 +167,7 @@ func (s *Store) claimIn(ctx context.Context, conn *pgx.Conn, key, token, eventID
 	lockWait := strconv.FormatInt(max(wait.Milliseconds(), 1), 10)
 	var b pgx.Batch
 	b.Queue("begin")
-	b.Queue(s.q.claimInTx, key, s.opts.retention.Microseconds(), lockWait, s.silentMs)
+	b.Queue(s.q.claimInTx, key, lockWait, s.silentMs)
 	sctx, cancel := context.WithTimeout(ctx, s.opts.timeout+wait)
 	br := conn.SendBatch(sctx, &b)
 	_, err := br.Exec()
@@ -183,6 +183,9 @@ func (s *Store) claimIn(ctx context.Context, conn *pgx.Conn, key, token, eventID
 		if st, aerr := claimAnswer("", err, eventID); aerr == nil {
 			return st, nil
 		}
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23502" { // not_null_violation
+			return 0, fmt.Errorf("pgstore: event %s: begin and claim: %w (the table predates this release: run Store.Migrate)", shownID(eventID), err)
+		}
 		return 0, fmt.Errorf("pgstore: event %s: begin and claim: %w", shownID(eventID), err)
 	}
 	if st, err := claimAnswer(status, err, eventID); err != nil || st != 0 {
@@ -191,7 +194,8 @@ func (s *Store) claimIn(ctx context.Context, conn *pgx.Conn, key, token, eventID
 	// The row exists: taken over when it lapsed or expired, else why not.
 	for range maxClaimTries {
 		sctx, cancel := context.WithTimeout(ctx, s.opts.timeout+wait)
-		err := conn.QueryRow(sctx, s.q.claim, key, token, s.opts.retention.Microseconds(), "done").Scan(&status)
+		retention := s.opts.retention.Microseconds()
+		err := conn.QueryRow(sctx, s.q.claim, key, token, retention, "done", retention).Scan(&status)
 		cancel()
 		if st, err := claimAnswer(status, err, eventID); err != nil || st != 0 {
 			return st, err
@@ -301,8 +305,9 @@ func (s *Store) watch(ctx context.Context, idle *idleClock) (context.Context, fu
 }
 
 // idleMargin is how long before the server ends an idle transaction the
-// store stops its function: a fifth of the lease, at least 100 ms, at most
-// half the lease (the margin webhook.Handler keeps before a lease ends).
+// store stops its function: a fifth of the lease, at least 100 ms, and
+// never more than half the lease, which wins below 200 ms (the margin
+// webhook.Handler keeps before a lease ends).
 func idleMargin(lease time.Duration) time.Duration {
 	return min(max(lease/5, 100*time.Millisecond), lease/2)
 }
