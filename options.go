@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/paymentsapi/payments-go/internal/loopback"
 )
 
 // The retry settings of a Client without WithMaxRetries or WithRetryWait.
@@ -205,21 +206,13 @@ func parseBaseURL(raw string, plainHTTP bool) (string, error) {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !isLoopback(u.Hostname()) && !plainHTTP {
+		if !loopback.Host(u.Hostname()) && !plainHTTP {
 			return "", fmt.Errorf("%w: the base URL %s is plain http and not loopback: the API key would travel in clear text (WithInsecurePlainHTTP allows it, for sandboxes only)", ErrInvalidConfig, u.Redacted())
 		}
 	default:
 		return "", fmt.Errorf("%w: the base URL scheme must be https", ErrInvalidConfig)
 	}
 	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func userAgent(prefix string) string {

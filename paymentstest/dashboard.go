@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/paymentsapi/payments-go/internal/loopback"
 )
 
 // DashboardPath is where the dashboard of WithDashboard is served on the
@@ -135,27 +137,17 @@ func (d *dashboard) allowed(r *http.Request) (string, bool) {
 		return "", true
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err == nil && !isLoopbackHost(host) {
+	if err == nil && !loopback.Host(host) {
 		return "the dashboard answers only this machine (WithDashboardRemote, or payments-sandbox -dashboard-remote, opens it to others)", false
 	}
 	name := r.Host
 	if h, _, err := net.SplitHostPort(name); err == nil {
 		name = h
 	}
-	if !isLoopbackHost(name) {
+	if !loopback.Host(name) {
 		return "the dashboard answers only requests for localhost or a loopback address", false
 	}
 	return "", true
-}
-
-// isLoopbackHost reports whether host is localhost or a loopback address.
-func isLoopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // checkAction refuses a state-changing request that is not a POST of the

@@ -230,6 +230,51 @@ func TestDashboardAnswersOnlyThisMachine(t *testing.T) {
 	assert.Contains(t, w.Body.String(), "Open to other machines")
 }
 
+// The dashboard answers a client on this machine that names this machine in
+// its Host header (internal/loopback decides both), and refuses the rest:
+// another client, or a name a DNS rebinding page could send.
+func TestDashboardAnswersOnlyLoopbackClientsAndHosts(t *testing.T) {
+	srv, _ := start(t, paymentstest.WithDashboard())
+	const (
+		otherMachine = "the dashboard answers only this machine (WithDashboardRemote, or payments-sandbox -dashboard-remote, opens it to others)\n"
+		otherName    = "the dashboard answers only requests for localhost or a loopback address\n"
+	)
+	for _, tc := range []struct {
+		remoteAddr, host string
+		refusal          string // "" when answered
+	}{
+		{"127.0.0.1:5555", "127.0.0.1:8080", ""},
+		{"127.0.0.2:5555", "127.0.0.1:8080", ""},
+		{"[::1]:5555", "[::1]:8080", ""},
+		{"127.0.0.1:5555", "[::1]", ""}, // an IPv6 literal without a port
+		{"127.0.0.1:5555", "localhost", ""},
+		{"127.0.0.1:5555", "LOCALHOST:8080", ""},
+		{"127.0.0.1:5555", "127.0.0.2", ""},
+		{"192.0.2.7:5555", "127.0.0.1:8080", otherMachine},
+		{"0.0.0.0:5555", "127.0.0.1:8080", otherMachine},
+		{"[fe80::1%eth0]:5555", "127.0.0.1:8080", otherMachine},
+		{"127.0.0.1:5555", "evil.example", otherName},
+		{"127.0.0.1:5555", "localhost.evil.example:8080", otherName},
+		{"127.0.0.1:5555", "localhost.:8080", otherName},
+		{"127.0.0.1:5555", "localhoſt:8080", otherName},
+		{"127.0.0.1:5555", "0.0.0.0:8080", otherName},
+		{"127.0.0.1:5555", "[::1", otherName}, // unmatched brackets
+		{"127.0.0.1:5555", "::1]", otherName},
+		{"127.0.0.1:5555", "", otherName},
+	} {
+		req := httptest.NewRequest(http.MethodGet, paymentstest.DashboardPath, nil)
+		req.RemoteAddr, req.Host = tc.remoteAddr, tc.host
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if tc.refusal == "" {
+			assert.Equal(t, http.StatusOK, w.Code, "%s, Host %q", tc.remoteAddr, tc.host)
+			continue
+		}
+		assert.Equal(t, http.StatusForbidden, w.Code, "%s, Host %q", tc.remoteAddr, tc.host)
+		assert.Equal(t, tc.refusal, w.Body.String(), "%s, Host %q", tc.remoteAddr, tc.host)
+	}
+}
+
 // TestDashboardInAGoTest is the guide's "In a Go test": a fake started with
 // the dashboard logs an address that serves the page.
 func TestDashboardInAGoTest(t *testing.T) {

@@ -28,8 +28,9 @@ const DefaultMaxBodyBytes = 1 << 20
 // renewal found it lost to another delivery (context.Cause(ctx) matches
 // ErrClaimLost), or no renewal succeeded and the lease is within its
 // safety margin of its end (the cause matches context.DeadlineExceeded).
-// The margin is a fifth of the lease, at least 100 ms and at most half the
-// lease (1 s of the default 5 s): a function that stops within it when its
+// The margin is a fifth of the lease (1 s of the default 5 s), at least
+// 100 ms, and never more than half the lease (a lease under 200 ms has a
+// margin of half of it): a function that stops within it when its
 // context is cancelled has stopped before the store can give the event to
 // another delivery. Stop when it is cancelled: another replica may process
 // the event next. It carries the claim

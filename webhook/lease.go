@@ -38,12 +38,15 @@ const (
 // The lease margin: when renewals fail, the handler cancels the function's
 // context this long before the claim's lease ends, so that a function that
 // honours cancellation has stopped before the store may give the event to
-// another delivery. A fifth of the lease, at least minLeaseMargin, never
-// more than half the lease: 1 s for the default lease of 5 s. It covers the
-// scheduling of the timer and of the function's goroutine on a loaded
-// machine, and the drift between the replica's clock and the database's
-// over one lease (the store starts the lease on the caller's clock before
-// it sends the claim, so the database's lease ends later still).
+// another delivery. A fifth of the lease, at least minLeaseMargin, and
+// never more than half the lease, which wins below 2*minLeaseMargin so that
+// the function keeps half its lease: 1 s for the default lease of 5 s,
+// minLeaseMargin for a lease from 200 ms to 500 ms, half the lease below
+// 200 ms. It covers the scheduling of the timer and of the function's
+// goroutine on a loaded machine, and the drift between the replica's clock
+// and the database's over one lease (the store starts the lease on the
+// caller's clock before it sends the claim, so the database's lease ends
+// later still).
 const (
 	leaseMarginDivisor = 5
 	minLeaseMargin     = 100 * time.Millisecond

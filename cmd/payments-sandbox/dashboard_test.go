@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
 var dashboardLine = regexp.MustCompile(`(?m)^Dashboard: (http://\S+) `)
@@ -45,6 +47,37 @@ func TestRunDashboardSaysWhenItIsOpenToOthers(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "an API path like any other")
+}
+
+// The note that the dashboard answers this machine only comes when the
+// API listens beyond it: every interface, or another address.
+func TestPrintDashboardNotesAnAddressBeyondThisMachine(t *testing.T) {
+	srv := paymentstest.NewServer(paymentstest.WithDashboard())
+	t.Cleanup(srv.Close)
+	const note = "Note: the API listens on %s, but the dashboard answers this machine only (-dashboard-remote opens it).\n"
+	for _, tc := range []struct {
+		addr string
+		note bool
+	}{
+		{"127.0.0.1:8080", false},
+		{"127.0.0.2:8080", false},
+		{"localhost:8080", false},
+		{"LOCALHOST:8080", false},
+		{"[::1]:8080", false},
+		{":8080", true},
+		{"0.0.0.0:8080", true},
+		{"[::]:8080", true},
+		{"192.168.1.10:8080", true},
+		{"sandbox.internal:8080", true},
+	} {
+		var out strings.Builder
+		printDashboard(&out, srv, tc.addr, false, paymentstest.DeliveryChaos{})
+		want := "Dashboard: " + srv.DashboardURL() + " (payments open prints it again)\n"
+		if tc.note {
+			want += fmt.Sprintf(note, tc.addr)
+		}
+		assert.Equal(t, want+"\n", out.String(), tc.addr)
+	}
 }
 
 func TestRunDeliverTwice(t *testing.T) {

@@ -206,6 +206,35 @@ func TestRunNeverAdoptsTheRealServicesCredentials(t *testing.T) {
 	assert.NotEmpty(t, env[envAPIKey])
 }
 
+// loopbackURL decides whether PAYMENTS_BASE_URL is a sandbox's, whose key
+// and secret the sandbox may adopt: empty, or a URL on this machine in
+// internal/loopback's sense (LOCALHOST counts, as in the SDK's own check).
+func TestLoopbackURL(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want bool
+	}{
+		{"", true},
+		{"  ", true},
+		{"http://127.0.0.1:8080", true},
+		{"http://127.0.0.2:8080", true},
+		{"http://localhost:8080", true},
+		{"http://LOCALHOST:8080", true},
+		{"http://[::1]:8080", true},
+		{" http://127.0.0.1:8080 ", true},
+		{"https://api.payments.example", false},
+		{"http://10.0.0.5:8080", false},
+		{"http://0.0.0.0:8080", false},
+		{"http://localhost.:8080", false},
+		{"http://localhost.payments.example", false},
+		{"http://localhoſt:8080", false},
+		{"localhost:8080", false}, // no scheme: localhost is the scheme
+		{"http://[::1", false},    // not a URL
+	} {
+		assert.Equal(t, tc.want, loopbackURL(tc.url), "%q", tc.url)
+	}
+}
+
 func TestRunRefusesASecretThatDoesNotFitTheScheme(t *testing.T) {
 	const hexSecret = "whsec_00112233445566778899aabbccddeeff"
 	for name, tc := range map[string]struct {

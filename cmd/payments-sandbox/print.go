@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paymentsapi/payments-go/internal/loopback"
 	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/shopspring/decimal"
 )
@@ -125,7 +126,7 @@ func printDashboard(w io.Writer, srv *paymentstest.Server, addr string, remote b
 		switch {
 		case remote:
 			fmt.Fprintf(w, "WARNING: -dashboard-remote: anyone who can reach %s can see the sandbox and use its buttons (no login).\n", addr)
-		case err == nil && !isLoopback(host):
+		case err == nil && !loopback.Host(host):
 			fmt.Fprintf(w, "Note: the API listens on %s, but the dashboard answers this machine only (-dashboard-remote opens it).\n", addr)
 		}
 	}
@@ -133,13 +134,4 @@ func printDashboard(w io.Writer, srv *paymentstest.Server, addr string, remote b
 		fmt.Fprintf(w, "Deliveries misbehave on purpose: late by %s, twice: %v, newest first: %v.\n", chaos.Delay, chaos.Duplicate, chaos.NewestFirst)
 	}
 	fmt.Fprintln(w)
-}
-
-// isLoopback reports whether host is localhost or a loopback address.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/loopback"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -196,21 +196,11 @@ func checkTarget(target string, plainHTTP bool) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usagef("--forward-to %q: give an http or https URL, such as http://localhost:8080/webhooks", target)
 	}
-	if u.Scheme == "http" && !isLoopback(u.Hostname()) && !plainHTTP {
+	if u.Scheme == "http" && !loopback.Host(u.Hostname()) && !plainHTTP {
 		return usagef("--forward-to %s is plain http to a host that is not loopback: the events would cross the network in clear text. "+
 			"Use https, or pass --insecure-plain-http (a private network you trust only)", u.Redacted())
 	}
 	return nil
-}
-
-// isLoopback reports whether host names this machine: localhost, or a
-// loopback address.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // parseWaits reads --retries: comma-separated durations, or none.

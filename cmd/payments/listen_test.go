@@ -382,6 +382,9 @@ func TestListenRefusesPlainHTTPToAnotherHost(t *testing.T) {
 		{"http://receiver:8080/webhooks", "http://receiver:8080/webhooks"},
 		{"http://ops:hunter2@203.0.113.9/hook", "http://ops:xxxxx@203.0.113.9/hook"},
 		{"http://localhost.example.com/", "http://localhost.example.com/"},
+		{"http://localhost.:8080/", "http://localhost.:8080/"},
+		{"http://localhoſt:8080/", "http://localho%C5%BFt:8080/"},
+		{"http://0.0.0.0:8080/", "http://0.0.0.0:8080/"},
 	} {
 		for _, env := range []map[string]string{f.env, f.with(envInsecureHTTP, "1")} {
 			before := len(f.Requests())

@@ -141,9 +141,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprint(stderr, topUsage)
 		return exitUsage
 	default:
-		err = usagef("unknown command %q (listen, trigger, events, open, sandbox; see payments --help)", cmd)
+		// Named as go names its own: "payments refund: unknown command".
+		fmt.Fprintf(stderr, "payments %s: unknown command (listen, trigger, events, open, sandbox, payments; see payments --help)\n", shownArg(cmd))
+		return exitUsage
 	}
 	return c.exitCode(err)
+}
+
+// shownArg is an argument as an error message shows it: as typed, or
+// quoted when it holds a space, a quote, a backslash or a character that
+// is not printable (a terminal's escape sequence among them).
+func shownArg(s string) string {
+	if q := strconv.Quote(s); q[1:len(q)-1] != s || strings.Contains(s, " ") {
+		return q
+	}
+	return s
 }
 
 // exitCode prints err, if any, and returns the exit code that goes with it.
