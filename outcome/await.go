@@ -107,6 +107,9 @@ func (t *Tracker) Await(ctx context.Context, idOrReference string) (Result, erro
 			nextList, listEvery = t.opts.now().Add(listEvery), min(2*listEvery, time.Hour)
 			continue // read what the listing brought
 		}
+		if t.hooks.waiting != nil {
+			t.hooks.waiting()
+		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -114,6 +117,9 @@ func (t *Tracker) Await(ctx context.Context, idOrReference string) (Result, erro
 			return Result{}, t.awaitErr(ctx, idOrReference, lastErr)
 		case <-changed:
 			timer.Stop()
+			if t.hooks.woken != nil {
+				t.hooks.woken()
+			}
 		case <-timer.C:
 			wait = min(2*wait, t.opts.pollMax)
 		}
@@ -218,10 +224,11 @@ const (
 
 // subscribe counts one more waiter and, for a Subscriber store, makes sure
 // a subscription wakes the waiters on every write; the function it returns
-// counts the waiter out, and ends the subscription with the last one.
+// counts the waiter out, and ends the subscription with the last one. A
+// MemoryStore needs none: its waiters wait on its writes (changes).
 func (t *Tracker) subscribe() func() {
 	sub, ok := t.store.(Subscriber)
-	if !ok {
+	if !ok || t.memory != nil {
 		return func() {}
 	}
 	t.subMu.Lock()

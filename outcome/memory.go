@@ -17,7 +17,7 @@ type MemoryStore struct {
 	mu      sync.Mutex
 	byID    map[string]Outcome
 	byRef   map[string][]string // reference -> ids
-	changed chan struct{}       // closed and replaced on every write
+	changed chan struct{}       // closed and replaced on every write: wakes the waiters of its trackers
 }
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -68,13 +68,13 @@ func (m *MemoryStore) Update(ctx context.Context, id string, fn UpdateFunc) (Out
 	return clone(next), nil
 }
 
-// Subscribe calls changed once, then after every write, until ctx ends:
-// trackers sharing the store wake each other's waiters (outcome.Subscriber).
+// Subscribe calls changed once, then after every write, until ctx ends
+// (outcome.Subscriber). Trackers on the store do not subscribe: their
+// waiters wait on the store's writes themselves, so that each write, by
+// any tracker sharing the store, wakes each of them once.
 func (m *MemoryStore) Subscribe(ctx context.Context, changed func()) error {
 	for {
-		m.mu.Lock()
-		ch := m.changed
-		m.mu.Unlock()
+		ch := m.changes()
 		changed()
 		select {
 		case <-ctx.Done():
@@ -82,6 +82,13 @@ func (m *MemoryStore) Subscribe(ctx context.Context, changed func()) error {
 		case <-ch:
 		}
 	}
+}
+
+// changes returns a channel closed at the store's next write.
+func (m *MemoryStore) changes() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
 }
 
 // Open returns the outcomes that are not final (see Store).

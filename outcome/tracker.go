@@ -20,11 +20,12 @@ import (
 // through the handler's once-only path); ask it with Get, Await and Stuck.
 // It is safe for concurrent use.
 type Tracker struct {
-	store Store
-	opts  options
+	store  Store
+	memory *MemoryStore // store, when it is a MemoryStore: its waiters wait on its writes
+	opts   options
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every write of this tracker
+	changed chan struct{} // closed and replaced on every write of this tracker (not on a MemoryStore)
 
 	reconciler atomic.Pointer[reconcilerBox]
 	listMu     sync.Mutex // held by the Await that lists events
@@ -34,6 +35,19 @@ type Tracker struct {
 	waiting   int
 	subCancel context.CancelFunc
 	subLinger *time.Timer // ends the subscription subscribeLinger after the last waiter
+
+	hooks awaitHooks // set by internal tests only
+}
+
+// awaitHooks let an internal test count the times a write wakes Await.
+// Nil functions are not called; tests set them before the first Await.
+type awaitHooks struct {
+	waiting func() // Await is about to wait for a write, its poll timer or its context
+	woken   func() // a change woke it (a write, or a call of the subscription; not the poll timer)
+	// notifying is called by notify before it wakes the waiters, and may
+	// hold it until one waits again, so that no wake-up merges with
+	// another whatever the scheduling.
+	notifying func()
 }
 
 // Option configures a Tracker.
@@ -118,6 +132,7 @@ func NewTracker(store Store, opts ...Option) *Tracker {
 	if t.store == nil {
 		t.store = NewMemoryStore()
 	}
+	t.memory, _ = t.store.(*MemoryStore)
 	return t
 }
 
@@ -224,17 +239,21 @@ func (t *Tracker) Confirmed(ctx context.Context, p *payments.Payment) error {
 		return fmt.Errorf("%w: the payment's id is not 1 to %d printable characters", ErrInvalidEvent, maxIDLen)
 	}
 	now := t.opts.now()
+	var wrote bool
 	_, err := t.store.Update(ctx, p.ID, func(cur Outcome) (Outcome, bool, error) {
 		if cur.ID != "" && cur.Kind != KindPayment {
 			return cur, false, fmt.Errorf("%w: %s is a %s", ErrInvalidEvent, p.ID, cur.Kind)
 		}
 		next, changed := ConfirmedAt(cur, p, now)
+		wrote = changed
 		return next, changed, nil
 	})
 	if err != nil {
 		return fmt.Errorf("outcome: recording the confirmation of payment %s: %w", p.ID, err)
 	}
-	t.notify()
+	if wrote {
+		t.notify()
+	}
 	return nil
 }
 
@@ -268,15 +287,30 @@ func (t *Tracker) Stuck(ctx context.Context, olderThan time.Duration) ([]Outcome
 	return out, nil
 }
 
-// notify wakes this process's waiters.
+// notify wakes the tracker's waiters after a write of the tracker, or a
+// call of its subscription. On a MemoryStore it does nothing: the waiters
+// wait on the store, which the write has woken already (see changes), and
+// waking them here too would wake them twice per write.
 func (t *Tracker) notify() {
+	if t.memory != nil {
+		return
+	}
+	if t.hooks.notifying != nil {
+		t.hooks.notifying()
+	}
 	t.mu.Lock()
 	close(t.changed)
 	t.changed = make(chan struct{})
 	t.mu.Unlock()
 }
 
+// changes returns a channel closed at the next change an Await waits for:
+// on a MemoryStore, the store's next write (by any tracker sharing it);
+// otherwise the next notify.
 func (t *Tracker) changes() <-chan struct{} {
+	if t.memory != nil {
+		return t.memory.changes()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.changed

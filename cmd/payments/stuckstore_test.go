@@ -97,13 +97,11 @@ func withSSLMode(t *testing.T, raw, mode string) string {
 	return u.String()
 }
 
-// The command reads what redisstore.OutcomeStore wrote under the prefix,
-// as JSON and as text; a wrong password is an error (exit 1) that never
-// prints it.
-func TestStuckRedis(t *testing.T) {
-	t.Parallel()
-	srv := testservers.SharedRedis(t)
-	opts, err := redis.ParseURL(srv.URL())
+// redisOutcomeStore returns a redisstore.OutcomeStore on the server at url,
+// under a prefix of its own, and the prefix.
+func redisOutcomeStore(t *testing.T, url string) (*redisstore.OutcomeStore, string) {
+	t.Helper()
+	opts, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +112,16 @@ func TestStuckRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, prefix
+}
+
+// The command reads what redisstore.OutcomeStore wrote under the prefix,
+// as JSON and as text; a wrong password is an error (exit 1) that never
+// prints it.
+func TestStuckRedis(t *testing.T) {
+	t.Parallel()
+	srv := testservers.SharedRedis(t)
+	s, prefix := redisOutcomeStore(t, srv.URL())
 	payment, recipient := outcometest.StuckFixture(t, s)
 
 	code, stdout, stderr := runCLI(t, map[string]string{envOutcomeStore: srv.URL()},
