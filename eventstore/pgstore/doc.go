@@ -95,7 +95,7 @@
 // (5.7 s), never later and never with a 500: 200 in the default mode (the
 // function ran; its completion is retried in the background), 503 with
 // Transactional (its transaction rolled back) (TestFrozenDatabase, which
-// allows 7.7 s on a loaded machine).
+// allows 1.5 s and 2 s more for a loaded machine).
 //
 // # Exactly-once effects
 //

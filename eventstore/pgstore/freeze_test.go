@@ -23,8 +23,14 @@ import (
 // with room for a loaded machine. Answers come from timers, not from work.
 const frozenBound = pgstore.DefaultLease/3 + 2*pgstore.DefaultTimeout + 2*time.Second
 
+// arrivingBound is the same for a delivery that arrives while the database
+// is frozen, which the package documentation promises a 503 within one
+// WithTimeout: the one statement that hangs, with 1.5 s for a loaded
+// machine to run the timer's goroutine.
+const arrivingBound = pgstore.DefaultTimeout + 1500*time.Millisecond
+
 // A frozen PostgreSQL (SIGSTOP: connections stay open, nothing answers):
-// deliveries get 503 within frozenBound, in the default mode and with
+// deliveries get 503 within arrivingBound, in the default mode and with
 // Transactional, when they arrive while it is frozen; one it froze under
 // gets 503 with Transactional (its transaction rolled back), 200 in the
 // default mode (processed; the completion is retried in the background),
@@ -69,8 +75,9 @@ func TestFrozenDatabase(t *testing.T) {
 		srv.Freeze(t)
 		code, took, returned := storetest.DeliverWithin(h, arriving, frozenBound+10*time.Second)
 		srv.Thaw(t)
-		if !returned || code != http.StatusServiceUnavailable || took > frozenBound {
-			t.Errorf("%s: a delivery while frozen: %d after %v (returned: %v); want 503 within %v", name, code, took.Round(time.Millisecond), returned, frozenBound)
+		t.Logf("%s: arriving while frozen: %d after %v", name, code, took.Round(time.Millisecond))
+		if !returned || code != http.StatusServiceUnavailable || took > arrivingBound {
+			t.Errorf("%s: a delivery while frozen: %d after %v (returned: %v); want 503 within %v", name, code, took.Round(time.Millisecond), returned, arrivingBound)
 		}
 
 		// Claimed, then the server freezes: in the function's
