@@ -41,15 +41,18 @@ const (
 // hash. Tests: TestOutcomeStoreNoWriteForDuplicate (the commands sent),
 // TestOutcomeStoreConformance, TestOutcomeStoreReplicas.
 //
-// Every command is bounded by the store's timeout (WithOutcomeTimeout); a
-// client that ignores its context's deadline (go-redis without
-// ContextTimeoutEnabled) is waited for in a goroutine the store stops
-// waiting for.
+// Every command is bounded by the store's timeout (WithOutcomeTimeout), as
+// Store's are: on a client with ContextTimeoutEnabled it is sent from the
+// caller's goroutine (TestOutcomeStoreCommandsOnTheCallersGoroutine); on
+// one without, which ignores its context's deadline while it reads, it runs
+// on one of the goroutines the store keeps for that (they end after 30 s
+// idle), and the caller stops waiting at the deadline.
 type OutcomeStore struct {
 	client    redis.UniversalClient
 	prefix    string
 	retention time.Duration
 	timeout   time.Duration
+	calls     *bounder // every command goes through it
 }
 
 // OutcomeOption configures an OutcomeStore.
@@ -89,6 +92,7 @@ func NewOutcomeStore(client redis.UniversalClient, opts ...OutcomeOption) (*Outc
 	case s.timeout <= 0:
 		return nil, fmt.Errorf("%w: outcome timeout %v: must be positive", ErrInvalidOption, s.timeout)
 	}
+	s.calls = newBounder(client, s.timeout)
 	return s, nil
 }
 
@@ -107,19 +111,11 @@ func (s *OutcomeStore) refKey(ref string) string { return s.prefix + "ref:" + re
 func (s *OutcomeStore) openKey() string          { return s.prefix + "open" }
 func (s *OutcomeStore) channel() string          { return s.prefix + "changed" }
 
-// bounded runs f with the store's timeout, and stops waiting for it at
-// that deadline even when the client does not.
+// bounded runs f under the store's deadline (bounder), and returns by it
+// even when the client does not.
 func (s *OutcomeStore) bounded(ctx context.Context, f func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- f(ctx) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	_, err := s.calls.call(ctx, func(ctx context.Context) (any, error) { return nil, f(ctx) })
+	return err
 }
 
 // Load returns the outcome of an id, or of a payment reference (as

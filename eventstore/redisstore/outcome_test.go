@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -185,4 +186,52 @@ func TestOutcomeAwaitWokenByPubSub(t *testing.T) {
 	t.Parallel()
 	ost, es, _ := outcomeStores(t, testservers.SharedRedis(t).URL(), nil)
 	outcometest.AwaitWoken(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1])
+}
+
+// stackHook records, for each command a client sends, whether it ran on a
+// goroutine whose stack holds frame.
+type stackHook struct {
+	frame   string
+	on, off atomic.Int64
+}
+
+func (h *stackHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *stackHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		buf := make([]byte, 64<<10)
+		if strings.Contains(string(buf[:runtime.Stack(buf, false)]), h.frame) {
+			h.on.Add(1)
+		} else {
+			h.off.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *stackHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// On a client with ContextTimeoutEnabled, the outcome store sends each
+// command from the caller's goroutine, as the event store does: no
+// goroutine per command.
+func TestOutcomeStoreCommandsOnTheCallersGoroutine(t *testing.T) {
+	t.Parallel()
+	c := newClientWith(t, testservers.SharedRedis(t).URL(), 4, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
+	h := &stackHook{frame: "TestOutcomeStoreCommandsOnTheCallersGoroutine"}
+	c.AddHook(h)
+	s, err := redisstore.NewOutcomeStore(c, redisstore.WithOutcomePrefix(uniquePrefix(t, c)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := outcome.NewTracker(s)
+	ctx := testCtx(t)
+	if _, _, err := tr.Apply(ctx, outcometest.Event(t, "ev-1", payments.EventPaymentCompleted, "pay-1", "order-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, "order-1"); err != nil {
+		t.Fatal(err)
+	}
+	if h.on.Load() == 0 || h.off.Load() != 0 {
+		t.Errorf("%d commands on the caller's goroutine, %d on another; want all on the caller's", h.on.Load(), h.off.Load())
+	}
 }

@@ -98,11 +98,8 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 type Store struct {
 	client    redis.UniversalClient
 	opts      options
-	keyPrefix string // keyPrefix(opts.prefix)
-	// direct: the client keeps contexts' deadlines itself
-	// (ContextTimeoutEnabled), so commands need no goroutine.
-	direct bool
-	runner runner
+	keyPrefix string   // keyPrefix(opts.prefix)
+	calls     *bounder // every command goes through it
 	// claims: how Claim asks Redis (claimsUnknown until the server's
 	// version is known).
 	claims atomic.Int32
@@ -127,7 +124,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if err := lease.Check("redisstore", o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
-	return &Store{client: client, opts: o, keyPrefix: keyPrefix(o.prefix), direct: keepsDeadlines(client), runner: runner{idle: make(chan *command)}}, nil
+	return &Store{client: client, opts: o, keyPrefix: keyPrefix(o.prefix), calls: newBounder(client, o.timeout)}, nil
 }
 
 // keepsDeadlines says whether client stops waiting for a reply at its
@@ -192,27 +189,11 @@ end
 return 0
 `)
 
-// run calls call under the store's deadline, and returns by the deadline
-// whatever the client does: go-redis ignores the context while it reads
-// unless Options.ContextTimeoutEnabled is set, so with a client without it
-// the call runs in a goroutine that the store stops waiting for. The
-// deadline in its context also ends go-redis' retries. A call that fails
+// run calls call under the store's deadline (bounder). A call that fails
 // to connect (Redis restarting) is tried again until the deadline
 // (redial): it sent nothing.
 func (s *Store) run(ctx context.Context, call func(context.Context) (any, error)) (any, error) {
-	ctx, cancel := lease.Bound(ctx, s.opts.timeout)
-	defer cancel()
-	if s.direct {
-		return redial(ctx, call)
-	}
-	j := &command{ctx: ctx, call: func(ctx context.Context) (any, error) { return redial(ctx, call) }, done: make(chan struct{})}
-	s.runner.start(j)
-	select {
-	case <-j.done:
-		return j.v, j.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return s.calls.call(ctx, func(ctx context.Context) (any, error) { return redial(ctx, call) })
 }
 
 // script runs script on the event's key under the store's deadline (run).

@@ -3,6 +3,10 @@ package redisstore
 import (
 	"context"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/paymentsapi/payments-go/eventstore/internal/lease"
 )
 
 // command is one call to Redis, run by a runner's goroutine for a caller
@@ -51,5 +55,41 @@ func (r *runner) work(j *command) {
 		case <-t.C:
 			return
 		}
+	}
+}
+
+// bounder gives each call to Redis the store's deadline and returns by it
+// whatever the client does: go-redis ignores the context while it reads
+// unless Options.ContextTimeoutEnabled is set, so on a client without it a
+// call runs on a runner's goroutine, which the caller stops waiting for at
+// the deadline. The deadline in the call's context also ends go-redis'
+// retries. Store and OutcomeStore both call through one.
+type bounder struct {
+	timeout time.Duration
+	// direct: the client keeps contexts' deadlines itself
+	// (ContextTimeoutEnabled), so calls need no goroutine.
+	direct bool
+	runner runner
+}
+
+func newBounder(client redis.UniversalClient, timeout time.Duration) *bounder {
+	return &bounder{timeout: timeout, direct: keepsDeadlines(client), runner: runner{idle: make(chan *command)}}
+}
+
+// call runs f under the deadline: the store's timeout, or ctx's when that
+// comes first.
+func (b *bounder) call(ctx context.Context, f func(context.Context) (any, error)) (any, error) {
+	ctx, cancel := lease.Bound(ctx, b.timeout)
+	defer cancel()
+	if b.direct {
+		return f(ctx)
+	}
+	j := &command{ctx: ctx, call: f, done: make(chan struct{})}
+	b.runner.start(j)
+	select {
+	case <-j.done:
+		return j.v, j.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
