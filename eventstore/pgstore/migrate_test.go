@@ -167,3 +167,28 @@ func TestMigrateAllowsNarrowRows(t *testing.T) {
 		}
 	}
 }
+
+// Migrate of an up-to-date table takes no lock on it: it completes while
+// another transaction holds a claim's row lock (a claim in flight), which
+// CREATE INDEX IF NOT EXISTS alone would wait for.
+func TestMigrateOfAnUpToDateTableLocksNothing(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	ctx := testCtx(t)
+	s, table := newStore(t, pool)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, "INSERT INTO "+table+" (event_id, claimed_at) VALUES ('in-flight', now())"); err != nil {
+		t.Fatal(err)
+	}
+	// Were Migrate to wait for the table, it would wait for that
+	// transaction, which ends only after the test: its deadline says so.
+	mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.Migrate(mctx); err != nil {
+		t.Fatalf("Migrate beside a transaction in flight: %v", err)
+	}
+}

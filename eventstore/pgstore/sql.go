@@ -41,6 +41,7 @@ type queries struct {
 	dropOldIndex             string
 	hasClaimedAt, table      string
 	hasNotNull, dropNotNull  string
+	hasIndex, indexName      string
 	claim, renew, state      string
 	complete, insertDone     string
 	markDone                 string
@@ -67,6 +68,12 @@ func buildQueries(table string) queries {
     claimed_at timestamptz NOT NULL DEFAULT now()
 ) WITH (fillfactor = 90)`,
 		createIndex: `CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (claimed_at)`,
+		// CREATE INDEX IF NOT EXISTS takes its lock on the table before it
+		// looks: Migrate asks the catalogue first, so that a replica that
+		// starts under load does not hold the others' claims back.
+		hasIndex: `SELECT EXISTS (SELECT 1 FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+    WHERE i.indrelid = $1::regclass AND c.relname = $2)`,
+		indexName: parts[len(parts)-1] + indexSuffix,
 
 		// A table of an earlier release has no claimed_at, and an index
 		// on expires_at, which every completion changed (no HOT update).
