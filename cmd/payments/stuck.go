@@ -53,7 +53,7 @@ func (c *cli) payments(ctx context.Context, args []string) error {
 	case "":
 		return usagef("payments: give a subcommand (stuck; see payments payments --help)")
 	default:
-		return usagef("payments: unknown subcommand %q (stuck)", sub)
+		return usagef("payments: unknown payments subcommand %q (stuck; see payments payments --help)", sub)
 	}
 }
 

@@ -30,7 +30,7 @@ func TestStuckUsage(t *testing.T) {
 		{"negative age", nil, []string{"payments", "stuck", "--older-than", "-1h", "--store", "redis://x"}, exitUsage, "--older-than"},
 		{"arguments", nil, []string{"payments", "stuck", "pay-1"}, exitUsage, "takes no arguments"},
 		{"no subcommand", nil, []string{"payments"}, exitUsage, "give a subcommand (stuck"},
-		{"unknown subcommand", nil, []string{"payments", "list"}, exitUsage, `unknown subcommand "list"`},
+		{"unknown subcommand", nil, []string{"payments", "list"}, exitUsage, `payments: unknown payments subcommand "list" (stuck; see payments payments --help)`},
 		{"nobody listening", nil, []string{"payments", "stuck", "--store", "redis://:topsecret@127.0.0.1:1/0"}, exitFailure, "dial tcp 127.0.0.1:1"},
 	}
 	for _, c := range cases {
