@@ -39,8 +39,9 @@
 // or a completion (state 'done', expires_at = when the id may be forgotten);
 // claimed_at is when it was claimed. A completion written inside a
 // Transactional function's transaction is narrow: state, token and
-// expires_at are NULL, and it is forgotten a retention after claimed_at (16
-// bytes less per row, and per row of WAL: TestNarrowRowsWriteLessWAL). Claim is one statement that reads the
+// expires_at are NULL, and it is forgotten a retention after claimed_at
+// (16 bytes less per row than the same completion spelled out:
+// TestTransactionalWritesNarrowRows). Claim is one statement that reads the
 // row first, and only when it is absent, a lapsed claim or an expired
 // completion takes it with INSERT ... ON CONFLICT (event_id) DO UPDATE; it
 // tells "in progress" from "done" otherwise. A duplicate of a done event so

@@ -90,8 +90,8 @@ func buildQueries(table string) queries {
 
 		// A completion written inside a Transactional function's
 		// transaction (claimInTx) leaves state, token and expires_at NULL:
-		// 16 bytes less per row, and per row of WAL, than the same facts
-		// spelled out (see expiry). A table of an earlier release has them
+		// 16 bytes less per row than the same facts spelled out
+		// (TestTransactionalWritesNarrowRows; see expiry). A table of an earlier release has them
 		// NOT NULL; dropping that is a change of the catalogue alone, made
 		// only when needed, since ALTER TABLE waits for every transaction
 		// on the table.

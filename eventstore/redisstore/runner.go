@@ -31,6 +31,10 @@ const runnerIdle = 30 * time.Second
 // goroutine idle for runnerIdle ends.
 type runner struct {
 	idle chan *command // unbuffered: a send succeeds only to an idle goroutine
+	// linger replaces runnerIdle, and ended is called as a goroutine
+	// ends: for tests.
+	linger time.Duration
+	ended  func()
 }
 
 // start hands j to a goroutine.
@@ -44,15 +48,22 @@ func (r *runner) start(j *command) {
 
 // work runs j, then the commands handed to it while it is idle.
 func (r *runner) work(j *command) {
-	t := time.NewTimer(runnerIdle)
+	linger := runnerIdle
+	if r.linger > 0 {
+		linger = r.linger
+	}
+	t := time.NewTimer(linger)
 	defer t.Stop()
 	for {
 		j.v, j.err = j.call(j.ctx)
 		close(j.done)
-		t.Reset(runnerIdle)
+		t.Reset(linger)
 		select {
 		case j = <-r.idle:
 		case <-t.C:
+			if r.ended != nil {
+				r.ended()
+			}
 			return
 		}
 	}

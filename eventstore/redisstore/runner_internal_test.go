@@ -51,3 +51,44 @@ func TestBounderCallsDirectOrThroughTheRunner(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A runner's goroutine takes the commands handed to it while it is idle,
+// and ends once it has been idle for its linger (runnerIdle, 30 s, in the
+// stores): a store on a client without ContextTimeoutEnabled keeps no
+// goroutine once it is idle.
+func TestRunnerGoroutineEndsWhenIdle(t *testing.T) {
+	ended := make(chan struct{}, 4)
+	r := &runner{idle: make(chan *command), linger: 500 * time.Millisecond, ended: func() { ended <- struct{}{} }}
+	run := func() {
+		j := &command{ctx: context.Background(), call: func(context.Context) (any, error) { return nil, nil }, done: make(chan struct{})}
+		r.start(j)
+		<-j.done
+	}
+	run()
+	// While it lingers, the next command goes to the same goroutine: the
+	// send to idle succeeds only when one waits there.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		j := &command{ctx: context.Background(), call: func(context.Context) (any, error) { return nil, nil }, done: make(chan struct{})}
+		select {
+		case r.idle <- j:
+			<-j.done
+		case <-time.After(10 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("no goroutine waited for a command after the first")
+			}
+			continue
+		}
+		break
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle goroutine did not end")
+	}
+	select {
+	case <-ended:
+		t.Fatal("two goroutines ended: the second command did not reuse the first's")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
