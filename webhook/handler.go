@@ -274,10 +274,6 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if leave != nil {
 		defer leave()
 	}
-	// A store that claims in the function's own transaction (txstore.go).
-	if h.serveTx(ctx, w, ev, id, wait) {
-		return
-	}
 	claim, claimed, err := h.claimOrWait(ctx, id, wait)
 	switch {
 	case err != nil:

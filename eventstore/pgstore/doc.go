@@ -1,17 +1,66 @@
-// Package pgstore is a webhook.Store in PostgreSQL, for webhook
-// receivers that run on several replicas: every replica's
-// webhook.Handler claims each event id in one shared table, so that
-// each event is processed once however many times, and to whichever
-// replica, the service delivers it. It uses pgx v5 (a *pgxpool.Pool).
+// Package pgstore receives the Payments API's webhooks on PostgreSQL, for
+// receivers that run on several replicas. It uses pgx v5 (a *pgxpool.Pool)
+// and, for the Queue, River (github.com/riverqueue/river), which needs Go
+// 1.25.
 //
-//	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
-//	...
-//	store, err := pgstore.New(pool)
-//	...
-//	err = store.Migrate(ctx) // or apply the SQL below by hand
-//	...
-//	h := webhook.NewHandler(verifier, store.Transactional(markPaid),
-//		webhook.WithStore(store))
+// Two ways, from the recommended one:
+//
+//   - Queue: the handler verifies a delivery, inserts the event as a River
+//     job once (unique by event id) and answers 200 at once; River workers,
+//     in any number of processes, run your function with a real pgx.Tx in
+//     the transaction that completes the job, so its writes happen exactly
+//     once however long it takes. A failing function is retried by River
+//     with back-off, a dead worker's job is rescued, and the outcome
+//     tracker's row rides the same transaction. See Queue.
+//
+//   - Store: a webhook.Store that claims each event id in one shared table,
+//     so that the handler runs your function once, during the delivery, at
+//     least once when things fail (see "Exactly-once effects" below).
+//
+//     pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+//     ...
+//     queue, err := pgstore.NewQueue(pool, markPaid, nil)
+//     ...
+//     err = queue.Migrate(ctx) // River's tables and the queue's
+//     err = queue.Start(ctx)   // in every process that works
+//     ...
+//     h := webhook.NewHandler(verifier, queue.Enqueue)
+//
+// # The Queue
+//
+// Enqueue runs in one transaction: INSERT the event id into the queue's
+// table (DefaultQueueTable) ON CONFLICT DO NOTHING, and only when that
+// inserted a row, the River job; then COMMIT. A duplicate (a concurrent or
+// late delivery, a reconcile, a redelivery) so finds the id and writes
+// nothing durable (TestWALPerDelivery). The uniqueness window is the
+// retention (QueueConfig.Retention, DefaultRetention, 7 days, never less
+// than MinRetention: twice the signature tolerance, after which the
+// service's retries of the event no longer verify); an hourly River
+// periodic job forgets older ids. River's own unique jobs are not used: a
+// duplicate insert of one writes a row version.
+//
+// A worker takes the job and, in one transaction: calls your function in a
+// savepoint (tx is pgx's own pgx.Tx; its Commit releases the savepoint, and
+// any use after your function returned fails with pgx.ErrTxClosed:
+// TestQueueTxIsClosedAfterTheFunction); locks the job's row and checks that
+// it is still running this attempt (the fence: a function that returns after
+// its job was rescued, or taken by another worker, commits nothing and its
+// run fails with ErrJobRescued: TestQueueRescuedAttemptCommitsNothing);
+// records the event in the outcome table (OutcomeStore.ApplyTx, with a
+// NOTIFY at the commit of a final outcome, so Await in any process wakes
+// at once, and never before the function's writes are visible:
+// TestQueueAwaitNeverBeforeTheFunctionCommitted); completes the job with
+// river.JobCompleteTx; and commits. An error of your function rolls all of
+// it back, and River runs the event again after a back-off
+// (TestQueueRetriesAFailingFunction); each event runs exactly once to a
+// commit (TestQueueProcessesEachEventOnce). The answer to the service never
+// waits for your function (TestQueueAnswersBeforeTheFunctionRuns).
+//
+// River cancels your function's context after QueueConfig.JobTimeout (1
+// minute by default) and rescues a job still running after
+// QueueConfig.RescueAfter (1 hour). A job that failed MaxAttempts times is
+// discarded and stays in River's table: River UI or the river CLI shows it
+// with its errors and can retry it.
 //
 // # The table
 //
@@ -37,11 +86,10 @@
 //
 // A row is a claim (state 'processing', expires_at = the end of its lease)
 // or a completion (state 'done', expires_at = when the id may be forgotten);
-// claimed_at is when it was claimed. A completion written inside a
-// Transactional function's transaction is narrow: state, token and
-// expires_at are NULL, and it is forgotten a retention after claimed_at
-// (16 bytes less per row than the same completion spelled out:
-// TestTransactionalWritesNarrowRows). Claim is one statement that reads the
+// claimed_at is when it was claimed. A narrow row (state, token and
+// expires_at NULL), which 0.2's Transactional wrote, is a completion
+// forgotten a retention after claimed_at (TestMigrateAllowsNarrowRows).
+// Claim is one statement that reads the
 // row first, and only when it is absent, a lapsed claim or an expired
 // completion takes it with INSERT ... ON CONFLICT (event_id) DO UPDATE; it
 // tells "in progress" from "done" otherwise. A duplicate of a done event so
@@ -93,9 +141,8 @@
 // A frozen database (a hung host: connections open, nothing answers) gets a
 // delivery that arrives while it is frozen a 503 within one WithTimeout
 // (2 s). One it froze under is answered within WithLease/3 + 2 WithTimeout
-// (5.7 s), never later and never with a 500: 200 in the default mode (the
-// function ran; its completion is retried in the background), 503 with
-// Transactional (its transaction rolled back) (TestFrozenDatabase, which
+// (5.7 s), never later and never with a 500: 200 (the function ran; its
+// completion is retried in the background) (TestFrozenDatabase, which
 // allows 1.5 s and 2 s more for a loaded machine).
 //
 // # Exactly-once effects
@@ -106,77 +153,17 @@
 // lands, but a replica killed between your function's effects and the
 // record, or cut off from the database for longer than its lease, or a
 // function that carries on past its cancelled context, leaves the event to
-// a later delivery, which runs the function again. Transactional closes
-// that gap for writes to the same database: your function runs in a
-// transaction that also records the event done, so its writes commit exactly
-// once, or not at all.
-//
-// # The lease of Transactional
-//
-// Once Transactional was called on a Store, a handler with that Store
-// (webhook.WithStore; the handler detects webhook.TxStore) claims each event
-// inside the function's transaction (Store.ClaimAndRun): it reads the event's
-// row (a done event is a duplicate, with no write), then, in one round trip,
-// begins a transaction, sets its bounds and inserts the row as done (or,
-// when the row exists, takes over a lapsed or expired one), runs your
-// function, and commits: one commit per event, and nothing durable before or
-// after (TestWALPerDelivery). There is no lease to renew: the row lock is the
-// lease while the transaction is open. Your function gets the transaction as
-// a pgx.Tx of the store's: tx.Begin makes a savepoint, and tx.Commit and
-// tx.Rollback return an error (TestTransactionalTxIsATransaction,
-// TestTransactionalTxRefusesCommit); a transaction that a failed statement
-// broke is not recorded done, even when your function returns nil
-// (TestTransactionalBrokenTxIsNotDone).
-//
-//   - A concurrent delivery of the same event waits for the lock for the
-//     handler's claim wait (WithClaimWait, 2 s by default: lock_timeout),
-//     then answers 409, or 200 as a duplicate if the first committed
-//     meanwhile; it never runs the function beside the first
-//     (TestTransactionalConcurrentDuplicateWaitsForTheLock,
-//     TestTransactionalConcurrentDuplicatesNeverOverlap).
-//   - A holder that dies loses the lock when PostgreSQL ends its session: at
-//     once when its process died (the connection closes); within the lease
-//     (WithLease, 5 s) when it stays silent in its transaction
-//     (idle_in_transaction_session_timeout, set for the transaction). The
-//     next delivery then processes the event, and the cut-off holder's
-//     delivery gets 503 (TestTransactionalPartitionedHolderLosesTheLock).
-//     The transaction also sets tcp_user_timeout to the lease, for a server
-//     blocked sending to a host that stopped acknowledging; no test
-//     reproduces that case.
-//   - So your function must not leave its transaction idle (no statement in
-//     flight) for the lease: make a slow call to another service before the
-//     transaction, or raise WithLease. The store cancels the context of a
-//     function idle in its transaction for the lease minus a margin (a
-//     fifth of it: 4 s by default), before the server ends the transaction
-//     and another delivery can take the event: nothing commits, the
-//     delivery gets 503, the next one runs it again, and a function that
-//     honours its context never runs beside it
-//     (TestTransactionalIdleFunctionIsStopped,
-//     TestTransactionalIdleFunctionLosesItsLock). A function that keeps
-//     statements going may run for longer than the lease
-//     (TestTransactionalSlowFunctionKeepsItsClaim).
-//   - From a third of the lease on, while your function runs, the store
-//     pings the database on another connection every third of the lease; a
-//     ping that fails within WithTimeout cancels your function's context (a
-//     frozen or unreachable database), the transaction rolls back, and the
-//     delivery gets 503 (TestFrozenDatabase).
-//   - A restart of the database (or a cut connection) under your function
-//     ends its transaction: nothing commits, the delivery gets 503, and the
-//     next one runs it again (TestTransactionalRestartUnderTheFunction).
-//   - Reconcile, and a handler whose store wraps this one, keep the usual
-//     path: a committed claim, then the transaction marks it done. The two
-//     paths exclude each other: a delivery that finds a live claim of the
-//     usual path takes the usual path, and waits for it as the handler's
-//     claim wait says; one of the usual path waits on the other's row lock
-//     within WithTimeout. A plain EventFunc given a handler with such a Store runs under
-//     the row lock too (at least once, as in the default mode).
+// a later delivery, which runs the function again. The Queue closes that
+// gap for writes to the same database: your function runs in a transaction
+// that also completes its job, so its writes commit exactly once, or not at
+// all.
 //
 // # Purging
 //
 // Expired rows are deleted by Purge, and opportunistically after every
 // DefaultPurgeEvery-th acquired claim (WithPurgeEvery), a batch of at most
-// PurgeBatch rows in the claiming goroutine; the store starts no goroutine
-// but the timer of a Transactional function's pings. With
+// PurgeBatch rows in the claiming goroutine; the store starts no
+// goroutine. With
 // WithPurgeEvery(0), call Purge from a schedule of yours. A row that was
 // not purged yet is harmless: Claim treats it as absent. Purge walks the
 // claimed_at index from the oldest claim: a completion expires a retention

@@ -11,15 +11,59 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
-	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// A receiver that runs on several replicas, sharing one PostgreSQL table of
-// processed events, and marking orders paid exactly once: the UPDATE and the
-// record of the event commit together. The README's "Running several
-// replicas" shows this function's body.
+// The recommended set-up on PostgreSQL: the receiver verifies each delivery,
+// enqueues the event once as a River job and answers 200 at once; River
+// workers, in this process or others, mark the order paid in a transaction
+// that also completes the job, so the UPDATE happens exactly once however
+// long it takes. docs/webhooks.md shows this function's body.
 func Example() {
+	ctx := context.Background()
+	verifier, err := webhook.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+
+	// Runs in a River worker, in the transaction that completes the job.
+	markPaid := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if ev.Type != payments.EventPaymentCompleted {
+			return nil // a kind you do not book
+		}
+		p, err := ev.Payment()
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE orders SET paid_at = now() WHERE reference = $1", p.Reference)
+		return err // an error rolls the UPDATE back; River runs it again with back-off
+	}
+	queue, err := pgstore.NewQueue(pool, markPaid, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// River's migrations and the queue's tables: safe from every process at once.
+	if err := queue.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Workers: in this process here; in as many processes as you like.
+	if err := queue.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer func() { _ = queue.Stop(context.Background()) }()
+
+	http.Handle("POST /webhooks", webhook.NewHandler(verifier, queue.Enqueue))
+	log.Fatal(http.ListenAndServe(":8080", nil))
+}
+
+// The simpler mode: the function runs during the delivery, at least once,
+// with a lease in a shared table of processed event ids.
+func ExampleStore() {
 	ctx := context.Background()
 	verifier, err := webhook.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
 	if err != nil {
@@ -43,22 +87,19 @@ func Example() {
 	if err := store.Migrate(ctx); err != nil {
 		log.Fatal(err)
 	}
-
-	// Runs in the transaction that records the event as processed.
-	markPaid := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		if paymentstest.Triggered(ev) || ev.Type != payments.EventPaymentCompleted {
-			return nil // a test event from Webhooks.Trigger, or a kind you do not book
+	markPaid := func(ctx context.Context, ev *payments.Event) error {
+		if ev.Type != payments.EventPaymentCompleted {
+			return nil
 		}
 		p, err := ev.Payment()
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, "UPDATE orders SET paid_at = now() WHERE reference = $1", p.Reference)
-		return err // an error rolls the UPDATE back; the service retries
+		// Idempotent: a second run (at least once) changes nothing.
+		_, err = pool.Exec(ctx, "UPDATE orders SET paid_at = now() WHERE reference = $1 AND paid_at IS NULL", p.Reference)
+		return err
 	}
-	http.Handle("POST /webhooks", webhook.NewHandler(verifier,
-		store.Transactional(markPaid),
-		webhook.WithStore(store)))
+	http.Handle("POST /webhooks", webhook.NewHandler(verifier, markPaid, webhook.WithStore(store)))
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
 

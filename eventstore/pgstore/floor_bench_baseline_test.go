@@ -4,18 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
-	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // The hand-written receivers of BenchmarkFloor: what a competent merchant
@@ -77,72 +73,6 @@ RETURNING true`
 		}
 		return http.StatusOK
 	})
-}
-
-// baselineTx gives exactly-once effects: the id goes into a table of
-// processed ids inside the merchant's transaction. A duplicate of a done
-// event inserts nothing and rolls back; a concurrent one waits on the first
-// one's row lock, then finds the id (or takes it, if the first rolled back).
-//
-// bounded gives it the bounds our Transactional has, which issue 29 asks
-// for, written as a merchant would: SET LOCAL in the BEGIN's own query
-// string (pgx's TxOptions.BeginQuery, one round trip), the wait for a
-// first delivery's lock bounded by lock_timeout (then 409, as ours), and
-// the lock of a holder that went silent by idle_in_transaction_session_timeout
-// and tcp_user_timeout. Without them (baseline-unbounded), a concurrent
-// duplicate waits as long as its context lets it, and a partitioned
-// holder keeps the lock until TCP gives up on it: a weaker guarantee.
-func baselineTx(bounded bool) func(b *testing.B, r *pgFloorRun) http.Handler {
-	return func(b *testing.B, r *pgFloorRun) http.Handler {
-		pool := r.pool(b)
-		if r.table == "" {
-			r.table = uniqueName("processed_")
-			r.paid = merchantTable(b, r.admin)
-			dropOnCleanup(b, r.admin, r.table)
-			for _, q := range []string{
-				"CREATE TABLE " + r.table + " (event_id text PRIMARY KEY, processed_at timestamptz NOT NULL DEFAULT now())",
-				"CREATE INDEX ON " + r.table + " (processed_at)",
-			} {
-				if _, err := r.admin.Exec(testCtx(b), q); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		mark := "INSERT INTO " + r.table + " (event_id) VALUES ($1) ON CONFLICT DO NOTHING"
-		insert := insertPaid(r.paid)
-		var opts pgx.TxOptions
-		if bounded {
-			lease := pgstore.DefaultLease.Milliseconds()
-			opts.BeginQuery = fmt.Sprintf("BEGIN; SET LOCAL lock_timeout = %d; "+
-				"SET LOCAL idle_in_transaction_session_timeout = %d; SET LOCAL tcp_user_timeout = %d",
-				webhook.DefaultClaimWait.Milliseconds(), lease, lease)
-		}
-		return storetest.HandWritten(b, pgstore.DefaultTimeout, func(ctx context.Context, ev *payments.Event) int {
-			tx, err := pool.BeginTx(ctx, opts)
-			if err != nil {
-				return http.StatusServiceUnavailable
-			}
-			defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-			tag, err := tx.Exec(ctx, mark, ev.ID)
-			var pgErr *pgconn.PgError
-			switch {
-			case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_timeout
-				return http.StatusConflict
-			case err != nil:
-				return http.StatusServiceUnavailable
-			case tag.RowsAffected() == 0:
-				return http.StatusOK // processed already
-			}
-			r.once.Add(ev.ID)
-			if err := insert(ctx, tx, ev); err != nil {
-				return http.StatusInternalServerError
-			}
-			if err := tx.Commit(ctx); err != nil {
-				return http.StatusServiceUnavailable
-			}
-			return http.StatusOK
-		})
-	}
 }
 
 func newToken() string {

@@ -32,14 +32,6 @@ import (
 //     (webhook.WithRecentlyDone(0)). Baseline: SELECT done; INSERT the claim
 //     with a lease ON CONFLICT (taking over a lapsed one); process; UPDATE
 //     done.
-//   - pg-tx: exactly-once effects with one merchant INSERT. Ours:
-//     Store.Transactional, and ours-nomemory. Baseline: BEGIN with SET LOCAL
-//     of the bounds ours has (lock_timeout, idle_in_transaction_session_timeout,
-//     tcp_user_timeout) in one query string; INSERT INTO processed ON
-//     CONFLICT DO NOTHING (a concurrent duplicate waits on the row lock, at
-//     most the claim wait); the merchant INSERT; COMMIT.
-//     baseline-unbounded: the same without the bounds, a weaker guarantee
-//     (a partitioned holder keeps its lock until TCP gives up).
 //
 // Besides storetest.FloorRun's metrics, each run reports per delivery the
 // statements the receiver sent and the round trips they took (counted by a
@@ -67,10 +59,6 @@ func BenchmarkFloor(b *testing.B) {
 		{"pg-default", "ours", oursDefault()},
 		{"pg-default", storetest.FloorBaseline, baselineDefault},
 		{"pg-default", "ours-nomemory", oursDefault(webhook.WithRecentlyDone(0))},
-		{"pg-tx", "ours", oursTx()},
-		{"pg-tx", storetest.FloorBaseline, baselineTx(true)},
-		{"pg-tx", "ours-nomemory", oursTx(webhook.WithRecentlyDone(0))},
-		{"pg-tx", "baseline-unbounded", baselineTx(false)},
 	}
 	for round := range storetest.FloorRounds(b) {
 		for _, s := range storetest.FloorOrder(round, sides) {
@@ -325,22 +313,6 @@ func oursDefault(opts ...webhook.HandlerOption) func(b *testing.B, r *pgFloorRun
 			r.once.Add(ev.ID)
 			return nil
 		}, append([]webhook.HandlerOption{webhook.WithStore(s)}, opts...)...)
-	}
-}
-
-// oursTx is a replica of our handler with Store.Transactional and one
-// merchant INSERT.
-func oursTx(opts ...webhook.HandlerOption) func(b *testing.B, r *pgFloorRun) http.Handler {
-	return func(b *testing.B, r *pgFloorRun) http.Handler {
-		s := r.oursStore(b)
-		if r.paid == "" {
-			r.paid = merchantTable(b, r.admin)
-		}
-		insert := insertPaid(r.paid)
-		return webhook.NewHandler(storetest.Verifier(b), s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-			r.once.Add(ev.ID)
-			return insert(ctx, tx, ev)
-		}), append([]webhook.HandlerOption{webhook.WithStore(s)}, opts...)...)
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
@@ -30,19 +28,16 @@ const frozenBound = pgstore.DefaultLease/3 + 2*pgstore.DefaultTimeout + 2*time.S
 const arrivingBound = pgstore.DefaultTimeout + 1500*time.Millisecond
 
 // A frozen PostgreSQL (SIGSTOP: connections stay open, nothing answers):
-// deliveries get 503 within arrivingBound, in the default mode and with
-// Transactional, when they arrive while it is frozen; one it froze under
-// gets 503 with Transactional (its transaction rolled back), 200 in the
-// default mode (processed; the completion is retried in the background),
-// never 500; once it is thawed each event is processed once.
+// deliveries get 503 within arrivingBound when they arrive while it is
+// frozen; one it froze under gets 200 (processed; the completion is
+// retried in the background), never 500; once it is thawed each event is
+// processed once. The Queue's: TestQueueFrozenDatabase.
 func TestFrozenDatabase(t *testing.T) {
 	t.Parallel()
 	srv := testservers.StartPostgres(t)
 	pool := newPool(t, srv.URL(), 8)
 	s, _ := newStore(t, pool)
-	paid := merchantTable(t, pool)
 	var calls atomic.Int64
-	insert := insertPaid(paid)
 	var freezeAfterClaim atomic.Bool
 	freeze := func() {
 		if freezeAfterClaim.CompareAndSwap(true, false) {
@@ -51,13 +46,6 @@ func TestFrozenDatabase(t *testing.T) {
 	}
 	modes := map[string]webhook.EventFunc{
 		"default": func(context.Context, *payments.Event) error { calls.Add(1); return nil },
-		// Its claim is its transaction's: the freeze comes in the
-		// function, before its INSERT.
-		"Transactional": s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-			calls.Add(1)
-			freeze()
-			return insert(ctx, tx, ev)
-		}),
 	}
 	for name, fn := range modes {
 		var store webhook.Store = s
@@ -80,9 +68,7 @@ func TestFrozenDatabase(t *testing.T) {
 			t.Errorf("%s: a delivery while frozen: %d after %v (returned: %v); want 503 within %v", name, code, took.Round(time.Millisecond), returned, arrivingBound)
 		}
 
-		// Claimed, then the server freezes: in the function's
-		// transaction (Transactional), or before the completion
-		// (default).
+		// Claimed, then the server freezes before the completion.
 		claimed := storetest.EventBody(storetest.NewEventID(t))
 		freezeAfterClaim.Store(true)
 		code, took, returned = storetest.DeliverWithin(h, claimed, frozenBound+10*time.Second)
@@ -101,18 +87,10 @@ func TestFrozenDatabase(t *testing.T) {
 				t.Fatalf("%s: after the thaw: %v", name, err)
 			}
 		}
-		// Transactional ran the frozen one's function twice: the first
-		// run rolled back (the rows counted below say so).
 		want = 2
-		if name == "Transactional" {
-			want = 3
-		}
 		if n := calls.Load() - before; n != int64(want) {
 			t.Errorf("%s: %d calls for the two events, want %d", name, n, want)
 		}
-	}
-	if n := rowsOf(t, pool, paid, ""); n != 3 {
-		t.Errorf("%d rows in the merchant's table, want 3 (one per event of Transactional)", n)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -81,9 +82,9 @@ func TestOddEventIDsAreStorable(t *testing.T) {
 	}
 }
 
-// The same ids in signed deliveries, in the default mode and with
-// Transactional: processed once (200), and a redelivery is a duplicate
-// (200) without a second call.
+// The same ids in signed deliveries, in the default mode and through the
+// Queue: processed once (200), and a redelivery is a duplicate (200)
+// without a second call (a second job).
 func TestOddEventIDsThroughTheHandler(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
@@ -91,19 +92,19 @@ func TestOddEventIDsThroughTheHandler(t *testing.T) {
 	paid := merchantTable(t, pool)
 	var calls atomic.Int64
 	plain := func(context.Context, *payments.Event) error { calls.Add(1); return nil }
-	tx := s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		calls.Add(1)
+	q := newQueue(t, pool, func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 		// The merchant's own table cannot hold these ids either.
 		_, err := tx.Exec(ctx, "INSERT INTO "+paid+" (event_id, reference) VALUES (md5($1::bytea), 'ref')", []byte(ev.ID))
 		return err
-	})
+	}, nil)
+	enqueue := func(ctx context.Context, ev *payments.Event) error { calls.Add(1); return q.Enqueue(ctx, ev) }
 	// JSON carries the NUL escaped; the parser decodes it into the id.
 	bodies := map[string][]byte{
 		"NUL":    storetest.EventBody(`evt-nul-\u0000-` + storetest.NewEventID(t)),
 		"9 kB":   storetest.EventBody(noise(9000)),
 		"100 kB": storetest.EventBody(noise(100_000)),
 	}
-	for mode, fn := range map[string]webhook.EventFunc{"default": plain, "Transactional": tx} {
+	for mode, fn := range map[string]webhook.EventFunc{"default": plain, "Queue": enqueue} {
 		h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(s), webhook.WithRecentlyDone(0)) // the redelivery asks the store
 		for name, body := range bodies {
 			body := []byte(strings.Replace(string(body), `"id":"`, `"id":"`+mode, 1))
@@ -119,6 +120,8 @@ func TestOddEventIDsThroughTheHandler(t *testing.T) {
 			}
 		}
 	}
+	start(t, q.Queue)
+	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == len(bodies) })
 	if n := rowsOf(t, pool, paid, ""); n != len(bodies) {
 		t.Errorf("%d rows in the merchant's table, want %d", n, len(bodies))
 	}

@@ -204,13 +204,4 @@ func BenchmarkHandler(b *testing.B) {
 	storetest.BenchmarkHandler(b, s)
 }
 
-// BenchmarkHandlerTransactional: each event INSERTs a row in a merchant's
-// table, in the transaction that marks it done.
-func BenchmarkHandlerTransactional(b *testing.B) {
-	srv := testservers.SharedPostgres(b)
-	pool := newPool(b, srv.URL(), storetest.BenchSenders)
-	s, _ := newStore(b, pool)
-	storetest.BenchmarkHandlerFunc(b, s, s.Transactional(insertPaid(merchantTable(b, pool))))
-}
-
 var _ webhook.Store = (*pgstore.Store)(nil)

@@ -25,10 +25,10 @@ const DefaultOutcomeTable = "payments_outcomes"
 
 // OutcomeStore is an outcome.Store in a PostgreSQL table, shared by every
 // replica: the outcome tracker's rows beside the event store's, on the same
-// pool. Besides the outcome.Store methods (for outcome.NewTracker), WrapTx
-// records each event inside the transaction of Transactional, so that the
-// outcome, the merchant's writes and the record that the event was processed
-// commit together. Make it with NewOutcomeStore; create its table with
+// pool. Besides the outcome.Store methods (for outcome.NewTracker), ApplyTx
+// records an event inside a caller's transaction: a Queue's workers record
+// each event so, in the transaction that runs the merchant's function and
+// completes the job. Make it with NewOutcomeStore; create its table with
 // Migrate. It is safe for concurrent use.
 //
 // Each row holds one outcome as JSON with a version. An update reads the
@@ -75,7 +75,7 @@ func WithOutcomeTimeout(d time.Duration) OutcomeOption {
 // replica that writes. Test: TestOutcomeAwaitWokenByNotify.
 func WithOutcomeNotify(on bool) OutcomeOption { return func(s *OutcomeStore) { s.notify = on } }
 
-// WithOutcomeLogger makes WrapTx log conflicting final events (ids and
+// WithOutcomeLogger makes ApplyTx log conflicting final events (ids and
 // states only) as outcome.Tracker does.
 func WithOutcomeLogger(l *slog.Logger) OutcomeOption { return func(s *OutcomeStore) { s.logger = l } }
 
@@ -117,6 +117,9 @@ func buildOutcomeQueries(table string, notify bool) outcomeQueries {
 		written = "SELECT count(*) FROM (SELECT CASE WHEN $4 THEN pg_notify('" + channel + "', '') END FROM w) n"
 	}
 	index := func(suffix string) string { return `"` + parts[len(parts)-1] + suffix + `"` }
+	// record is json, not jsonb: jsonb refuses the escape \u0000, which an
+	// event id may hold (TestOddEventIDsThroughTheHandler); no statement
+	// looks inside it. A table made by an earlier release keeps its jsonb.
 	return outcomeQueries{
 		create: `CREATE TABLE IF NOT EXISTS ` + quoted + ` (
     id           text        PRIMARY KEY,
@@ -126,7 +129,7 @@ func buildOutcomeQueries(table string, notify bool) outcomeQueries {
     confirmed_at timestamptz,
     first_seen   timestamptz NOT NULL,
     version      bigint      NOT NULL,
-    record       jsonb       NOT NULL
+    record       json        NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ` + index("_reference_idx") + ` ON ` + quoted + ` (reference) WHERE reference <> '';
 CREATE INDEX IF NOT EXISTS ` + index("_open_idx") + ` ON ` + quoted + ` (kind) WHERE NOT final`,
@@ -352,28 +355,6 @@ func (s *OutcomeStore) ApplyTx(ctx context.Context, tx pgx.Tx, ev *payments.Even
 		outcome.LogConflict(ctx, s.logger, o.Conflict, ev.ID)
 	}
 	return o, effect, nil
-}
-
-// WrapTx returns a TxEventFunc for Transactional that records each event
-// in the transaction (ApplyTx), then calls fn (nil: nothing more). The
-// outcome, fn's writes and the record that the event was processed commit
-// together or not at all: a duplicate delivery never reaches it, and an
-// event whose transaction rolled back is recorded by the delivery that runs
-// it again. Waiters (outcome.Tracker.Await on this store) see the outcome
-// once the transaction commits.
-//
-//	h := webhook.NewHandler(verifier, events.Transactional(outcomes.WrapTx(markPaid)),
-//		webhook.WithStore(events))
-func (s *OutcomeStore) WrapTx(fn TxEventFunc) TxEventFunc {
-	return func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		if _, _, err := s.ApplyTx(ctx, tx, ev); err != nil {
-			return err
-		}
-		if fn == nil {
-			return nil
-		}
-		return fn(ctx, tx, ev)
-	}
 }
 
 var (

@@ -1,14 +1,10 @@
 package pgstore_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/outcometest"
 	"github.com/paymentsapi/payments-go/internal/testservers"
@@ -41,15 +37,6 @@ func BenchmarkOutcomeHandler(b *testing.B) {
 	b.Run("impl=receiver+tracker+notify", func(b *testing.B) {
 		ost, es, _ := outcomeStores(b, url, pgstore.WithOutcomeNotify(true))
 		outcometest.BenchmarkHandler(b, es[0], outcome.NewTracker(ost[0]).Wrap(nil))
-	})
-	nop := func(context.Context, pgx.Tx, *payments.Event) error { return nil }
-	b.Run("impl=transactional", func(b *testing.B) {
-		_, es, _ := outcomeStores(b, url)
-		outcometest.BenchmarkHandler(b, es[0], es[0].Transactional(nop))
-	})
-	b.Run("impl=transactional+tracker", func(b *testing.B) {
-		ost, es, _ := outcomeStores(b, url)
-		outcometest.BenchmarkHandler(b, es[0], es[0].Transactional(ost[0].WrapTx(nop)))
 	})
 }
 

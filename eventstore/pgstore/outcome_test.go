@@ -114,23 +114,6 @@ func TestOutcomeStoreReplicas(t *testing.T) {
 	})
 }
 
-// The same with Transactional: each outcome commits in the transaction
-// that marks its event done.
-func TestOutcomeStoreReplicasTransactional(t *testing.T) {
-	t.Parallel()
-	outcometest.Replicas(t, func(tb testing.TB, logger *slog.Logger) [2]outcometest.Replica {
-		ost, es, _ := outcomeStores(tb, testservers.SharedPostgres(tb).URL(), pgstore.WithOutcomeLogger(logger))
-		var rs [2]outcometest.Replica
-		for i := range rs {
-			e, o := es[i], ost[i]
-			rs[i] = outcometest.Replica{Events: e, Outcomes: o, Wrap: func(_ *outcome.Tracker, fn webhook.EventFunc) webhook.EventFunc {
-				return e.Transactional(o.WrapTx(func(ctx context.Context, _ pgx.Tx, ev *payments.Event) error { return fn(ctx, ev) }))
-			}}
-		}
-		return rs
-	})
-}
-
 // A duplicate costs one SELECT and no write; so does an event that
 // repeats the state. In Transactional mode a duplicate delivery sends no
 // outcome statement at all (the handler answers it from the claim).
@@ -166,34 +149,6 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 		t.Fatalf("%+v %v", o, err)
 	}
 
-	// Transactional: the first delivery records the outcome in the
-	// transaction; its duplicate is answered from the claim and sends no
-	// statement about the outcome at all.
-	tc := statementCounter{only: table}
-	pool := outcomePool(t, url, &tc)
-	txOutcomes, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeTable(table))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventTable := uniqueName("events_")
-	dropOnCleanup(t, pool, eventTable)
-	events, err := pgstore.New(pool, pgstore.WithTable(eventTable))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := events.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h := webhook.NewHandler(outcometest.Verifier(t), events.Transactional(txOutcomes.WrapTx(nil)), webhook.WithStore(events), webhook.WithRecentlyDone(0))
-	body := outcometest.Body("ev-3", payments.EventPaymentRejected, "pay-3", "order-3")
-	for i, want := range [][2]int64{{1, 1}, {1, 1}} {
-		if code := outcometest.Deliver(h, body); code != http.StatusOK {
-			t.Fatalf("delivery %d answered %d", i, code)
-		}
-		if tc.selects.Load() != want[0] || tc.writes.Load() != want[1] {
-			t.Fatalf("after delivery %d: %d selects and %d writes of the outcome table; want %v", i, tc.selects.Load(), tc.writes.Load(), want)
-		}
-	}
 }
 
 // The database is down: the delivery gets 503 (the event store's claim
@@ -211,16 +166,17 @@ func TestOutcomeStoreDown(t *testing.T) {
 func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
 	t.Parallel()
 	url := testservers.SharedPostgres(t).URL()
-	ost, es, table := outcomeStores(t, url)
-	verifier, events, outcomes := outcometest.Verifier(t), es[0], ost[0]
+	verifier := outcometest.Verifier(t)
 	markPaid := func(context.Context, pgx.Tx, *payments.Event) error { return nil }
-	// region outcomes-transactional
-	// The outcome, markPaid's writes in tx and the record that the event
-	// was processed commit in one transaction.
-	h := webhook.NewHandler(verifier, events.Transactional(outcomes.WrapTx(markPaid)), webhook.WithStore(events))
+	q := newQueue(t, sharedPool(t), markPaid, nil)
+	start(t, q.Queue)
+	// region outcomes-queue
+	// The workers record each event's outcome in the transaction of its
+	// job: the outcome and markPaid's writes commit together.
+	h := webhook.NewHandler(verifier, q.Enqueue)
 	// endregion
 	wait := outcometest.AwaitInChild(t, "TestOutcomeAwaitChild", "order-42",
-		"PAYMENTS_OUTCOME_CHILD_PG_URL="+url, "PAYMENTS_OUTCOME_CHILD_PG_TABLE="+table)
+		"PAYMENTS_OUTCOME_CHILD_PG_URL="+url, "PAYMENTS_OUTCOME_CHILD_PG_TABLE="+q.outcomes)
 	if code := outcometest.Deliver(h, outcometest.Body("ev-42", payments.EventPaymentCompleted, "pay-42", "order-42")); code != http.StatusOK {
 		t.Fatal(code)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -102,10 +101,6 @@ type Store struct {
 	opts   options
 	q      queries
 	claims atomic.Uint64
-	// transactional: Transactional was called, and ClaimAndRun serves
-	// the handler's deliveries.
-	transactional atomic.Bool
-	silentMs      string // the lease in ms, as text: ClaimAndRun's bound on a silent holder
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -130,7 +125,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if o.purgeEvery < 0 {
 		return nil, invalid("WithPurgeEvery(%d): want 0 (off) or more", o.purgeEvery)
 	}
-	return &Store{pool: pool, opts: o, q: buildQueries(o.table), silentMs: strconv.FormatInt(o.lease.Milliseconds(), 10)}, nil
+	return &Store{pool: pool, opts: o, q: buildQueries(o.table)}, nil
 }
 
 // maxClaimTries bounds the claim statement's re-runs when a concurrent claim

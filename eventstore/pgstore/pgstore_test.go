@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -13,11 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	payments "github.com/paymentsapi/payments-go"
-	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/readmecheck"
 	"github.com/paymentsapi/payments-go/internal/testservers"
@@ -266,34 +262,6 @@ func TestOpportunisticPurge(t *testing.T) {
 			if got := count(); got != want {
 				t.Fatalf("WithPurgeEvery(%d): after %d claims %d expired rows are left, want %d", every, i, got, want)
 			}
-		}
-	}
-}
-
-// A purge that fails is logged, and the claim that ran it still succeeds.
-// With Transactional, the events the handler claims in the function's
-// transaction count toward WithPurgeEvery too.
-func TestOpportunisticPurgeTransactional(t *testing.T) {
-	t.Parallel()
-	pool := sharedPool(t)
-	ctx := testCtx(t)
-	s, table := newStore(t, pool, pgstore.WithPurgeEvery(3))
-	if _, err := pool.Exec(ctx, "INSERT INTO "+table+` (event_id, state, token, expires_at, claimed_at)
-		SELECT 'old-' || i, 'done', 't', now() - interval '1 day', now() - interval '8 days' FROM generate_series(1, 10) AS i`); err != nil {
-		t.Fatal(err)
-	}
-	h := webhook.NewHandler(storetest.Verifier(t), s.Transactional(func(context.Context, pgx.Tx, *payments.Event) error { return nil }),
-		webhook.WithStore(s))
-	for i := 1; i <= 3; i++ {
-		if code := storetest.Deliver(h, storetest.EventBody(storetest.NewEventID(t))); code != http.StatusOK {
-			t.Fatalf("delivery %d: %d", i, code)
-		}
-		var n int
-		if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE event_id LIKE 'old-%'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if want := map[bool]int{true: 0, false: 10}[i == 3]; n != want {
-			t.Fatalf("after %d events %d expired rows are left, want %d", i, n, want)
 		}
 	}
 }

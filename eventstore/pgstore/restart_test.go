@@ -7,11 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
-	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/webhook"
 )
@@ -88,50 +85,5 @@ func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool)
 		if time.Now().After(deadline) {
 			t.Fatalf("waited %v for %s", limit, what)
 		}
-	}
-}
-
-// With Transactional, a restart under a running function breaks its
-// transaction: nothing commits, the delivery gets 503 (the store failed,
-// not the function), and the next delivery processes the event once.
-func TestTransactionalRestartUnderTheFunction(t *testing.T) {
-	t.Parallel()
-	srv := testservers.StartPostgres(t)
-	f := fixture(t, srv.URL(), 1, 0, 4)
-	admin := newPool(t, srv.URL(), 2)
-	paid := merchantTable(t, admin)
-	insert := insertPaid(paid)
-	var calls atomic.Int64
-	inserted, resume := make(chan struct{}), make(chan struct{})
-	fn := f.Stores[0].(*pgstore.Store).Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		if err := insert(ctx, tx, ev); err != nil {
-			return err
-		}
-		if calls.Add(1) == 1 {
-			close(inserted)
-			<-resume
-			_, err := tx.Exec(ctx, "SELECT 1")
-			return err
-		}
-		return nil
-	})
-	h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(f.Stores[0]))
-	body := storetest.EventBody(storetest.NewEventID(t))
-	answer := make(chan int, 1)
-	go func() { answer <- storetest.Deliver(h, body) }()
-	<-inserted
-	srv.Stop(t)
-	srv.Start(t)
-	close(resume)
-	if code := <-answer; code != http.StatusServiceUnavailable {
-		t.Errorf("a delivery whose transaction the restart broke: %d, want 503", code)
-	}
-	var answers storetest.Answers
-	if err := storetest.Retry(context.Background(), func() http.Handler { return h }, body, &answers, 100*time.Millisecond, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	// A new pool: admin's connection broke with the restart.
-	if n := rowsOf(t, newPool(t, srv.URL(), 1), paid, ""); n != 1 || calls.Load() != 2 {
-		t.Errorf("%d rows after %d calls, want 1 after 2", n, calls.Load())
 	}
 }

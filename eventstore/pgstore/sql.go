@@ -45,8 +45,7 @@ type queries struct {
 	claim, renew, state      string
 	complete, insertDone     string
 	markDone                 string
-	release, purge, peek     string
-	claimInTx                string
+	release, purge           string
 }
 
 func buildQueries(table string) queries {
@@ -131,34 +130,6 @@ SELECT status FROM claimed
 UNION ALL
 SELECT CASE WHEN cur.state = 'done' AND cur.live THEN 'done' ELSE 'in progress' END
 FROM cur WHERE NOT EXISTS (SELECT 1 FROM claimed)`,
-
-		// ClaimAndRun's claim, the first statement of its transaction:
-		// insert the event's row as done, in the narrow form (the claim
-		// time alone: no state, token or expiry, see expiry), unless a row
-		// exists (then the caller runs claim, which takes a lapsed or
-		// expired row over and says why not otherwise). A row another transaction inserted and
-		// has not committed is waited for (its lock is that delivery's
-		// lease), then found, or inserted if that one rolled back. The
-		// bounds of the transaction are set before the row is made (the
-		// FROM list is evaluated first), so they hold while it waits:
-		// lock_timeout ($2 ms) bounds the wait, and
-		// idle_in_transaction_session_timeout and tcp_user_timeout ($3 ms)
-		// bound how long the server keeps the lock for a holder that went
-		// silent. Set here, in a statement prepared once, they cost no
-		// round trip and no parse of their own.
-		claimInTx: `INSERT INTO ` + t + ` AS e (event_id, claimed_at)
-SELECT $1, now()
-FROM (SELECT set_config('lock_timeout', $2, true) AS lock_wait,
-    set_config('idle_in_transaction_session_timeout', $3, true) AS idle,
-    set_config('tcp_user_timeout', $3, true) AS tcp) AS bounds
-WHERE bounds.lock_wait IS NOT NULL AND bounds.idle IS NOT NULL AND bounds.tcp IS NOT NULL
-ON CONFLICT (event_id) DO NOTHING
-RETURNING 'acquired'::text`,
-
-		// What a delivery finds, without a write: the first step of
-		// ClaimAndRun ($2: the retention, µs).
-		peek: `SELECT CASE WHEN coalesce(e.state, 'done') = 'done' THEN 'done' ELSE 'in progress' END
-FROM ` + t + ` AS e WHERE e.event_id = $1 AND ` + expiry("e", "$2") + ` > now()`,
 
 		// Extend the claim while its token holds the row unsettled;
 		// otherwise say whether the token completed it ("done").

@@ -3,9 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -83,34 +81,36 @@ SELECT (SELECT count(*) FROM ours WHERE record_type <> 'PRUNE'),
 }
 
 // What a delivery costs in the WAL, read from the WAL itself, on a server
-// of its own (the default mode and Transactional):
+// of its own (the default mode and the Queue):
 //
 //   - a duplicate of a done event writes nothing about the table and
 //     commits nothing (it used to lock the row: a record and a flush each);
 //   - a completion in the default mode is a HOT update (the index is on
 //     claimed_at, which it does not change);
-//   - with Transactional, a first delivery is one commit (the claim, the
-//     merchant's INSERT and the record together), with no update at all;
-//     duplicates that wait on its row lock while it runs write nothing
-//     either (TestWALConcurrentDuplicates).
+//   - with the Queue, a first delivery is one commit (the event's id and
+//     its River job together), with no update at all, and a duplicate of
+//     an enqueued event, delivered to a replica that does not remember it,
+//     writes nothing to either table.
 func TestWALPerDelivery(t *testing.T) {
 	t.Parallel()
 	const events = 40
-	pool, paid := walServer(t)
-	insert := insertPaid(paid)
+	pool, _ := walServer(t)
 	plain, plainTable := newStore(t, pool, pgstore.WithPurgeEvery(0))
-	tx, txTable := newStore(t, pool, pgstore.WithPurgeEvery(0))
+	q := newQueue(t, pool, func(context.Context, pgx.Tx, *payments.Event) error { return nil }, nil)
 	modes := []struct {
-		name  string
-		table string
-		h     http.Handler
+		name   string
+		tables []string
+		h      func() http.Handler
 	}{
 		// Remembering no event, so that every duplicate reaches the store.
-		{"default", plainTable, webhook.NewHandler(storetest.Verifier(t), func(context.Context, *payments.Event) error { return nil },
-			webhook.WithStore(plain), webhook.WithRecentlyDone(0))},
-		{"Transactional", txTable, webhook.NewHandler(storetest.Verifier(t), tx.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-			return insert(ctx, tx, ev)
-		}), webhook.WithStore(tx), webhook.WithRecentlyDone(0))},
+		{"default", []string{plainTable}, func() http.Handler {
+			return webhook.NewHandler(storetest.Verifier(t), func(context.Context, *payments.Event) error { return nil },
+				webhook.WithStore(plain), webhook.WithRecentlyDone(0))
+		}},
+		// A new handler (a replica that remembers nothing) per round.
+		{"Queue", []string{q.table, q.schema + ".river_job"}, func() http.Handler {
+			return webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+		}},
 	}
 	for _, m := range modes {
 		bodies := make([][]byte, events)
@@ -118,19 +118,20 @@ func TestWALPerDelivery(t *testing.T) {
 			bodies[i] = storetest.EventBody(storetest.NewEventID(t))
 		}
 		mark := walMark(t, pool)
+		h := m.h()
 		for _, b := range bodies {
-			if code := storetest.Deliver(m.h, b); code != http.StatusOK {
+			if code := storetest.Deliver(h, b); code != http.StatusOK {
 				t.Fatalf("%s: first delivery: %d", m.name, code)
 			}
 		}
-		first := walSince(t, pool, m.table, mark)
+		first := walSince(t, pool, m.tables[0], mark)
 		t.Logf("%s: %d first deliveries: %d records, %d commits, %d updates (%d HOT)", m.name, events, first.records, first.commits, first.updates, first.hotUpdates)
 		switch m.name {
 		case "default":
 			if first.updates != events || first.hotUpdates != events {
 				t.Errorf("%s: %d completions made %d updates, %d of them HOT; want every one HOT", m.name, events, first.updates, first.hotUpdates)
 			}
-		case "Transactional":
+		case "Queue":
 			if first.commits != events || first.updates != 0 {
 				t.Errorf("%s: %d first deliveries made %d commits and %d updates; want one commit each and no update", m.name, events, first.commits, first.updates)
 			}
@@ -138,8 +139,9 @@ func TestWALPerDelivery(t *testing.T) {
 
 		mark = walMark(t, pool)
 		for round := 0; round < 3; round++ {
+			h := m.h()
 			for _, b := range bodies {
-				if code := storetest.Deliver(m.h, b); code != http.StatusOK {
+				if code := storetest.Deliver(h, b); code != http.StatusOK {
 					t.Fatalf("%s: duplicate: %d", m.name, code)
 				}
 			}
@@ -147,93 +149,14 @@ func TestWALPerDelivery(t *testing.T) {
 		// A reader may prune a page's dead row versions (the HOT
 		// updates' old ones) once: a record without a commit or a flush,
 		// at most one per page of the table.
-		var pages int
-		if err := pool.QueryRow(testCtx(t), "SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int", m.table).Scan(&pages); err != nil {
-			t.Fatal(err)
+		for _, table := range m.tables {
+			var pages int
+			if err := pool.QueryRow(testCtx(t), "SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int", table).Scan(&pages); err != nil {
+				t.Fatal(err)
+			}
+			if dup := walSince(t, pool, table, mark); dup.records != 0 || dup.commits != 0 || dup.prunes > pages {
+				t.Errorf("%s: %d duplicates of done events wrote %d records (%s), %d commits to %s; want none (and at most %d prunes)", m.name, 3*events, dup.records, dup.kinds, dup.commits, table, pages)
+			}
 		}
-		if dup := walSince(t, pool, m.table, mark); dup.records != 0 || dup.commits != 0 || dup.prunes > pages {
-			t.Errorf("%s: %d duplicates of done events wrote %d records (%s), %d commits; want none (and at most %d prunes)", m.name, 3*events, dup.records, dup.kinds, dup.commits, pages)
-		}
-	}
-	if n := rowsOf(t, pool, paid, ""); n != events {
-		t.Errorf("%d rows in the merchant's table, want %d", n, events)
-	}
-}
-
-// With Transactional, deliveries of an event that wait on the row lock of
-// its first delivery, then find it done, write nothing: the WAL about the
-// table holds what one first delivery writes alone, and one commit.
-func TestWALConcurrentDuplicates(t *testing.T) {
-	t.Parallel()
-	const waiting = 3
-	pool, paid := walServer(t)
-	insert := insertPaid(paid)
-	s, table := newStore(t, pool, pgstore.WithPurgeEvery(0))
-	entered, release := make(chan struct{}, 1), make(chan struct{})
-	var blockNext atomic.Bool
-	fn := s.Transactional(func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		if err := insert(ctx, tx, ev); err != nil {
-			return err
-		}
-		if blockNext.CompareAndSwap(true, false) {
-			entered <- struct{}{}
-			<-release
-		}
-		return nil
-	})
-	// One handler per delivery, as replicas: none waits in memory for another.
-	handler := func() http.Handler {
-		return webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(s), webhook.WithRecentlyDone(0), webhook.WithClaimWait(time.Minute))
-	}
-
-	// The table's first rows make its pages and index roots: measure a
-	// later one.
-	var alone string
-	var one walCount
-	for i := range 3 {
-		if i == 2 {
-			alone = walMark(t, pool)
-		}
-		if code := storetest.Deliver(handler(), storetest.EventBody(storetest.NewEventID(t))); code != http.StatusOK {
-			t.Fatalf("a first delivery alone: %d", code)
-		}
-	}
-	one = walSince(t, pool, table, alone)
-
-	body := storetest.EventBody(storetest.NewEventID(t))
-	mark := walMark(t, pool)
-	blockNext.Store(true)
-	codes := make(chan int, waiting+1)
-	go func() { codes <- storetest.Deliver(handler(), body) }()
-	<-entered
-	for range waiting {
-		go func() { codes <- storetest.Deliver(handler(), body) }()
-	}
-	// The duplicates wait on the first one's row lock.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var n int
-		if err := pool.QueryRow(testCtx(t), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == waiting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries wait on the row lock after 30s, want %d", n, waiting)
-		}
-	}
-	close(release)
-	for range waiting + 1 {
-		if code := <-codes; code != http.StatusOK {
-			t.Errorf("a delivery: %d, want 200", code)
-		}
-	}
-	got := walSince(t, pool, table, mark)
-	if got.records != one.records || got.commits != 1 {
-		t.Errorf("a first delivery and %d duplicates waiting on it wrote %d records (%s) and %d commits; alone it writes %d records (%s) and 1 commit",
-			waiting, got.records, got.kinds, got.commits, one.records, one.kinds)
-	}
-	if n := rowsOf(t, pool, paid, ""); n != 4 {
-		t.Errorf("%d rows in the merchant's table, want 4", n)
 	}
 }

@@ -65,29 +65,9 @@ func (s *DeadStore) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, 
 	return s.Store.Renew(ctx, c)
 }
 
-// deadTxStore is a DeadStore over a webhook.TxStore: the handler serves
-// its deliveries through ClaimAndRun, as it would the bare store's, until
-// Kill.
-type deadTxStore struct {
-	*DeadStore
-	tx webhook.TxStore
-}
-
-// ClaimAndRun implements webhook.TxStore.
-func (s *deadTxStore) ClaimAndRun(ctx context.Context, id string, wait time.Duration, run func(context.Context, webhook.Claim) error) (webhook.ClaimStatus, error) {
-	if s.dead.Load() {
-		return 0, errDead
-	}
-	return s.tx.ClaimAndRun(ctx, id, wait, run)
-}
-
-// killableStore wraps a replica's store in a DeadStore, keeping the
-// store's ClaimAndRun when it has one (a transactional store).
+// killableStore wraps a replica's store in a DeadStore.
 func killableStore(store webhook.Store) (webhook.Store, *DeadStore) {
 	d := &DeadStore{Store: store}
-	if tx, ok := store.(webhook.TxStore); ok {
-		return &deadTxStore{DeadStore: d, tx: tx}, d
-	}
 	return d, d
 }
 

@@ -1,0 +1,449 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
+	"github.com/paymentsapi/payments-go/internal/testservers"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// merchantTable creates a table like a merchant's own: deliberately with
+// no unique key on the event, so that only the queue keeps it free of
+// duplicates.
+func merchantTable(tb testing.TB, pool *pgxpool.Pool) string {
+	tb.Helper()
+	table := uniqueName("paid_")
+	if _, err := pool.Exec(testCtx(tb), "CREATE TABLE "+table+" (id bigserial PRIMARY KEY, event_id text NOT NULL, reference text NOT NULL)"); err != nil {
+		tb.Fatal(err)
+	}
+	dropOnCleanup(tb, pool, table)
+	return table
+}
+
+// insertPaid is a merchant's processing: one row per event.
+func insertPaid(table string) pgstore.TxEventFunc {
+	return func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		p, err := ev.Payment()
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "INSERT INTO "+table+" (event_id, reference) VALUES ($1, $2)", ev.ID, p.Reference)
+		return err
+	}
+}
+
+// rowsOf returns how many rows table has for id ("" for all of them).
+func rowsOf(tb testing.TB, pool *pgxpool.Pool, table, id string) int {
+	tb.Helper()
+	var n int
+	if err := pool.QueryRow(testCtx(tb), "SELECT count(*) FROM "+table+" WHERE $1 = '' OR event_id = $1", id).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// testQueue is a Queue on tables and a River schema of its own.
+type testQueue struct {
+	*pgstore.Queue
+	table, outcomes, schema string
+	cfg                     pgstore.QueueConfig
+}
+
+// newQueue migrates a Queue in a fresh River schema; cfg may be nil.
+func newQueue(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc, cfg *pgstore.QueueConfig) *testQueue {
+	tb.Helper()
+	c := pgstore.QueueConfig{}
+	if cfg != nil {
+		c = *cfg
+	}
+	c.Schema = uniqueName("river_")
+	c.Table = c.Schema + "." + "queue"
+	c.OutcomeTable = c.Schema + ".outcomes"
+	if _, err := pool.Exec(testCtx(tb), "CREATE SCHEMA "+c.Schema); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = pool.Exec(ctx, "DROP SCHEMA "+c.Schema+" CASCADE")
+	})
+	q, err := pgstore.NewQueue(pool, fn, &c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := q.Migrate(testCtx(tb)); err != nil {
+		tb.Fatal(err)
+	}
+	return &testQueue{Queue: q, table: c.Table, outcomes: c.OutcomeTable, schema: c.Schema, cfg: c}
+}
+
+// replica is another process's Queue on the same tables: its own pool and
+// River client.
+func (q *testQueue) replica(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc) *pgstore.Queue {
+	tb.Helper()
+	c := q.cfg
+	r, err := pgstore.NewQueue(pool, fn, &c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// start starts q's workers until the test ends.
+func start(tb testing.TB, q *pgstore.Queue) {
+	tb.Helper()
+	if err := q.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = q.Stop(ctx)
+	})
+}
+
+// jobStates counts the queue's jobs by state.
+func (q *testQueue) jobStates(tb testing.TB, pool *pgxpool.Pool) map[string]int {
+	tb.Helper()
+	rows, err := pool.Query(testCtx(tb), "SELECT state::text, count(*) FROM "+q.schema+".river_job WHERE kind = 'payments_webhook_event' GROUP BY state")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			tb.Fatal(err)
+		}
+		m[s] = n
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// eventually polls cond every 20 ms until it holds, or fails the test
+// after limit: a bound for a loaded machine, not a measurement.
+func eventually(tb testing.TB, limit time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("after %v: %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Two receiving replicas, three deliveries of each event (concurrent and
+// late), two worker processes: each event's function commits exactly once,
+// and a delivery is answered 200 without waiting for the function.
+func TestQueueProcessesEachEventOnce(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	var calls atomic.Int64
+	fn := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		calls.Add(1)
+		return insertPaid(paid)(ctx, tx, ev)
+	}
+	q := newQueue(t, pool, fn, nil)
+	other := q.replica(t, newPool(t, testPoolURL(t), 8), fn)
+	handlers := []http.Handler{
+		webhook.NewHandler(storetest.Verifier(t), q.Enqueue),
+		webhook.NewHandler(storetest.Verifier(t), other.Enqueue),
+	}
+	const events = 60
+	bodies := make([][]byte, events)
+	for i := range bodies {
+		bodies[i] = storetest.EventBody(storetest.NewEventID(t))
+	}
+	var wg sync.WaitGroup
+	for round := 0; round < 3; round++ {
+		for i, b := range bodies {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if code := storetest.Deliver(handlers[(i+round)%2], b); code != http.StatusOK {
+					t.Errorf("delivery: %d, want 200", code)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if n := q.jobStates(t, pool)["available"]; n != events {
+		t.Fatalf("%d jobs available before any worker started, want %d (one per event)", n, events)
+	}
+	start(t, q.Queue)
+	start(t, other)
+	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == events })
+	if n := rowsOf(t, pool, paid, ""); n != events {
+		t.Errorf("%d rows in the merchant's table, want %d", n, events)
+	}
+	if n := calls.Load(); n != events {
+		t.Errorf("the function ran %d times, want %d", n, events)
+	}
+}
+
+// The answer does not wait for the function: a delivery gets 200 while the
+// function of its event is still running (blocked here until the test
+// lets it go).
+func TestQueueAnswersBeforeTheFunctionRuns(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	release := make(chan struct{})
+	running := make(chan string, 1)
+	q := newQueue(t, pool, func(ctx context.Context, _ pgx.Tx, ev *payments.Event) error {
+		running <- ev.ID
+		<-release
+		return nil
+	}, nil)
+	start(t, q.Queue)
+	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	id := storetest.NewEventID(t)
+	if code := storetest.Deliver(h, storetest.EventBody(id)); code != http.StatusOK {
+		t.Fatalf("delivery: %d, want 200", code)
+	}
+	if got := <-running; got != id {
+		t.Fatalf("the function got %s, want %s", got, id)
+	}
+	// Another delivery while the function runs: 200 as well, no second job.
+	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
+		t.Fatalf("redelivery while the function runs: %d, want 200", code)
+	}
+	close(release)
+	eventually(t, time.Minute, "the job completed", func() bool { return q.jobStates(t, pool)["completed"] == 1 })
+	if n := len(q.jobStates(t, pool)); n != 1 {
+		t.Errorf("jobs in states %v, want one completed job", q.jobStates(t, pool))
+	}
+}
+
+// The transaction the function gets is pgx's own: a use after the function
+// returned fails with pgx.ErrTxClosed, and nothing of it reaches the
+// database; the function's Commit only releases its savepoint, so the
+// job's completion still rides the same commit.
+func TestQueueTxIsClosedAfterTheFunction(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	kept := make(chan pgx.Tx, 1)
+	q := newQueue(t, pool, func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if err := insertPaid(paid)(ctx, tx, ev); err != nil {
+			return err
+		}
+		kept <- tx
+		return tx.Commit(ctx) // a merchant's habit: harmless here
+	}, nil)
+	start(t, q.Queue)
+	id := storetest.NewEventID(t)
+	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
+		t.Fatalf("delivery: %d", code)
+	}
+	tx := <-kept
+	eventually(t, time.Minute, "the job completed", func() bool { return q.jobStates(t, pool)["completed"] == 1 })
+	_, err := tx.Exec(testCtx(t), "INSERT INTO "+paid+" (event_id, reference) VALUES ('late', 'late')")
+	if !errors.Is(err, pgx.ErrTxClosed) {
+		t.Errorf("a late Exec on the function's tx: %v, want pgx.ErrTxClosed", err)
+	}
+	if n := rowsOf(t, pool, paid, "late"); n != 0 {
+		t.Errorf("the late write reached the table (%d rows)", n)
+	}
+	if n := rowsOf(t, pool, paid, id); n != 1 {
+		t.Errorf("%d rows for the event, want 1", n)
+	}
+}
+
+// A function that outlives its attempt commits nothing: the job is taken
+// back while the function runs (here by the statement River's rescuer
+// runs, made available at once instead of after its back-off), another
+// worker runs it again and commits; the first attempt's function then
+// returns nil, but the fence inside its transaction (the job's attempt and
+// state, under the row lock) finds the attempt gone and rolls back.
+func TestQueueRescuedAttemptCommitsNothing(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	firstRunning := make(chan struct{})
+	releaseFirst := make(chan struct{})
+	var attempts atomic.Int64
+	fn := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if err := insertPaid(paid)(ctx, tx, ev); err != nil {
+			return err
+		}
+		if attempts.Add(1) == 1 {
+			close(firstRunning)
+			<-releaseFirst
+		}
+		return nil
+	}
+	q := newQueue(t, pool, fn, nil)
+	start(t, q.Queue)
+	id := storetest.NewEventID(t)
+	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
+		t.Fatalf("delivery: %d", code)
+	}
+	<-firstRunning
+	// The rescue: River's rescuer sets a stuck job retryable; the job runs
+	// again as soon as a worker takes it.
+	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.schema+".river_job SET state = 'available', scheduled_at = now() WHERE kind = 'payments_webhook_event'"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the second attempt committed", func() bool { return rowsOf(t, pool, paid, id) == 1 })
+	close(releaseFirst)
+	eventually(t, time.Minute, "both attempts ended", func() bool {
+		var n int
+		err := pool.QueryRow(testCtx(t), "SELECT count(*) FROM "+q.schema+".river_job WHERE state = 'completed' AND attempt = 2").Scan(&n)
+		return err == nil && n == 1 && attempts.Load() == 2
+	})
+	// Let the first attempt's rollback and River's bookkeeping land.
+	if err := q.Stop(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := rowsOf(t, pool, paid, id); n != 1 {
+		t.Errorf("%d rows for the event, want 1: the rescued attempt committed", n)
+	}
+	if s := q.jobStates(t, pool); s["completed"] != 1 || len(s) != 1 {
+		t.Errorf("jobs %v, want one completed", s)
+	}
+}
+
+// A failing function is retried by River, not by the sender: the delivery
+// got 200, the job's first attempt failed (its writes rolled back), a later
+// one committed.
+func TestQueueRetriesAFailingFunction(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	var attempts atomic.Int64
+	q := newQueue(t, pool, func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if err := insertPaid(paid)(ctx, tx, ev); err != nil {
+			return err
+		}
+		if attempts.Add(1) == 1 {
+			return fmt.Errorf("the ERP is down")
+		}
+		return nil
+	}, nil)
+	start(t, q.Queue)
+	id := storetest.NewEventID(t)
+	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
+		t.Fatalf("delivery: %d", code)
+	}
+	// River's first retry comes about a second after the failure.
+	eventually(t, time.Minute, "the job completed", func() bool { return q.jobStates(t, pool)["completed"] == 1 })
+	if n := rowsOf(t, pool, paid, id); n != 1 {
+		t.Errorf("%d rows for the event, want 1 (the failed attempt's rolled back)", n)
+	}
+	if n := attempts.Load(); n != 2 {
+		t.Errorf("%d attempts, want 2", n)
+	}
+}
+
+// Reconcile enqueues through the same unique insert: listed events that no
+// delivery brought reach the function; those a delivery brought are
+// already done, and the checkpoint is the last one listed.
+func TestQueueReconcile(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	q := newQueue(t, pool, insertPaid(paid), nil)
+	var events []*payments.Event
+	for i := 0; i < 5; i++ {
+		ev, err := payments.ParseEvent(storetest.EventBody(storetest.NewEventID(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), events[1].RawJSON()); code != http.StatusOK {
+		t.Fatalf("delivery: %d", code)
+	}
+	list := func(yield func(*payments.Event, error) bool) {
+		for _, ev := range events {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+	res, err := q.Reconcile(testCtx(t), list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Processed != 4 || res.AlreadyDone != 1 || res.Checkpoint.ID != events[4].ID {
+		t.Errorf("reconcile: %+v, want 4 enqueued, 1 already done, checkpoint %s", res, events[4].ID)
+	}
+	start(t, q.Queue)
+	eventually(t, time.Minute, "every event processed", func() bool { return rowsOf(t, pool, paid, "") == 5 })
+}
+
+// The tracker's row rides the job's transaction: Await in another process
+// (its own pool and tracker) returns the payment's outcome only once the
+// function of the deciding event committed, never before.
+func TestQueueAwaitNeverBeforeTheFunctionCommitted(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	release := make(chan struct{})
+	q := newQueue(t, pool, func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if err := insertPaid(paid)(ctx, tx, ev); err != nil {
+			return err
+		}
+		<-release
+		return nil
+	}, nil)
+	start(t, q.Queue)
+	elsewhere := newPool(t, testPoolURL(t), 4)
+	tracker := q.replica(t, elsewhere, insertPaid(paid)).Tracker()
+	id := storetest.NewEventID(t)
+	body := storetest.EventBody(id)
+	ev, err := payments.ParseEvent(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ev.Payment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		state string
+		rows  int
+		err   error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := tracker.Await(testCtx(t), p.ID)
+		// What the merchant's table holds the moment Await returns.
+		done <- answer{string(res.State), rowsOf(t, elsewhere, paid, id), err}
+	}()
+	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), body); code != http.StatusOK {
+		t.Fatalf("delivery: %d", code)
+	}
+	select {
+	case a := <-done:
+		t.Fatalf("Await returned while the function had not committed: %+v", a)
+	case <-time.After(200 * time.Millisecond): // a look, not a bound: Await must still wait
+	}
+	close(release)
+	a := <-done
+	if a.err != nil || a.state != "completed" || a.rows != 1 {
+		t.Errorf("Await: state %q, %d merchant rows at its return, err %v; want completed and 1", a.state, a.rows, a.err)
+	}
+}
+
+// testPoolURL is the shared server's URL, for a pool of another "process".
+func testPoolURL(tb testing.TB) string { return testservers.SharedPostgres(tb).URL() }

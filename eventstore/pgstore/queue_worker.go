@@ -1,0 +1,204 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	payments "github.com/paymentsapi/payments-go"
+)
+
+// eventArgs is a job: one event as the service sent it. River keeps it in
+// river_job.args (so River UI shows the body, personal data included, to
+// whoever can read that table). jsonb cannot hold the escape \u0000: a body
+// with one goes in Body, as base64, instead of Event.
+type eventArgs struct {
+	ID    string          `json:"id"`
+	Event json.RawMessage `json:"event,omitempty"`
+	Body  []byte          `json:"body,omitempty"`
+}
+
+func newEventArgs(ev *payments.Event) eventArgs {
+	raw := ev.RawJSON()
+	if bytes.Contains(raw, []byte(`\u0000`)) {
+		return eventArgs{ID: storedID(ev.ID), Body: raw}
+	}
+	return eventArgs{ID: storedID(ev.ID), Event: raw}
+}
+
+func (a eventArgs) body() []byte {
+	if a.Body != nil {
+		return a.Body
+	}
+	return a.Event
+}
+
+func (eventArgs) Kind() string { return "payments_webhook_event" }
+
+type eventWorker struct {
+	river.WorkerDefaults[eventArgs]
+	q *Queue
+}
+
+// Work runs the merchant's function for one event in a transaction that
+// also checks the attempt is still this worker's, records the outcome and
+// completes the job.
+func (w *eventWorker) Work(ctx context.Context, job *river.Job[eventArgs]) error {
+	return w.q.work(ctx, job)
+}
+
+func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
+	ev, err := payments.ParseEvent(job.Args.body())
+	if err != nil {
+		// A body the handler verified and parsed once cannot fail here;
+		// if it does, no retry will cure it.
+		return river.JobCancel(fmt.Errorf("pgstore: job %d holds no event: %w", job.ID, err))
+	}
+	tx, err := q.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: event %s: begin the job's transaction: %w", shownID(ev.ID), err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.cfg.Timeout)
+		defer cancel()
+		_ = tx.Rollback(rctx)
+	}()
+	if err := q.call(ctx, tx, ev); err != nil {
+		return err
+	}
+	// The fence: a run whose attempt was rescued (or taken by another
+	// worker) must not commit. The row lock also orders this commit
+	// against the rescuer's and the next attempt's.
+	var attempt int
+	var state string
+	if err := tx.QueryRow(ctx, q.q.fence, job.ID).Scan(&attempt, &state); err != nil {
+		return fmt.Errorf("pgstore: event %s: check the job's attempt: %w", shownID(ev.ID), err)
+	}
+	if state != "running" || attempt != job.Attempt {
+		return fmt.Errorf("event %s, job %d attempt %d (now %s, attempt %d): %w", shownID(ev.ID), job.ID, job.Attempt, state, attempt, ErrJobRescued)
+	}
+	if _, _, err := q.outcomes.ApplyTx(ctx, tx, ev); err != nil {
+		return fmt.Errorf("pgstore: event %s: record its outcome: %w", shownID(ev.ID), err)
+	}
+	if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+		return fmt.Errorf("pgstore: event %s: complete the job: %w", shownID(ev.ID), err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: event %s: commit: %w (nothing of this run is recorded; River runs it again)", shownID(ev.ID), err)
+	}
+	return nil
+}
+
+// call runs the merchant's function in a savepoint of tx: its Commit only
+// releases the savepoint, so the job's completion always rides the same
+// commit, and a use after it returned meets a closed transaction.
+func (q *Queue) call(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: event %s: begin the function's savepoint: %w", shownID(ev.ID), err)
+	}
+	if err := q.fn(ctx, sp, ev); err != nil {
+		return fmt.Errorf("pgstore: event %s: your function failed (River runs it again with back-off): %w", shownID(ev.ID), err)
+	}
+	return nil
+}
+
+// purgeArgs is the periodic job that forgets enqueued ids past the retention.
+type purgeArgs struct{}
+
+func (purgeArgs) Kind() string { return "payments_webhook_queue_purge" }
+
+type purgeWorker struct {
+	river.WorkerDefaults[purgeArgs]
+	q *Queue
+}
+
+func (w *purgeWorker) Work(ctx context.Context, _ *river.Job[purgeArgs]) error {
+	_, err := w.q.Purge(ctx)
+	return err
+}
+
+// Purge deletes the ids enqueued longer than the retention ago, in batches
+// of PurgeBatch, and returns how many. A started Queue runs it every hour
+// (a River periodic job, on one process of the cluster).
+func (q *Queue) Purge(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		tag, err := q.pool.Exec(ctx, q.q.purge, PurgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("pgstore: purge %s: %w", q.cfg.Table, err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < PurgeBatch {
+			return total, nil
+		}
+	}
+}
+
+type queueQueries struct {
+	create, mark, fence, purge string
+}
+
+func buildQueueQueries(table, schema string, retention time.Duration) queueQueries {
+	parts := strings.Split(table, ".")
+	quoted := `"` + strings.Join(parts, `"."`) + `"`
+	index := `"` + parts[len(parts)-1] + `_enqueued_at_idx"`
+	jobs := "river_job"
+	if schema != "" {
+		jobs = `"` + schema + `".river_job`
+	}
+	return queueQueries{
+		create: `CREATE TABLE IF NOT EXISTS ` + quoted + ` (
+    event_id    text        PRIMARY KEY,
+    enqueued_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS ` + index + ` ON ` + quoted + ` (enqueued_at)`,
+		// ON CONFLICT DO NOTHING finds an existing id before it inserts:
+		// no tuple, no lock, no WAL for a duplicate.
+		mark: `WITH i AS (INSERT INTO ` + quoted + ` (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING RETURNING 1)
+SELECT count(*) FROM i`,
+		fence: `SELECT attempt, state::text FROM ` + jobs + ` WHERE id = $1 FOR UPDATE`,
+		purge: `DELETE FROM ` + quoted + ` WHERE event_id IN (SELECT event_id FROM ` + quoted +
+			fmt.Sprintf(` WHERE enqueued_at < now() - interval '%d milliseconds' ORDER BY enqueued_at LIMIT $1)`, retention.Milliseconds()),
+	}
+}
+
+func (q *Queue) migrate(ctx context.Context) error {
+	conn, err := q.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrate the queue: %w", err)
+	}
+	defer conn.Release()
+	// One migration at a time across processes: River's own migrations
+	// are not safe to run concurrently.
+	const lock = `SELECT pg_advisory_lock(hashtext('payments-go pgstore migrate queue'))`
+	if _, err := conn.Exec(ctx, lock); err != nil {
+		return fmt.Errorf("pgstore: migrate the queue: %w", err)
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.cfg.Timeout)
+		defer cancel()
+		_, _ = conn.Exec(uctx, `SELECT pg_advisory_unlock(hashtext('payments-go pgstore migrate queue'))`)
+	}()
+	m, err := rivermigrate.New(riverpgxv5.New(q.pool), &rivermigrate.Config{Schema: q.cfg.Schema, Logger: q.riverLogger()})
+	if err != nil {
+		return fmt.Errorf("pgstore: migrate River's tables: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("pgstore: migrate River's tables: %w", err)
+	}
+	for _, stmt := range strings.Split(q.q.create, ";\n") {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("pgstore: migrate %s: %w", q.cfg.Table, err)
+		}
+	}
+	return q.outcomes.Migrate(ctx)
+}
