@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -95,4 +96,120 @@ func TestDoctorTestReferencePrefix(t *testing.T) {
 	assert.Equal(t, paymentstest.TriggeredReferencePrefix, testReferencePrefix)
 }
 
-var _ = strings.Contains
+// TestDoctorText: the rows as text, each with its result, and the override
+// of a row that differs; exit 1.
+func TestDoctorText(t *testing.T) {
+	f := startFake(t, paymentstest.WithAdminAPI(), paymentstest.WithDifferences("quote-renamed"))
+	code, stdout, stderr := runCLI(t, f.with(envWebhookSecret, sinkSecret), "doctor")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stdout, "payments doctor: the SDK's assumptions (docs/assumptions.md) against "+f.URL()+" (sandbox)\n")
+	assert.Contains(t, stdout, "holds            Idempotency\n")
+	assert.Contains(t, stdout, "DIFFERS          Quote in the initiate response\n")
+	assert.Contains(t, stdout, "                   override: Payment.RawJSON()\n")
+	assert.Contains(t, stdout, "could not check  Webhook retries\n")
+	assert.Regexp(t, `\n\d+ hold, 1 differ, 6 could not be checked\.\n$`, stdout)
+	assert.Equal(t, "payments: doctor: 1 assumption(s) differ from what the service answered: see the rows above and docs/when-the-service-differs.md\n", stderr)
+	assert.NotContains(t, stdout, f.APIKey())
+}
+
+func TestDoctorProductionSign(t *testing.T) {
+	jwt := func(claims string) string {
+		return "eyJhbGciOiJIUzI1NiJ9." + base64.RawURLEncoding.EncodeToString([]byte(claims)) + ".c2ln"
+	}
+	for _, tc := range []struct{ key, url, want string }{
+		{"k", "http://127.0.0.1:8765", ""},
+		{"k", "http://localhost:8765", ""},
+		{"k", "https://sandbox.payments.example", ""},
+		{"k", "https://api-sandbox.payments.example/v1", ""},
+		{"k", "https://api.test.payments.example", ""},
+		{"k", "https://staging-api.payments.example", ""},
+		{jwt(`{"env":"sandbox"}`), "https://sandbox.payments.example", ""},
+		{"k", "https://api.payments.example", "the host api.payments.example is not loopback and no label of it says sandbox, test or staging"},
+		{"k", "https://10.0.0.5", "the host 10.0.0.5 is not loopback and no label of it says sandbox, test or staging"},
+		{"sk_live_abc", "http://127.0.0.1:8765", "the API key starts with sk_live_"},
+		{"live_abc", "https://sandbox.payments.example", "the API key starts with live_"},
+		{jwt(`{"env":"production"}`), "http://127.0.0.1:1", "the API key's env claim is production"},
+		{jwt(`{"mode":"live"}`), "http://127.0.0.1:1", "the API key's mode claim is live"},
+		{jwt(`{"livemode":true}`), "http://127.0.0.1:1", "the API key's livemode claim is true"},
+	} {
+		assert.Equal(t, tc.want, productionSign(tc.key, tc.url), "%s %s", tc.key, tc.url)
+	}
+}
+
+// TestDoctorRefusesProduction: a production key is refused (exit 2,
+// nothing sent) without --production; with it, doctor runs only the
+// probes that create nothing: no POST reaches the service.
+func TestDoctorRefusesProduction(t *testing.T) {
+	f := startFake(t, paymentstest.WithAPIKey("sk_live_doctor_test_key"), paymentstest.WithAdminAPI())
+	code, stdout, stderr := runCLI(t, f.env, "doctor")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "payments: doctor refuses a production environment (the API key starts with sk_live_): it creates a recipient and a payment. "+
+		"Point it at a sandbox, or pass --production to run only the probes that create nothing\n", stderr)
+	assert.Empty(t, f.Requests(), "nothing is sent")
+
+	code, stdout, stderr = runCLI(t, f.env, "doctor", "--production", "--json")
+	assert.Equal(t, exitOK, code, stderr)
+	for _, r := range f.Requests() {
+		assert.Equal(t, "GET", r.Method, r.Path)
+	}
+	var doc doctorJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	assert.True(t, doc.Production)
+	rows := map[string]*row{}
+	for _, r := range doc.Rows {
+		rows[r.Topic] = r
+	}
+	for _, tp := range topics {
+		switch {
+		case tp.creates:
+			assert.Equal(t, unchecked, rows[tp.name].Result, tp.name)
+			assert.Contains(t, rows[tp.name].Detail, "--production", tp.name)
+		case tp.notProbed == "":
+			assert.Equal(t, holds, rows[tp.name].Result, "%s: %s", tp.name, rows[tp.name].Detail)
+		}
+	}
+	assert.NotContains(t, stdout, "sk_live_doctor_test_key")
+}
+
+// TestDoctorNoReceiver: a service without the sandbox's admin API and no
+// --receive: the signature cannot be checked, and the row says how.
+func TestDoctorNoReceiver(t *testing.T) {
+	f := startFake(t)
+	code, stdout, _ := runCLI(t, f.env, "doctor", "--json")
+	assert.Equal(t, exitOK, code)
+	var doc doctorJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	for _, r := range doc.Rows {
+		if r.Topic == "Webhook signature" {
+			assert.Equal(t, unchecked, r.Result)
+			assert.Contains(t, r.Detail, "run doctor with --receive ADDR")
+		}
+		if r.Topic == "Webhook body" || r.Topic == "Test events" {
+			assert.Equal(t, holds, r.Result, "checked on the listed events: %s", r.Detail)
+		}
+	}
+}
+
+func TestDoctorUsage(t *testing.T) {
+	f := startFake(t)
+	code, _, stderr := runCLI(t, f.env, "doctor", "extra")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `doctor takes no arguments (got "extra"`)
+	code, stdout, _ := runCLI(t, nil, "doctor", "--help")
+	assert.Equal(t, exitOK, code)
+	assert.True(t, strings.HasPrefix(stdout, "Usage: payments doctor [--json]"))
+	code, _, stderr = runCLI(t, f.with(envAPIKey, ""), "doctor")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "PAYMENTS_API_KEY is not set")
+}
+
+// TestDoctorScrub: what doctor prints from the service has the key, the
+// webhook secret and long digit runs masked, UUIDs whole.
+func TestDoctorScrub(t *testing.T) {
+	d := newDoctor(&doctorConfig{key: "eyJkey.payload.sig", secrets: []string{"pssec_abcdef"}})
+	assert.Equal(t, "key [redacted] secret [redacted] account ****6789 bvn ****8901 id 0b6c6a0e-1234-4000-8000-123456789012",
+		d.scrub("key eyJkey.payload.sig secret pssec_abcdef account 0123456789 bvn 12345678901 id 0b6c6a0e-1234-4000-8000-123456789012"))
+	assert.Equal(t, "Bearer [redacted]", d.scrub("Bearer abc.def"))
+	assert.Equal(t, `"line\nforged"`, d.scrub("line\nforged"))
+}
