@@ -40,7 +40,7 @@ var topics = []topic{
 	{name: "Quote in the initiate response", probe: "initiate a payment (never confirmed): data.quote with quote_id, amount (the one sent), fee, exchange_rate, total_amount as strings", override: "Payment.RawJSON()", creates: true},
 	{name: "Payment statuses", probe: "the status of the initiated payment and of the triggered payment events", override: "compare Payment.Status with your own payments.PaymentStatus", creates: true},
 	{name: "Payment fields", probe: "the members of the initiated payment and of the triggered payment events: the specification's fields and the quote", override: "Payment.RawJSON()", creates: true},
-	{name: "Required initiate fields", probe: "initiate with an empty body: the field errors name amount, currency, recipient_id and reference", override: "WithBodyField", creates: true},
+	{name: "Required initiate fields", probe: "initiate with an empty body: the field errors name amount, currency, recipient_id and reference", override: "WithBodyField adds a field the SDK does not know", creates: true},
 	{name: "Other request fields", probe: "the initiate with the specification's fields only is accepted", override: "WithBodyField(name, value)", creates: true},
 	{name: "Rate limit", probe: "the headers of every answer: Retry-After, RateLimit-*, X-RateLimit-*", override: "WithRateLimit(perSecond, burst)"},
 	{name: "Error body", probe: "the answers to an invalid body, to a request without the key and to an unknown cursor: the envelope with success false, message, stan, a string code and field errors as a list or a map", override: "—"},

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -212,4 +213,34 @@ func TestDoctorScrub(t *testing.T) {
 		d.scrub("key eyJkey.payload.sig secret pssec_abcdef account 0123456789 bvn 12345678901 id 0b6c6a0e-1234-4000-8000-123456789012"))
 	assert.Equal(t, "Bearer [redacted]", d.scrub("Bearer abc.def"))
 	assert.Equal(t, `"line\nforged"`, d.scrub("line\nforged"))
+}
+
+// TestDoctorTopicsMatchAssumptions: doctor's rows are docs/assumptions.md's,
+// in its order, with its overrides, and every row of the table names its
+// doctor probe or why it cannot be probed.
+func TestDoctorTopicsMatchAssumptions(t *testing.T) {
+	b, err := os.ReadFile("../../docs/assumptions.md")
+	require.NoError(t, err)
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 6 || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| Topic ") {
+			continue
+		}
+		name := strings.TrimSpace(cells[1])
+		names = append(names, name)
+		probe := strings.TrimSpace(cells[4])
+		require.NotEmpty(t, probe, "%s names no doctor probe", name)
+		for _, tp := range topics {
+			if tp.name == name {
+				assert.Equal(t, strings.ReplaceAll(strings.TrimSpace(cells[3]), "`", ""), tp.override, name)
+				assert.Equal(t, tp.notProbed != "", strings.HasPrefix(probe, "Cannot be probed"), name)
+			}
+		}
+	}
+	var want []string
+	for _, tp := range topics {
+		want = append(want, tp.name)
+	}
+	assert.Equal(t, want, names)
 }
