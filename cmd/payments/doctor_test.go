@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -243,4 +244,20 @@ func TestDoctorTopicsMatchAssumptions(t *testing.T) {
 		want = append(want, tp.name)
 	}
 	assert.Equal(t, want, names)
+}
+
+// TestDoctorReceive: against a service whose webhook URL points at
+// --receive (no sandbox admin API), doctor catches and verifies the
+// deliveries there.
+func TestDoctorReceive(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	srv := paymentstest.NewServer(paymentstest.WithWebhook("http://"+addr+"/webhooks", sinkSecret))
+	t.Cleanup(srv.Close)
+	env := map[string]string{envAPIKey: srv.APIKey(), envBaseURL: srv.URL(), envWebhookSecret: sinkSecret}
+	code, stdout, stderr := runCLI(t, env, "doctor", "--json", "--receive", addr)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "carries Payments-Signature and verifies with PAYMENTS_WEBHOOK_SECRET")
 }
