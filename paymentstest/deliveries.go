@@ -39,6 +39,7 @@ type dispatcher struct {
 	wake        chan struct{}
 	concurrency int
 	attempts    sync.WaitGroup
+	differences differences // WithDifferences': the signature's header
 
 	mu         sync.Mutex
 	url        string
@@ -77,6 +78,7 @@ func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *disp
 		stopped:     make(chan struct{}),
 		wake:        make(chan struct{}, 1),
 		concurrency: cfg.webhookConcurrency,
+		differences: cfg.differences,
 		url:         cfg.webhookURL,
 		scheme:      cfg.webhookScheme,
 		secrets:     cfg.webhookSecrets,
@@ -271,6 +273,7 @@ func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "payments-go-paymentstest/"+payments.Version)
 	for name, values := range sig {
+		name = d.differences.signatureHeader(name)
 		for _, v := range values {
 			req.Header.Add(name, v)
 		}

@@ -45,7 +45,9 @@ func (r *response) write(w http.ResponseWriter, replayed bool) {
 	for k, v := range r.header {
 		h[k] = append([]string(nil), v...)
 	}
-	h.Set("Content-Type", "application/json")
+	if h.Get("Content-Type") == "" { // an HTML error of WithDifferences has its own
+		h.Set("Content-Type", "application/json")
+	}
 	h.Set("Content-Length", strconv.Itoa(len(r.body)))
 	if replayed {
 		h.Set("Idempotent-Replayed", "true")

@@ -35,6 +35,7 @@ type eventJSON struct {
 // emit records an event and queues its delivery. Callers hold s.mu, so
 // events are queued in the order the changes happened.
 func (s *Server) emit(t payments.EventType, data json.RawMessage) Event {
+	data = s.differEvent(t, data) // differences.go; data as it is without WithDifferences
 	ev := Event{ID: s.ids.uuid(), Type: t, CreatedAt: s.clock.now(), Data: data}
 	body, err := json.Marshal(eventJSON{ID: ev.ID, Event: string(t), CreatedAt: stamp(ev.CreatedAt), Data: data})
 	if err != nil { // data is the server's own JSON: cannot happen

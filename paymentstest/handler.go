@@ -59,7 +59,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Fault = fault.Kind
 		switch fault.Kind {
 		case FaultStatus:
-			resp := s.faultResponse(fault)
+			resp := s.differAnswer(r, s.faultResponse(fault))
 			rec.StatusCode, rec.Stan = resp.status, resp.stan
 			logged()
 			resp.write(w, false)
@@ -88,7 +88,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.StatusCode = resp.status
 	logged()
-	resp.write(w, replayed)
+	s.differAnswer(rq.r, resp).write(w, replayed)
 }
 
 // handle runs authentication, routing, idempotency and the operation. It
@@ -99,6 +99,11 @@ func (s *Server) handle(w http.ResponseWriter, rq *apiRequest) (resp *response, 
 		return s.fail(http.StatusUnauthorized, payments.CodeUnauthorized, msg).
 			withHeader("WWW-Authenticate", `Bearer realm="payments"`), false
 	}
+	r, bad := s.differRequest(r) // differences.go; r as it is without WithDifferences
+	if bad != nil {
+		return bad, false
+	}
+	rq.r = r
 	h, param, bad := s.route(r.Method, r.URL.EscapedPath(), false)
 	if bad != nil {
 		return bad, false

@@ -46,7 +46,9 @@ type config struct {
 	// The test values' settings: testvalues.go and balance.go.
 	processingDelay     time.Duration
 	balance, balanceLow decimal.Decimal
-	err                 error
+	// WithDifferences: differences.go.
+	differences differences
+	err         error
 }
 
 func (c *config) fail(format string, args ...any) {

@@ -44,6 +44,8 @@ type Server struct {
 	delay   time.Duration // WithProcessingDelay
 	later   later
 	dash    *dashboard // WithDashboard; nil without it
+	// differences are WithDifferences' (differences.go); nil without it.
+	differences differences
 
 	writeTimeout time.Duration // of WithHTTPTimeouts; 0: none
 
@@ -124,6 +126,7 @@ func StartServer(opts ...Option) (*Server, error) {
 	s.st.init()
 	s.st.money = balances{start: cfg.balance, threshold: cfg.balanceLow}
 	s.delay = cfg.processingDelay
+	s.differences = cfg.differences
 	if cfg.dashboard {
 		if s.dash, err = newDashboard(cfg.dashboardRemote); err != nil {
 			return nil, fmt.Errorf("paymentstest: starting the dashboard: %w", err)

@@ -13,6 +13,7 @@
 //	                 [-processing-delay 2s] [-admin=true] [-quiet]
 //	                 [-dashboard=true] [-dashboard-remote] [-webhook-concurrency 1]
 //	                 [-deliver-late 2s] [-deliver-twice] [-deliver-newest-first]
+//	                 [-differ quote-flat,html-errors,...]
 //
 // It prints its URL and API key, and the lines to export so that the SDK
 // (payments.NewClientFromEnv) and the examples use it:
@@ -88,6 +89,13 @@
 // are in flight. -deliver-late, -deliver-twice and -deliver-newest-first
 // make deliveries misbehave the way real senders do (PUT
 // /_sandbox/delivery-chaos changes them at run time).
+//
+// -differ makes the sandbox differ from the SDK's assumptions in the named
+// ways (paymentstest.WithDifferences lists them: confirm-path, quote-flat,
+// quote-renamed, html-errors, completed-at, status-processing,
+// signature-header, list-cursor, minor-units, numeric-codes, field-errors,
+// test-marker), as a real service might: payments doctor against it names
+// each difference (docs/when-the-service-differs.md).
 //
 // The server has the timeouts of examples/webhook-receiver's (5 s to read
 // a request's headers, 15 s the whole request, 30 s to answer, 60 s for an
@@ -178,6 +186,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&chaos.Delay, "deliver-late", 0, "hold each event's first delivery attempt this long, as a slow sender would")
 	fs.BoolVar(&chaos.Duplicate, "deliver-twice", false, "deliver every event twice (the same event id)")
 	fs.BoolVar(&chaos.NewestFirst, "deliver-newest-first", false, "among the deliveries due, send the newest first (with -deliver-late: out of order)")
+	differ := fs.String("differ", "", "differ from the SDK's assumptions in these `ways`, comma-separated (see paymentstest.WithDifferences; payments doctor names each)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -232,6 +241,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case *dash:
 		opts = append(opts, paymentstest.WithDashboard())
 	}
+	if ways := splitList(*differ); len(ways) > 0 {
+		opts = append(opts, paymentstest.WithDifferences(ways...))
+	}
 	if !*quiet {
 		opts = append(opts, paymentstest.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
 	}
@@ -242,6 +254,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer srv.Close()
 
 	printBanner(stdout, srv, creds, *hookURL, startBalance, lowThreshold)
+	if ways := splitList(*differ); len(ways) > 0 {
+		fmt.Fprintf(stdout, "Differing from the SDK's assumptions on purpose (-differ): %s; payments doctor names each\n\n", strings.Join(ways, ", "))
+	}
 	printDashboard(stdout, srv, *addr, *dashRemote, chaos)
 	if *admin {
 		printAdminHelp(stdout, srv.URL(), srv.APIKey(), slices.Contains(creds.reused, envAPIKey))
@@ -286,4 +301,15 @@ func parseRetries(v string) ([]time.Duration, error) {
 		waits = append(waits, d)
 	}
 	return waits, nil
+}
+
+// splitList splits a comma-separated flag, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

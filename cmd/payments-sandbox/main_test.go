@@ -208,6 +208,7 @@ func TestRunBadArguments(t *testing.T) {
 		"both retry flags": {"-addr", "127.0.0.1:0", "-webhook-retry-wait", "1s", "-webhook-retries", "1s"},
 		"bad retries":      {"-addr", "127.0.0.1:0", "-webhook-retries", "1s,soon"},
 		"negative retry":   {"-addr", "127.0.0.1:0", "-webhook-retries", "1s,-1s"},
+		"unknown differ":   {"-addr", "127.0.0.1:0", "-differ", "quote-flat,quote-sideways"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut testlog.Buffer
@@ -315,3 +316,34 @@ func sandboxRecipient(t *testing.T, client *payments.Client) *payments.Recipient
 // noEnv is an empty environment, so that a test never picks up the
 // PAYMENTS_ variables of the shell that runs it.
 func noEnv(string) string { return "" }
+
+// TestRunDiffer: -differ makes the sandbox answer as a service that differs
+// from the SDK's assumptions (here the quote flat in data and HTML errors),
+// and the banner says so.
+func TestRunDiffer(t *testing.T) {
+	baseURL, apiKey, stdout, _ := startRun(t, "-quiet", "-differ", "quote-flat, html-errors")
+	assert.Contains(t, stdout.String(), "Differing from the SDK's assumptions on purpose (-differ): quote-flat, html-errors; payments doctor names each")
+	req, err := http.NewRequest(http.MethodPost, baseURL+"/payments/initiate", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"), "%s", body)
+
+	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
+	require.NoError(t, err)
+	ctx := context.Background()
+	r, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
+		AccountNumber: "0123456789", AccountName: "Ada", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
+	require.NoError(t, err)
+	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: decimal.RequireFromString("100"), Currency: "NGN", RecipientID: r.ID, Reference: "differ-1"})
+	require.NoError(t, err)
+	var raw map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(p.RawJSON(), &raw))
+	assert.NotContains(t, raw, "quote", "the quote is flat in data")
+	assert.Contains(t, raw, "quote_id")
+}

@@ -16,6 +16,7 @@
 //	payments open
 //	payments sandbox pause|resume|webhook-url|retries|advance|trigger|settle ...
 //	payments payments stuck [--older-than 1h] [--store URL] [--json]
+//	payments doctor [--json] [--production] [--receive ADDR] [--wait 10s]
 //
 // The API key comes from PAYMENTS_API_KEY and nowhere else (no flag, so
 // that it stays out of shell history), the base URL from PAYMENTS_BASE_URL,
@@ -31,6 +32,11 @@
 // SIGTERM. A plain http --forward-to must name this machine (localhost,
 // 127.0.0.1, ::1) unless --insecure-plain-http is given: the events carry
 // payment data. See listen --help.
+//
+// doctor checks the SDK's assumptions about the service (docs/assumptions.md)
+// against the environment, without moving money, and prints a row per
+// assumption: holds, differs or could not check (see doctor --help and
+// docs/when-the-service-differs.md).
 //
 // Every command has --help. Exit codes: 0 success, 1 the service or the
 // forwarding failed (the SDK's error is printed, with the stan when the
@@ -104,6 +110,7 @@ Usage:
   payments open                      print the sandbox dashboard's address
   payments sandbox COMMAND           the sandbox's controls: pause, resume, advance, settle, ...
   payments payments stuck            payments with no final outcome, from the tracker's store
+  payments doctor                    check the SDK's assumptions against the service (sandbox)
 
 Run "payments COMMAND --help" for a command's flags.
 
@@ -137,12 +144,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = c.sandbox(ctx, args[1:])
 	case "payments":
 		err = c.payments(ctx, args[1:])
+	case "doctor":
+		err = c.doctor(ctx, args[1:])
 	case "":
 		fmt.Fprint(stderr, topUsage)
 		return exitUsage
 	default:
 		// Named as go names its own: "payments refund: unknown command".
-		fmt.Fprintf(stderr, "payments %s: unknown command (listen, trigger, events, open, sandbox, payments; see payments --help)\n", shownArg(cmd))
+		fmt.Fprintf(stderr, "payments %s: unknown command (listen, trigger, events, open, sandbox, payments, doctor; see payments --help)\n", shownArg(cmd))
 		return exitUsage
 	}
 	return c.exitCode(err)

@@ -113,11 +113,11 @@ func TestRunUsageErrors(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{f.env, []string{"refund"}, "payments refund: unknown command (listen, trigger, events, open, sandbox, payments; see payments --help)"},
-		{f.env, []string{"stuck", "--store", "redis://localhost"}, "payments stuck: unknown command (listen, trigger, events, open, sandbox, payments; see payments --help)"},
-		{f.env, []string{"--version"}, "payments --version: unknown command (listen, trigger, events, open, sandbox, payments; see payments --help)"},
-		{f.env, []string{"re fund"}, `payments "re fund": unknown command (listen, trigger, events, open, sandbox, payments; see payments --help)`},
-		{f.env, []string{"\x1b[2Jrefund"}, `payments "\x1b[2Jrefund": unknown command (listen, trigger, events, open, sandbox, payments; see payments --help)`},
+		{f.env, []string{"refund"}, "payments refund: unknown command (listen, trigger, events, open, sandbox, payments, doctor; see payments --help)"},
+		{f.env, []string{"stuck", "--store", "redis://localhost"}, "payments stuck: unknown command (listen, trigger, events, open, sandbox, payments, doctor; see payments --help)"},
+		{f.env, []string{"--version"}, "payments --version: unknown command (listen, trigger, events, open, sandbox, payments, doctor; see payments --help)"},
+		{f.env, []string{"re fund"}, `payments "re fund": unknown command (listen, trigger, events, open, sandbox, payments, doctor; see payments --help)`},
+		{f.env, []string{"\x1b[2Jrefund"}, `payments "\x1b[2Jrefund": unknown command (listen, trigger, events, open, sandbox, payments, doctor; see payments --help)`},
 		{f.env, []string{"trigger"}, "payments: trigger takes one event type, such as payment.completed (got 0 arguments; see payments trigger --help)"},
 		{f.env, []string{"trigger", "payment.completed", "payment.failed"}, "payments: trigger takes one event type, such as payment.completed (got 2 arguments; see payments trigger --help)"},
 		{f.env, []string{"trigger", "--api-key", "k", "payment.completed"}, "payments: trigger: flag provided but not defined: -api-key (see trigger --help)"},

@@ -50,7 +50,8 @@ func shellLines(sec string) []string {
 func TestREADMECommands(t *testing.T) {
 	var cmds int
 	var sample []string
-	for file, heading := range map[string]string{"cli.md": "## The command-line tool: `payments`", "reconciliation.md": "## When a webhook never arrives"} {
+	for file, heading := range map[string]string{"cli.md": "## The command-line tool: `payments`", "reconciliation.md": "## When a webhook never arrives",
+		"when-the-service-differs.md": "## Running doctor"} {
 		sec := readmeSection(t, file, heading)
 		if heading == "## When a webhook never arrives" {
 			// Inline commands: `payments ...`.
@@ -363,4 +364,32 @@ func olderThanLessThan(t *testing.T, args []string, d time.Duration) bool {
 	age, err := time.ParseDuration(v)
 	require.NoError(t, err)
 	return age < d
+}
+
+// TestGuideWhenTheServiceDiffers: the rows docs/when-the-service-differs.md
+// shows are the rows doctor prints against the sandbox told to differ as
+// the guide says, and its overrides section covers every row doctor can
+// find differing.
+func TestGuideWhenTheServiceDiffers(t *testing.T) {
+	sec := readmeSection(t, "when-the-service-differs.md", "## Reading the rows")
+	blocks := readmecheck.Code(sec, "")
+	require.Len(t, blocks, 1)
+	require.Contains(t, sec, "(`-differ quote-renamed`:")
+	f := startFake(t, paymentstest.WithAdminAPI(), paymentstest.WithDifferences("quote-renamed"))
+	code, stdout, _ := runCLI(t, f.with(envWebhookSecret, sinkSecret), "doctor")
+	assert.Equal(t, exitFailure, code)
+	printed := strings.Split(stdout, "\n")
+	at := 0
+	for _, line := range strings.Split(strings.TrimSuffix(blocks[0], "\n"), "\n") {
+		i := slices.Index(printed[at:], line)
+		require.GreaterOrEqual(t, i, 0, "doctor does not print, in this order, the guide's line\n%s\nit printed:\n%s", line, stdout)
+		at += i + 1
+	}
+
+	overrides := readmeSection(t, "when-the-service-differs.md", "## The overrides")
+	for _, tp := range topics {
+		if tp.notProbed == "" && tp.override != "—" {
+			assert.Contains(t, overrides, "**"+tp.name+"**", "the guide says nothing of overriding %s", tp.name)
+		}
+	}
 }
