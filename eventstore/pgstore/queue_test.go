@@ -447,3 +447,37 @@ func TestQueueAwaitNeverBeforeTheFunctionCommitted(t *testing.T) {
 
 // testPoolURL is the shared server's URL, for a pool of another "process".
 func testPoolURL(tb testing.TB) string { return testservers.SharedPostgres(tb).URL() }
+
+// Two events of one payment in flight together do not wait on each other
+// for the function's duration: the tracker's row is written after the
+// function, at the end of the job's transaction, so the second event
+// commits while the first one's function still runs.
+func TestQueueEventsOfOnePaymentDoNotBlockEachOther(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	release := make(chan struct{})
+	q := newQueue(t, pool, func(ctx context.Context, _ pgx.Tx, ev *payments.Event) error {
+		if ev.Type == payments.EventPaymentInitiated {
+			<-release
+		}
+		return nil
+	}, nil)
+	start(t, q.Queue)
+	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	initiated := []byte(`{"id":"` + storetest.NewEventID(t) + `","event":"payment.initiated","created_at":"` + time.Now().UTC().Format(time.RFC3339) +
+		`","data":{"id":"pay-same","reference":"order-same","status":"pending","amount":"10.00","currency":"NGN"}}`)
+	completed := []byte(`{"id":"` + storetest.NewEventID(t) + `","event":"payment.completed","created_at":"` + time.Now().UTC().Format(time.RFC3339) +
+		`","data":{"id":"pay-same","reference":"order-same","status":"completed","amount":"10.00","currency":"NGN"}}`)
+	for _, b := range [][]byte{initiated, completed} {
+		if code := storetest.Deliver(h, b); code != http.StatusOK {
+			t.Fatalf("delivery: %d", code)
+		}
+	}
+	tracker := q.Tracker()
+	eventually(t, time.Minute, "payment.completed committed while payment.initiated's function runs", func() bool {
+		o, err := tracker.Get(testCtx(t), "pay-same")
+		return err == nil && o.State == "completed"
+	})
+	close(release)
+	eventually(t, time.Minute, "both jobs completed", func() bool { return q.jobStates(t, pool)["completed"] == 2 })
+}
