@@ -402,3 +402,37 @@ func TestContractRejectsRenamedRequestField(t *testing.T) {
 		t.Fatalf("got %+v", v)
 	}
 }
+
+// A delivery signed the Standard Webhooks way, an event kind the SDK does not
+// know and a body without its data each name their row.
+func TestCheckWebhookNamesTheAssumption(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"id":"3f6c1f7e-8a2b-4c1d-9e0f-1a2b3c4d5e6f","event":"dispute.opened","created_at":"2026-01-01T00:00:00Z","data":{}}`)
+	signed := http.Header{"Content-Type": {"application/json"},
+		"Payments-Signature": {webhook.SignPayload(body, time.Now(), "whsec_test")}}
+	if err := c.CheckWebhook(signed, body); err != nil {
+		t.Fatalf("the lenient contract refused an unknown kind: %v", err)
+	}
+	var v *Violation
+	if err := c.Strict().CheckWebhook(signed, body); !errors.As(err, &v) || !v.Unknown || v.Where != "request body /event" {
+		t.Fatalf("an unknown kind, strict: %v", err)
+	}
+
+	standard, err := webhook.SignStandard("msg_1", time.Now(), body, "whsec_"+"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	standard.Set("Content-Type", "application/json")
+	if err := c.CheckWebhook(standard, body); !errors.As(err, &v) || v.Assumption != "Webhook signature" || v.Where != "request header Payments-Signature" {
+		t.Fatalf("a Standard Webhooks delivery: %v", err)
+	}
+
+	noData := []byte(`{"id":"3f6c1f7e-8a2b-4c1d-9e0f-1a2b3c4d5e6f","event":"payment.completed","created_at":"2026-01-01T00:00:00Z","payment":{}}`)
+	signed.Set("Payments-Signature", webhook.SignPayload(noData, time.Now(), "whsec_test"))
+	if err := c.CheckWebhook(signed, noData); !errors.As(err, &v) || v.Assumption != "Webhook body" || v.Where != "request body /data" {
+		t.Fatalf("a body without data: %v", err)
+	}
+}

@@ -38,11 +38,11 @@ type walker struct {
 	out   []*Violation
 }
 
-// report adds an unknown value at at; owner is where the row is looked up
-// (the object, for a member it does not name).
-func (w *walker) report(at, owner []string, detail string) {
+// report adds an unknown value, or member, at at; owner is where its row
+// is looked up.
+func (w *walker) report(at, owner []string, member bool, detail string) {
 	a := assumptionAt(w.root, owner, w.base)
-	if len(at) != len(owner) && w.extra != "" {
+	if member && w.extra != "" {
 		a = w.extra
 	}
 	w.out = append(w.out, &Violation{
@@ -61,7 +61,7 @@ func (w *walker) walk(schemas []*openapi3.SchemaRef, value any, at []string) {
 			if str, ok := value.(string); ok && len(str) <= 64 {
 				d = fmt.Sprintf("%q is %s", str, d)
 			}
-			w.report(at, at, d)
+			w.report(at, at, false, d)
 		}
 	}
 	switch v := value.(type) {
@@ -89,7 +89,9 @@ func (w *walker) walk(schemas []*openapi3.SchemaRef, value any, at []string) {
 			}
 			child := append(slices.Clone(at), k)
 			if len(subs) == 0 && !free && described {
-				w.report(child, at, "is a member the document does not describe")
+				// Its row: one whose schema describes it, which none does,
+				// so the operation's; the request's own for what the SDK sends.
+				w.report(child, child, true, "is a member the document does not describe")
 				continue
 			}
 			w.walk(subs, v[k], child)
