@@ -166,6 +166,14 @@ type operation struct {
 	// nothing). Either failure is a *MalformedResponseError (outcome
 	// unknown), inside the pipeline, so that logs and observers see it.
 	check func(out any) string
+	// whole: the resource must be whole, its optional parts included (the
+	// quote of an initiated payment): see finisher.
+	whole bool
+	// agree, when set, returns why the decoded resource disagrees with
+	// what was sent ("" when it agrees), after every other check: a
+	// *MalformedResponseError whose reason keeps the amounts it names
+	// (keep).
+	agree func(out any) (reason string, keep []string)
 }
 
 // do runs op, as every call of the SDK: it checks the options, sends body (JSON,

@@ -103,8 +103,9 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 	if env.Data == nil && !op.dataOptional { // null
 		return malformed("the envelope has no data", nil)
 	}
-	if fin != nil {
-		fin.finish()
+	var unusable string // what finish found missing, reported after the checks
+	if fin != nil && env.Data != nil {
+		unusable = fin.finish(op.whole)
 	}
 	if own != nil {
 		if err := own.decodeData(ownData); err != nil {
@@ -123,6 +124,14 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 				reason = "the envelope has no data"
 			}
 			return malformed(reason, nil)
+		}
+	}
+	if unusable != "" && !(op.dataOptional && dataOf(raw) == nil) {
+		return malformed(unusable, nil)
+	}
+	if op.agree != nil {
+		if reason, keep := op.agree(out); reason != "" {
+			return newMalformedKeep(reason, keep, r, nil, c.key.raw)
 		}
 	}
 	return nil
