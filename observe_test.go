@@ -293,7 +293,7 @@ func TestLoggerRunsAsTheInnermostObserver(t *testing.T) {
 	}
 	logger := slog.New(markHandler{slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}), &events})
 	c := mwClient(t, srv.URL, payments.WithLogger(logger), payments.WithObserver(obs))
-	_, err := c.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{AccountName: "Ada"})
+	_, err := c.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"start", "payments: request span", "end"}, events)
 }

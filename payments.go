@@ -126,9 +126,9 @@ type PaymentConfirmParams struct {
 var (
 	// opPaymentsInitiate needs the quote whole; Initiate adds the check
 	// that the answer agrees with the amount and currency sent.
-	opPaymentsInitiate = &operation{Operation: Operation{Name: "payments.initiate", Method: http.MethodPost, PathTemplate: "/payments/initiate"}, idempotent: true,
+	opPaymentsInitiate = &operation{Operation: Operation{Name: "payments.initiate", Method: http.MethodPost, PathTemplate: "/payments/initiate"}, idempotent: true, status: http.StatusOK,
 		check: checkPayment, whole: true}
-	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true,
+	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true, status: http.StatusOK,
 		check: checkPayment}
 )
 

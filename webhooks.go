@@ -84,7 +84,7 @@ func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts
 	return res, nil
 }
 
-var opWebhooksTrigger = &operation{Operation: Operation{Name: "webhooks.trigger", Method: http.MethodPost, PathTemplate: "/webhooks/events/trigger/{event_id}"}, dataOptional: true}
+var opWebhooksTrigger = &operation{Operation: Operation{Name: "webhooks.trigger", Method: http.MethodPost, PathTemplate: "/webhooks/events/trigger/{event_id}"}, dataOptional: true, status: http.StatusOK}
 
 // Listing events: GET /webhooks/events. The specification names the
 // operation and shows neither its path nor its payload; this is the SDK's
@@ -263,8 +263,8 @@ func checkEventPage(out any) string {
 }
 
 var opWebhooksListEvents = &operation{
-	Operation: Operation{Name: "webhooks.list_events", Method: http.MethodGet, PathTemplate: "/webhooks/events"},
-	check:     checkEventPage,
+	Operation: Operation{Name: "webhooks.list_events", Method: http.MethodGet, PathTemplate: "/webhooks/events"}, status: http.StatusOK,
+	check: checkEventPage,
 }
 
 // ListEventsPage fetches one page of the service's events (GET
