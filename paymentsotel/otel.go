@@ -62,7 +62,7 @@ const (
 	// SurpriseKindKey and, for a client's, OperationKey (a delivery's have
 	// none). The details are in the log line each first one gets.
 	MetricSurprises = "payments.surprises"
-	SpanWebhook                     = "payments.webhook"
+	SpanWebhook     = "payments.webhook"
 )
 
 // Option configures New.
