@@ -17,6 +17,7 @@ import (
 
 	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/request"
+	"github.com/paymentsapi/payments-go/internal/surprise"
 )
 
 // Version is this SDK's version, sent in the User-Agent header of every request.
@@ -48,7 +49,9 @@ type Client struct {
 	idle       interface{ CloseIdleConnections() }
 	middleware bool // the client has middleware
 	// hook runs around every operation: the observers, then the logger.
-	hook           hook
+	hook hook
+	// surprised remembers the surprises already logged (surprise.go).
+	surprised      surprise.Set
 	attemptTimeout time.Duration
 	now            func() time.Time // the request path's clock too (see SetClockForTest)
 
@@ -166,6 +169,17 @@ type operation struct {
 	// nothing). Either failure is a *MalformedResponseError (outcome
 	// unknown), inside the pipeline, so that logs and observers see it.
 	check func(out any) string
+	// status is the success status assumed (docs/assumptions.md, "Status
+	// codes"); another 2xx is a surprise. 0 assumes none (Do).
+	status int
+	// whole: the resource must be whole, its optional parts included (the
+	// quote of an initiated payment): see finisher.
+	whole bool
+	// agree, when set, returns why the decoded resource disagrees with
+	// what was sent ("" when it agrees), after every other check: a
+	// *MalformedResponseError whose reason keeps the amounts it names
+	// (keep).
+	agree func(out any) (reason string, keep []string)
 }
 
 // do runs op, as every call of the SDK: it checks the options, sends body (JSON,
@@ -207,10 +221,11 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		}
 		payload = b
 	}
+	var found surprises
 	if c.hook != nil {
-		var end func(*Response, error)
+		var end func(*Response, error, []Surprise)
 		ctx, end = c.hook(ctx, st)
-		defer func() { end(r, err) }()
+		defer func() { end(r, err, found) }()
 	}
 	if st.Retryable {
 		// net/http may write such a request twice in one attempt: count
@@ -219,11 +234,15 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		ctx = st.CountWrites(ctx)
 	}
 	st.Context = ctx
-	return c.send(st, rc.header, payload, out, op)
+	r, err = c.send(st, rc.header, payload, out, op, &found)
+	if len(found) > 0 {
+		c.report(ctx, op.Name, found)
+	}
+	return r, err
 }
 
 // send makes the request, with its retries, and decodes the answer.
-func (c *Client) send(st *request.Call, header http.Header, payload, out any, op *operation) (*Response, error) {
+func (c *Client) send(st *request.Call, header http.Header, payload, out any, op *operation, found *surprises) (*Response, error) {
 	ctx := context.Context(st)
 	req, err := retryablehttp.NewRequestWithContext(ctx, st.Method, c.baseURL+st.Path, payload)
 	if err != nil {
@@ -268,7 +287,7 @@ func (c *Client) send(st *request.Call, header http.Header, payload, out any, op
 	defer resp.Body.Close()
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.Key, Attempts: st.Attempts()}
 	raw, readErr := readBody(resp)
-	err = c.decode(r, raw, readErr, out, op)
+	err = c.decode(r, raw, readErr, out, op, found)
 	if err != nil {
 		if st.BudgetExhausted {
 			markBudgetExhausted(err)

@@ -36,8 +36,8 @@ func TestOneClientManyGoroutines(t *testing.T) {
 		if first && strings.HasSuffix(ref, "0") {
 			return jsonResponder(503, errorEnvelope("busy"))(req)
 		}
-		return jsonResponder(200, okEnvelope(`{"id":"p-`+ref+`","reference":"`+ref+`","status":"pending","amount":"1","currency":"NGN",
-			"quote":{"quote_id":"q-`+ref+`","fee":"0.5"}}`))(req)
+		return jsonResponder(200, okEnvelope(`{"id":"p-`+ref+`","reference":"`+ref+`","status":"pending","amount":"15000.50","currency":"NGN",
+			"quote":{"quote_id":"q-`+ref+`","fee":"0.5","exchange_rate":"1","total_amount":"15001"}}`))(req)
 	})
 
 	var wg sync.WaitGroup

@@ -120,6 +120,7 @@ func (h *harness) record(r httpmock.Responder) httpmock.Responder {
 				return nil, err
 			}
 			s.Body, s.HasBody = b, true
+			req.Body = io.NopCloser(bytes.NewReader(b)) // for a responder that reads it
 		}
 		h.mu.Lock()
 		h.sent = append(h.sent, s)

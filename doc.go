@@ -22,4 +22,10 @@
 //	case err != nil: // unknown outcome: retry with the key of payments.IdempotencyKeyOf(err)
 //	case payment.Status != payments.PaymentStatusCompleted: // rejected, say above the limit
 //	}
+//
+// Where the specification is silent the SDK assumes (docs/assumptions.md),
+// and says when the service differs: a quote or an amount it cannot read,
+// or one that disagrees with what was sent, is a *MalformedResponseError,
+// never a zero; anything else it does not assume (an unknown field or
+// status, another error body) is a Surprise, logged once and counted.
 package payments

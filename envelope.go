@@ -57,11 +57,12 @@ type envelope struct {
 // without data is complete (dataOptional) and what the data must carry
 // (check). The envelope and its data are decoded in one pass of
 // encoding/json; the raw data is sliced out of the body only when asked.
-func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *operation) error {
+func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *operation, found *surprises) error {
 	r.Body = raw
 	if r.StatusCode < 200 || r.StatusCode > 299 {
-		return c.apiError(r, raw, readErr)
+		return c.apiError(r, raw, readErr, found)
 	}
+	successStatus(found, op, r.StatusCode)
 	malformed := func(reason string, err error) error {
 		return newMalformed(reason, r, err, c.key.raw)
 	}
@@ -98,13 +99,15 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 	}
 	r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
 	if env.Success != nil && !*env.Success {
+		errorBodySurprises(found, raw, &env, true, r.Header)
 		return c.apiErrorFrom(r, raw, &env)
 	}
 	if env.Data == nil && !op.dataOptional { // null
 		return malformed("the envelope has no data", nil)
 	}
-	if fin != nil {
-		fin.finish()
+	var unusable string // what finish found missing, reported after the checks
+	if fin != nil && env.Data != nil {
+		unusable = fin.finish(op.whole)
 	}
 	if own != nil {
 		if err := own.decodeData(ownData); err != nil {
@@ -125,6 +128,15 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 			return malformed(reason, nil)
 		}
 	}
+	if unusable != "" && !(op.dataOptional && dataOf(raw) == nil) {
+		return malformed(unusable, nil)
+	}
+	if op.agree != nil {
+		if reason, keep := op.agree(out); reason != "" {
+			return newMalformedKeep(reason, keep, r, nil, c.key.raw)
+		}
+	}
+	dataSurprises(found, raw, out)
 	return nil
 }
 
@@ -212,15 +224,17 @@ var errBodyTooLarge = errors.New("body too large")
 // envelope, another JSON shape, an HTML page, text, or nothing. readErr is
 // why the body could not be read in full (the context's deadline, a dropped
 // connection), or nil.
-func (c *Client) apiError(r *Response, raw []byte, readErr error) error {
+func (c *Client) apiError(r *Response, raw []byte, readErr error, found *surprises) error {
 	if readErr == errBodyTooLarge {
 		readErr = nil // documented: the body is cut at the cap
 	}
 	env := envelope{Data: &discardData}
 	switch {
 	case len(bytes.TrimSpace(raw)) == 0 && readErr == nil:
+		errorBodySurprises(found, raw, &env, false, r.Header)
 		env = envelope{Message: "the body is empty"}
 	case json.Unmarshal(raw, &env) == nil:
+		errorBodySurprises(found, raw, &env, true, r.Header)
 		r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
 	case readErr != nil:
 		// The status came but the body stopped: say so rather than blame
@@ -229,6 +243,7 @@ func (c *Client) apiError(r *Response, raw []byte, readErr error) error {
 	default:
 		// Say what came instead of the envelope (an HTML page from a proxy,
 		// text): the body itself stays in APIError.Body.
+		errorBodySurprises(found, raw, &env, false, r.Header)
 		env = envelope{Message: notEnvelopeReason(r.Header)}
 	}
 	e := c.apiErrorFrom(r, raw, &env)

@@ -61,8 +61,8 @@ func TestUnknownFieldsAreKeptInRawJSON(t *testing.T) {
 }
 
 func TestPaymentRawJSONKeepsUnknownFieldsAndQuote(t *testing.T) {
-	data := `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","risk_score":0.2,
-		"quote":{"quote_id":"q","fee":"0","fx_provider":"acme"}}`
+	data := `{"id":"p","reference":"r","status":"pending","amount":"15000.50","currency":"NGN","risk_score":0.2,
+		"quote":{"quote_id":"q","fee":"0","exchange_rate":"1","total_amount":"15000.50","fx_provider":"acme"}}`
 	p, err := initiateAnswering(t, data)
 	require.NoError(t, err)
 	assert.Equal(t, data, string(p.RawJSON()))

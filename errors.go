@@ -262,7 +262,13 @@ type MalformedResponseError struct {
 // newMalformed masks, at construction, whatever the service sent that the
 // error's text repeats: no error value holds the key.
 func newMalformed(reason string, r *Response, err error, secret string) *MalformedResponseError {
-	return &MalformedResponseError{Reason: redact.String(reason, nil, secret), Response: r, Err: redact.Err(err, secret)}
+	return newMalformedKeep(reason, nil, r, err, secret)
+}
+
+// newMalformedKeep is newMalformed leaving the values of keep whole in the
+// reason: the amounts it names, which are never masked.
+func newMalformedKeep(reason string, keep []string, r *Response, err error, secret string) *MalformedResponseError {
+	return &MalformedResponseError{Reason: redact.String(reason, keep, secret), Response: r, Err: redact.Err(err, secret)}
 }
 
 // Error says what was wrong with the response, with its status, stan and

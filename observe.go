@@ -95,6 +95,12 @@ type OperationResult struct {
 	IdempotencyKey string
 	// Attempts is the number of HTTP attempts made.
 	Attempts int
+	// Surprises are what the answer held that the SDK does not assume
+	// (docs/assumptions.md), every one met by this operation, in the order
+	// met; nil when none. The operation's outcome does not depend on them.
+	// The Client logs each kind and detail once (see WithLogger);
+	// paymentsotel counts every one. Test: TestSurprisesReachObservers.
+	Surprises []Surprise
 	// Waited is how long the operation waited for its turn under the
 	// Client's rate limit (WithRateLimit) and for the pause a 429 imposed
 	// on the Client, over all its attempts. The back-off between retries
@@ -130,13 +136,17 @@ func outcomeOf(r *Response, err error) (status int, stan string) {
 // hook runs around one operation: it returns the context the attempts run
 // under and the function called once when the operation ends. Every
 // OperationObserver and the logger of WithLogger are hooks.
-type hook func(ctx context.Context, st *request.Call) (context.Context, func(*Response, error))
+type hook func(ctx context.Context, st *request.Call) (context.Context, func(*Response, error, []Surprise))
 
 // observerHook runs an OperationObserver as a hook.
 func observerHook(obs OperationObserver) hook {
-	return func(ctx context.Context, st *request.Call) (context.Context, func(*Response, error)) {
+	return func(ctx context.Context, st *request.Call) (context.Context, func(*Response, error, []Surprise)) {
 		ctx, end := obs(ctx, operationOf(st))
-		return ctx, func(r *Response, err error) { end(resultOf(st, r, err)) }
+		return ctx, func(r *Response, err error, found []Surprise) {
+			res := resultOf(st, r, err)
+			res.Surprises = found
+			end(res)
+		}
 	}
 }
 
@@ -149,14 +159,14 @@ func chainHooks(hooks []hook) hook {
 	case 1:
 		return hooks[0]
 	}
-	return func(ctx context.Context, st *request.Call) (context.Context, func(*Response, error)) {
-		ends := make([]func(*Response, error), len(hooks))
+	return func(ctx context.Context, st *request.Call) (context.Context, func(*Response, error, []Surprise)) {
+		ends := make([]func(*Response, error, []Surprise), len(hooks))
 		for i, h := range hooks {
 			ctx, ends[i] = h(ctx, st)
 		}
-		return ctx, func(r *Response, err error) {
+		return ctx, func(r *Response, err error, found []Surprise) {
 			for _, end := range slices.Backward(ends) {
-				end(r, err)
+				end(r, err, found)
 			}
 		}
 	}
@@ -165,9 +175,9 @@ func chainHooks(hooks []hook) hook {
 // logHook is WithLogger's observer: one line per operation, at debug level
 // on success and warning level on failure.
 func logHook(l *slog.Logger) hook {
-	return func(ctx context.Context, st *request.Call) (context.Context, func(*Response, error)) {
+	return func(ctx context.Context, st *request.Call) (context.Context, func(*Response, error, []Surprise)) {
 		start := time.Now()
-		return ctx, func(r *Response, err error) {
+		return ctx, func(r *Response, err error, _ []Surprise) {
 			level := slog.LevelDebug
 			if err != nil {
 				level = slog.LevelWarn

@@ -53,7 +53,7 @@ func (s *mwServer) seen() []http.Header {
 
 func answerOK(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"stan-1","data":{"id":"p","reference":"order-1","status":"pending","amount":"1","currency":"NGN","quote":{"quote_id":"q-1","fee":"0"}}}`)
+	_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"stan-1","data":{"id":"p","reference":"order-1","status":"pending","amount":"15000.50","currency":"NGN","quote":{"quote_id":"q-1","fee":"0","exchange_rate":"1","total_amount":"15000.50"}}}`)
 }
 
 func mwClient(t *testing.T, url string, opts ...payments.Option) *payments.Client {
@@ -251,7 +251,7 @@ func TestObserverWrapsTheOperation(t *testing.T) {
 func TestObserversNestAndSeeInitiateChecks(t *testing.T) {
 	srv := newMWServer(t, func(_ int64, w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"success":true,"stan":"s","data":{"id":"p","reference":"order-1","status":"pending"}}`)
+		_, _ = io.WriteString(w, `{"success":true,"stan":"s","data":{"id":"p","reference":"order-1","status":"pending","amount":"15000.50","currency":"NGN"}}`)
 	})
 	var events []string
 	named := func(name string) payments.OperationObserver {
@@ -265,7 +265,7 @@ func TestObserversNestAndSeeInitiateChecks(t *testing.T) {
 	c := mwClient(t, srv.URL, payments.WithObserver(named("a")), payments.WithObserver(named("b")), payments.WithObserver(nil))
 	_, err := c.Payments.Initiate(context.Background(), validInitiateParams())
 	require.ErrorIs(t, err, payments.ErrMalformedResponse)
-	assert.Contains(t, err.Error(), "no quote id")
+	assert.Contains(t, err.Error(), "carries no quote")
 	assert.Equal(t, []string{"a start", "b start", "b end: true", "a end: true"}, events)
 }
 
@@ -293,7 +293,7 @@ func TestLoggerRunsAsTheInnermostObserver(t *testing.T) {
 	}
 	logger := slog.New(markHandler{slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}), &events})
 	c := mwClient(t, srv.URL, payments.WithLogger(logger), payments.WithObserver(obs))
-	_, err := c.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{AccountName: "Ada"})
+	_, err := c.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"start", "payments: request span", "end"}, events)
 }

@@ -156,8 +156,10 @@ func WithRetryWait(min, max time.Duration) RequestOption {
 // debug level on success and at warning level on failure, with operation,
 // method, path (no query), attempts, duration (a string such as "130.884ms"),
 // status and stan when an answer came, idempotency_key when one was sent, and
-// error. Each retry adds an info line ("payments: retrying request"). The API
-// key, headers and bodies are never logged. Without it nothing is logged.
+// error. Each retry adds an info line ("payments: retrying request"). The
+// first time the Client meets each surprise (an answer the SDK does not
+// assume: see Surprise) it adds a warning line with its kind and detail. The
+// API key, headers and bodies are never logged. Without it nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *clientConfig) error { c.logger = l; return nil })
 }

@@ -37,7 +37,10 @@ type Payment struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 
 	// Quote is the quote created by Initiate: fee, exchange rate, total
-	// amount and expiry. It is nil on payments that carry no quote.
+	// amount and expiry. It is nil on payments that carry no quote, and on
+	// those (from Confirm or an event) whose quote cannot be read whole: a
+	// Quote never holds an amount the service did not send. Initiate fails
+	// instead (see PaymentsService.Initiate).
 	Quote *Quote `json:"quote,omitempty"`
 }
 
@@ -121,17 +124,11 @@ type PaymentConfirmParams struct {
 }
 
 var (
-	opPaymentsInitiate = &operation{Operation: Operation{Name: "payments.initiate", Method: http.MethodPost, PathTemplate: "/payments/initiate"}, idempotent: true,
-		check: func(out any) string {
-			if reason := checkPayment(out); reason != "" {
-				return reason
-			}
-			if q := out.(*Payment).Quote; q == nil || q.QuoteID == "" {
-				return "the initiate response carries no quote id"
-			}
-			return ""
-		}}
-	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true,
+	// opPaymentsInitiate needs the quote whole; Initiate adds the check
+	// that the answer agrees with the amount and currency sent.
+	opPaymentsInitiate = &operation{Operation: Operation{Name: "payments.initiate", Method: http.MethodPost, PathTemplate: "/payments/initiate"}, idempotent: true, status: http.StatusOK,
+		check: checkPayment, whole: true}
+	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true, status: http.StatusOK,
 		check: checkPayment}
 )
 
@@ -150,12 +147,31 @@ type PaymentsService struct{ client *Client }
 // until the quote is confirmed. The call carries an Idempotency-Key, so a
 // retried call never creates a second payment; pass WithIdempotencyKey with a
 // key derived from your own order to make that hold across process restarts.
+//
+// The returned payment always carries a whole Quote, every amount read from
+// the response: a quote whose quote id, amount, fee, exchange rate (positive),
+// total amount (positive) or currency cannot be read, where
+// docs/assumptions.md says it stands (data.quote, or flat in data), is a
+// *MalformedResponseError naming each one missing and where it was looked
+// for, never a zero. So is an answer whose amount or currency, the
+// payment's or the quote's, is not the one sent (an amount 100 times the
+// one sent: the service counting in minor units), naming both amounts.
+// Nothing is paid then: do not confirm. Tests: TestInitiateQuoteNeverZero,
+// TestInitiateAmountDisagrees.
 func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateParams, opts ...RequestOption) (*Payment, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
+	op := *opPaymentsInitiate
+	op.agree = func(out any) (string, []string) {
+		p := out.(*Payment)
+		if reason := params.agrees(p); reason != "" {
+			return reason, params.amountsOf(p)
+		}
+		return "", nil
+	}
 	p := new(Payment)
-	if _, err := s.client.do(ctx, opPaymentsInitiate, "", params, p, opts); err != nil {
+	if _, err := s.client.do(ctx, &op, "", params, p, opts); err != nil {
 		return nil, err
 	}
 	if p.Quote.ExpiresAt.IsZero() {
@@ -190,112 +206,4 @@ func (s *PaymentsService) Confirm(ctx context.Context, params *PaymentConfirmPar
 		return nil, err
 	}
 	return p, nil
-}
-
-// quoteWire is a quote as the service sends it (see the README's
-// Assumptions): nested under "quote" in a payment.
-type quoteWire struct {
-	QuoteID      string     `json:"quote_id"`
-	Amount       optDecimal `json:"amount"`
-	Fee          optDecimal `json:"fee"`
-	ExchangeRate optDecimal `json:"exchange_rate"`
-	TotalAmount  optDecimal `json:"total_amount"`
-	Currency     string     `json:"currency"`
-	ExpiresAt    time.Time  `json:"expires_at"`
-	CreatedAt    time.Time  `json:"created_at"`
-}
-
-// optDecimal is a decimal that remembers whether the JSON gave it: null and
-// an absent member leave it unset. (A *decimal.Decimal would do, at the cost
-// of an allocation per amount.)
-type optDecimal struct {
-	d   decimal.Decimal
-	set bool
-}
-
-func (o *optDecimal) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*o = optDecimal{}
-		return nil
-	}
-	o.set = true
-	return o.d.UnmarshalJSON(b)
-}
-
-// or returns o's value when it was given, else alt.
-func (o *optDecimal) or(alt decimal.Decimal) decimal.Decimal {
-	if o.set {
-		return o.d
-	}
-	return alt
-}
-
-// paymentWire is what a payment's JSON decodes into, in one pass: the
-// payment's own fields, its nested quote, and the quote's fields when they
-// stand flat in the payment (the quote's amount, currency and creation time
-// are then the payment's).
-type paymentWire struct {
-	*plainPayment
-	Quote        *quoteWire `json:"quote"`
-	QuoteID      string     `json:"quote_id"`
-	Fee          optDecimal `json:"fee"`
-	ExchangeRate optDecimal `json:"exchange_rate"`
-	TotalAmount  optDecimal `json:"total_amount"`
-	ExpiresAt    time.Time  `json:"expires_at"`
-}
-
-// plainPayment is Payment without its methods (its embedded APIResource
-// included), a plain struct for encoding/json to fill.
-type plainPayment Payment
-
-// decoder returns the value p's JSON decodes into (see wired).
-func (p *Payment) decoder() finisher {
-	p.Quote = nil
-	return &paymentWire{plainPayment: (*plainPayment)(p)}
-}
-
-// decodeData decodes a payment and its quote from the data of a response or
-// an event, whether the quote is nested under "quote" (the documented shape)
-// or its fields stand flat in the payment object. (encoding/json, used by a
-// caller, reads only the documented shape.)
-func (p *Payment) decodeData(b []byte) error {
-	w := p.decoder()
-	if err := json.Unmarshal(b, w); err != nil {
-		return err
-	}
-	w.finish()
-	return nil
-}
-
-// finish sets the payment's Quote from what was decoded.
-func (w *paymentWire) finish() {
-	p := (*Payment)(w.plainPayment)
-	q := w.Quote
-	if q == nil && w.QuoteID != "" {
-		// Flat: the quote's creation time is the payment's, applied below.
-		q = &quoteWire{QuoteID: w.QuoteID, Fee: w.Fee, ExchangeRate: w.ExchangeRate, TotalAmount: w.TotalAmount, ExpiresAt: w.ExpiresAt}
-	}
-	if q == nil || q.QuoteID == "" {
-		p.Quote = nil
-		return
-	}
-	p.Quote = q.quote(p)
-}
-
-func (w *quoteWire) quote(p *Payment) *Quote {
-	q := &Quote{QuoteID: w.QuoteID, Currency: w.Currency, ExpiresAt: w.ExpiresAt,
-		Fee: w.Fee.d, ExchangeRate: w.ExchangeRate.d, TotalAmount: w.TotalAmount.d}
-	q.Amount = w.Amount.or(p.Amount)
-	if q.Currency == "" {
-		q.Currency = p.Currency
-	}
-	if q.ExpiresAt.IsZero() {
-		switch {
-		case !w.CreatedAt.IsZero():
-			q.ExpiresAt = w.CreatedAt.Add(QuoteLifetime)
-		case !p.CreatedAt.IsZero():
-			q.ExpiresAt = p.CreatedAt.Add(QuoteLifetime)
-		}
-	}
-	return q
 }

@@ -3,8 +3,10 @@ package payments_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,7 +59,7 @@ const confirmedPaymentJSON = `{
 
 func validInitiateParams() *payments.PaymentInitiateParams {
 	return &payments.PaymentInitiateParams{
-		Amount: mustDecimal("100"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1",
+		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1",
 	}
 }
 
@@ -77,6 +79,25 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// echoInitiate answers an initiate as a service would: paymentJSON's
+// payment for the amount and currency sent (the harness has read the body
+// it recorded: the responder reads the copy it put back).
+func echoInitiate(req *http.Request) (*http.Response, error) {
+	var sent struct {
+		Amount   json.Number `json:"amount"`
+		Currency string      `json:"currency"`
+	}
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &sent); err != nil {
+		return nil, err
+	}
+	data := strings.NewReplacer(`"15000.50"`, `"`+sent.Amount.String()+`"`, `"NGN"`, `"`+sent.Currency+`"`).Replace(paymentJSON)
+	return jsonResponder(200, okEnvelope(data))(req)
 }
 
 // initiateAnswering runs Initiate against a server answering with data.
@@ -109,9 +130,13 @@ func TestQuoteNested(t *testing.T) {
 }
 
 func TestQuoteAmountsAsNumbersKeepDigits(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"p1","reference":"r","status":"pending","amount":1234567890.123456789,"currency":"USD",
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(`{"id":"p1","reference":"r","status":"pending","amount":1234567890.123456789,"currency":"USD",
 		"quote":{"quote_id":"q1","amount":1234567890.123456789,"fee":0.000000000000000001,
-		"exchange_rate":1530.25,"total_amount":1234567890.123456790,"expires_at":"2025-03-01T10:05:00Z"}}`)
+		"exchange_rate":1530.25,"total_amount":1234567890.123456790,"expires_at":"2025-03-01T10:05:00Z"}}`)))
+	params := validInitiateParams()
+	params.Amount, params.Currency = mustDecimal("1234567890.123456789"), "USD"
+	p, err := h.client.Payments.Initiate(context.Background(), params)
 	require.NoError(t, err)
 	assert.Equal(t, "1234567890.123456789", p.Amount.String())
 	assert.Equal(t, "1234567890.123456789", p.Quote.Amount.String())
@@ -123,12 +148,12 @@ func TestQuoteAmountsAsNumbersKeepDigits(t *testing.T) {
 
 func TestQuoteFlatFields(t *testing.T) {
 	p, err := initiateAnswering(t, `{"id":"`+paymentUUID+`","reference":"order-1","status":"pending",
-		"amount":"100.00","currency":"NGN","created_at":"2025-03-01T09:00:00Z",
+		"amount":"15000.50","currency":"NGN","created_at":"2025-03-01T09:00:00Z",
 		"quote_id":"`+quoteUUID+`","fee":"1.50","exchange_rate":"1","total_amount":"101.50"}`)
 	require.NoError(t, err)
 	require.NotNil(t, p.Quote)
 	assert.Equal(t, quoteUUID, p.Quote.QuoteID)
-	assert.True(t, p.Quote.Amount.Equal(mustDecimal("100")))
+	assert.True(t, p.Quote.Amount.Equal(mustDecimal("15000.50")))
 	assert.True(t, p.Quote.Fee.Equal(mustDecimal("1.5")))
 	assert.True(t, p.Quote.TotalAmount.Equal(mustDecimal("101.5")))
 	assert.Equal(t, "NGN", p.Quote.Currency)
@@ -140,7 +165,7 @@ func TestQuoteFlatFields(t *testing.T) {
 // a Payment is plain encoding/json, which reads the nested quote only.
 func TestFlatQuoteOnlyInTheSDKsDecoding(t *testing.T) {
 	flat := `{"id":"` + paymentUUID + `","reference":"order-1","status":"completed","amount":"100.00",
-		"currency":"NGN","quote_id":"` + quoteUUID + `","fee":"1.50","total_amount":"101.50"}`
+		"currency":"NGN","quote_id":"` + quoteUUID + `","fee":"1.50","exchange_rate":"1","total_amount":"101.50"}`
 	ev, err := payments.ParseEvent(whEventJSON(whEventID, payments.EventPaymentCompleted, flat))
 	require.NoError(t, err)
 	p, err := ev.Payment()
@@ -172,16 +197,16 @@ func TestFlatQuoteOnlyInTheSDKsDecoding(t *testing.T) {
 // amount_to_collect, so a quote named only by them is no quote (Initiate
 // fails as an unknown outcome) and RawJSON keeps them for the caller.
 func TestQuoteAliasesAreNotGuessed(t *testing.T) {
-	data := `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN",
+	data := `{"id":"p","reference":"r","status":"pending","amount":"15000.50","currency":"NGN",
 		"quote":{"id":"q-alias","fees":"9","rate":"9","amount_to_collect":"9"}}`
 	p, err := initiateAnswering(t, data)
 	assert.Nil(t, p)
 	var merr *payments.MalformedResponseError
 	require.ErrorAs(t, err, &merr)
-	assert.Contains(t, merr.Reason, "no quote id")
+	assert.Contains(t, merr.Reason, "no quote_id (data.quote.quote_id), no fee (data.quote.fee), no exchange_rate (data.quote.exchange_rate), no total_amount (data.quote.total_amount)")
 	assert.Contains(t, string(merr.Response.Body), data, "what was received stays readable")
 
-	p, err = initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN",
+	p, err = initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"15000.50","currency":"NGN",
 		"quote":{"quote_id":"q-main","fee":"1","fees":"9","exchange_rate":"2","rate":"9","total_amount":"3","amount_to_collect":"9"}}`)
 	require.NoError(t, err)
 	assert.Equal(t, "q-main", p.Quote.QuoteID)
@@ -191,15 +216,15 @@ func TestQuoteAliasesAreNotGuessed(t *testing.T) {
 }
 
 func TestQuoteExpiryFromQuoteCreatedAt(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
-		"quote":{"quote_id":"q1","fee":"0","created_at":"2025-03-01T09:30:00Z"}}`)
+	p, err := initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"15000.50","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
+		"quote":{"quote_id":"q1","fee":"0","exchange_rate":"1","total_amount":"15000.50","created_at":"2025-03-01T09:30:00Z"}}`)
 	require.NoError(t, err)
 	assert.Equal(t, time.Date(2025, 3, 1, 9, 35, 0, 0, time.UTC), p.Quote.ExpiresAt.UTC())
 }
 
 func TestQuoteExpiryFromPaymentCreatedAt(t *testing.T) {
-	p, err := initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
-		"quote":{"quote_id":"q1","fee":"0"}}`)
+	p, err := initiateAnswering(t, `{"id":"p","reference":"r","status":"pending","amount":"15000.50","currency":"NGN","created_at":"2025-03-01T08:00:00Z",
+		"quote":{"quote_id":"q1","fee":"0","exchange_rate":"1","total_amount":"15000.50"}}`)
 	require.NoError(t, err)
 	assert.Equal(t, time.Date(2025, 3, 1, 8, 5, 0, 0, time.UTC), p.Quote.ExpiresAt.UTC())
 }
@@ -209,7 +234,7 @@ func TestQuoteExpiryFromReceiptTime(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	payments.SetClockForTest(h.client, clock.Now)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
-		`{"id":"p","reference":"r","status":"pending","amount":"1","currency":"NGN","quote":{"quote_id":"q1","fee":"0.10"}}`)))
+		`{"id":"p","reference":"r","status":"pending","amount":"15000.50","currency":"NGN","quote":{"quote_id":"q1","fee":"0.10","exchange_rate":"1","total_amount":"15000.60"}}`)))
 	p, err := h.client.Payments.Initiate(context.Background(), validInitiateParams())
 	require.NoError(t, err)
 	assert.Equal(t, clock.Now().Add(5*time.Minute), p.Quote.ExpiresAt)
@@ -231,7 +256,7 @@ func TestInitiateWithoutQuoteIDIsMalformed(t *testing.T) {
 			var merr *payments.MalformedResponseError
 			require.ErrorAs(t, err, &merr)
 			assert.ErrorIs(t, err, payments.ErrMalformedResponse)
-			assert.Contains(t, merr.Reason, "no quote id")
+			assert.Contains(t, merr.Reason, "data.quote.quote_id")
 			require.NotNil(t, merr.Response, "what was received is kept")
 			assert.Equal(t, stanUUID, merr.Response.Stan)
 			key, ok := payments.IdempotencyKeyOf(err)
@@ -248,8 +273,8 @@ func TestInitiateWithoutQuoteIDIsMalformed(t *testing.T) {
 func TestConfirmAlwaysAsksTheService(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(
-		`{"id":"p","reference":"order-1","status":"pending","amount":"1","currency":"NGN",
-		"quote":{"quote_id":"q-old","fee":"0","expires_at":"2001-01-01T00:00:00Z"}}`)).
+		`{"id":"p","reference":"order-1","status":"pending","amount":"15000.50","currency":"NGN",
+		"quote":{"quote_id":"q-old","fee":"0","exchange_rate":"1","total_amount":"15000.50","expires_at":"2001-01-01T00:00:00Z"}}`)).
 		HeaderSet(http.Header{"Date": {time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC).Format(http.TimeFormat)}}))
 	h.on(http.MethodPost, "/payments/confirm", jsonResponder(422,
 		`{"success":false,"message":"Quote has expired","stan":"s","code":"quote_expired"}`))
@@ -298,7 +323,7 @@ func TestConfirmParamsWithoutQuote(t *testing.T) {
 
 func TestWirePaymentsInitiate(t *testing.T) {
 	h := newHarness(t)
-	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+	h.on(http.MethodPost, "/payments/initiate", echoInitiate)
 
 	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
 		Amount:              mustDecimal("1234567890.123456789"),
@@ -372,7 +397,7 @@ func TestWireAmountsKeepTheirDigits(t *testing.T) {
 	} {
 		t.Run(s, func(t *testing.T) {
 			h := newHarness(t)
-			h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+			h.on(http.MethodPost, "/payments/initiate", echoInitiate)
 			_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
 				Amount: mustDecimal(s), Currency: "NGN", RecipientID: recipientUUID, Reference: "r-1",
 			})
@@ -385,7 +410,7 @@ func TestWireAmountsKeepTheirDigits(t *testing.T) {
 
 func TestWireCallerKeyAndExtraHeader(t *testing.T) {
 	h := newHarness(t, payments.WithUserAgent("acme-checkout/2.3"))
-	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+	h.on(http.MethodPost, "/payments/initiate", echoInitiate)
 	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
 		Amount: mustDecimal("10"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-9",
 	}, payments.WithIdempotencyKey("order-9-initiate"), payments.WithHeader("X-Request-Id", "req-123"))

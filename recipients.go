@@ -197,9 +197,9 @@ func (d *PaymentDetails) wire() *paymentDetails {
 }
 
 var (
-	opRecipientsCreate = &operation{Operation: Operation{Name: "recipients.create", Method: http.MethodPost, PathTemplate: "/payments/recipients"}, idempotent: true,
+	opRecipientsCreate = &operation{Operation: Operation{Name: "recipients.create", Method: http.MethodPost, PathTemplate: "/payments/recipients"}, idempotent: true, status: http.StatusCreated,
 		check: checkRecipient}
-	opRecipientsUpdate = &operation{Operation: Operation{Name: "recipients.update", Method: http.MethodPut, PathTemplate: "/payments/recipients/{id}"},
+	opRecipientsUpdate = &operation{Operation: Operation{Name: "recipients.update", Method: http.MethodPut, PathTemplate: "/payments/recipients/{id}"}, status: http.StatusOK,
 		check: checkRecipient}
 )
 

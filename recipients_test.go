@@ -309,3 +309,28 @@ func FuzzDecodeRecipient(f *testing.F) {
 		}
 	})
 }
+
+// TestRecipientLimitNeverZero: a limit the service leaves out or sends as
+// null is no limit (nil), never a limit of zero (shopspring/decimal alone
+// decodes null to zero); in a response and in an event alike.
+func TestRecipientLimitNeverZero(t *testing.T) {
+	for name, data := range map[string]string{
+		"absent": strings.Replace(recipientJSON, `"limit": "250000.00",`, ``, 1),
+		"null":   strings.Replace(recipientJSON, `"limit": "250000.00",`, `"limit": null,`, 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NotEqual(t, recipientJSON, data)
+			h := newHarness(t)
+			h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(data)))
+			r, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
+			require.NoError(t, err)
+			assert.Nil(t, r.Limit)
+
+			ev, err := payments.ParseEvent(whEventJSON(whEventID, payments.EventRecipientCreated, data))
+			require.NoError(t, err)
+			r, err = ev.Recipient()
+			require.NoError(t, err)
+			assert.Nil(t, r.Limit)
+		})
+	}
+}

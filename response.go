@@ -114,4 +114,7 @@ type wired interface {
 	decoder() finisher
 }
 
-type finisher interface{ finish() }
+// finisher completes a resource after decoding, and returns what makes it
+// unusable ("" when nothing). whole asks for its optional parts too (the
+// quote of an initiated payment).
+type finisher interface{ finish(whole bool) string }

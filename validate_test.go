@@ -597,7 +597,7 @@ func TestValidationNeverEchoesPersonalData(t *testing.T) {
 func TestBoundsAreInclusive(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
-	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
+	h.on(http.MethodPost, "/payments/initiate", echoInitiate)
 	h.on(http.MethodPost, "/accounts/virtual-accounts", jsonResponder(200, okEnvelope(virtualAccountJSON)))
 	h.on(http.MethodPost, "/webhooks/events/trigger/"+strings.Repeat("e", 128), jsonResponder(204, ""))
 	ctx := context.Background()
@@ -658,7 +658,9 @@ func FuzzAmount(f *testing.F) {
 		if err != nil {
 			return
 		}
-		a := fzAnswerFor(http.StatusOK, "application/json", []byte(okEnvelope(paymentJSON)))
+		// The service answers for the amount sent (Initiate checks it does).
+		a := fzAnswerFor(http.StatusOK, "application/json",
+			[]byte(okEnvelope(strings.ReplaceAll(paymentJSON, `"15000.50"`, `"`+d.String()+`"`))))
 		params := validInitiateParams()
 		params.Amount = d
 		_, err = fzClient(t, a).Payments.Initiate(context.Background(), params)

@@ -79,7 +79,7 @@ type VirtualAccountMetadata struct {
 // Client.VirtualAccounts.
 type VirtualAccountsService struct{ client *Client }
 
-var opVirtualAccountsCreate = &operation{Operation: Operation{Name: "virtual_accounts.create", Method: http.MethodPost, PathTemplate: "/accounts/virtual-accounts"},
+var opVirtualAccountsCreate = &operation{Operation: Operation{Name: "virtual_accounts.create", Method: http.MethodPost, PathTemplate: "/accounts/virtual-accounts"}, status: http.StatusOK,
 	check: func(out any) string { return lacking("id", out.(*VirtualAccount).ID) }}
 
 // Create opens a virtual account (POST /accounts/virtual-accounts). The

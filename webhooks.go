@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,7 +84,7 @@ func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts
 	return res, nil
 }
 
-var opWebhooksTrigger = &operation{Operation: Operation{Name: "webhooks.trigger", Method: http.MethodPost, PathTemplate: "/webhooks/events/trigger/{event_id}"}, dataOptional: true}
+var opWebhooksTrigger = &operation{Operation: Operation{Name: "webhooks.trigger", Method: http.MethodPost, PathTemplate: "/webhooks/events/trigger/{event_id}"}, dataOptional: true, status: http.StatusOK}
 
 // Listing events: GET /webhooks/events. The specification names the
 // operation and shows neither its path nor its payload; this is the SDK's
@@ -208,13 +209,28 @@ func (p *EventPage) NextParams() *EventListParams {
 }
 
 // eventPageWire is the data of a page: {"events": [...], "has_more": bool}.
-// check parses the events into parsed.
+// check parses the events into parsed, and has_more into hasMore: kept raw,
+// so that an absent, null or non-boolean has_more is told from false.
 type eventPageWire struct {
 	Events  *[]json.RawMessage `json:"events"`
-	HasMore bool               `json:"has_more"`
+	HasMore json.RawMessage    `json:"has_more"`
 
-	parsed []*Event
+	parsed  []*Event
+	hasMore bool
 }
+
+// ErrEventPageUnreadable matches the error of ListEventsPage and ListEvents
+// when a page does not say, in the assumed way, whether more events follow:
+// its has_more is absent, null or not a boolean. The page's events are not
+// taken as the end of the list (the service may page another way: another
+// cursor field): list with Client.Do and parse each event with ParseEvent.
+// The error is also a *MalformedResponseError, with the page's stan.
+var ErrEventPageUnreadable = errors.New("payments: the event page does not say whether more events follow")
+
+// pageUnreadable is the reason of a page whose has_more cannot be read.
+const pageUnreadable = "the page's has_more is absent, null or not a boolean, so it does not say whether more events follow " +
+	"(the service may page another way): its events are not taken as the end of the list; " +
+	"list with client.Do and parse each event with payments.ParseEvent"
 
 // checkEventPage parses a page's events with ParseEvent; a page that is not
 // one becomes a *MalformedResponseError inside the pipeline. The reason
@@ -224,6 +240,14 @@ func checkEventPage(out any) string {
 	if w.Events == nil {
 		return "the page has no events list"
 	}
+	switch string(bytes.TrimSpace(w.HasMore)) {
+	case "true":
+		w.hasMore = true
+	case "false":
+		w.hasMore = false
+	default:
+		return pageUnreadable
+	}
 	w.parsed = make([]*Event, 0, len(*w.Events))
 	for i, raw := range *w.Events {
 		ev, err := ParseEvent(raw)
@@ -232,15 +256,15 @@ func checkEventPage(out any) string {
 		}
 		w.parsed = append(w.parsed, ev)
 	}
-	if w.HasMore && len(w.parsed) == 0 {
+	if w.hasMore && len(w.parsed) == 0 {
 		return "the page says has_more but has no events to continue after"
 	}
 	return ""
 }
 
 var opWebhooksListEvents = &operation{
-	Operation: Operation{Name: "webhooks.list_events", Method: http.MethodGet, PathTemplate: "/webhooks/events"},
-	check:     checkEventPage,
+	Operation: Operation{Name: "webhooks.list_events", Method: http.MethodGet, PathTemplate: "/webhooks/events"}, status: http.StatusOK,
+	check: checkEventPage,
 }
 
 // ListEventsPage fetches one page of the service's events (GET
@@ -253,7 +277,9 @@ var opWebhooksListEvents = &operation{
 // events created after it), since (RFC 3339, inclusive, on created_at),
 // type (repeated) and limit (1 to 100, default 50); data
 // {"events": [{"id", "event", "created_at", "data"}, ...], "has_more": bool}.
-// A 404 matches ErrListEventsUnavailable. Like every GET it is retried on
+// A 404 matches ErrListEventsUnavailable; a page whose has_more is absent,
+// null or not a boolean matches ErrEventPageUnreadable (never the end of
+// the list; test: TestListEventsPageWithoutHasMoreIsAnError). Like every GET it is retried on
 // connection errors and on 408, 409, 429, 500, 502, 503 and 504, with no
 // Idempotency-Key.
 func (s *WebhooksService) ListEventsPage(ctx context.Context, params *EventListParams, opts ...RequestOption) (*EventPage, error) {
@@ -270,9 +296,13 @@ func (s *WebhooksService) ListEventsPage(ctx context.Context, params *EventListP
 		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
 			return nil, fmt.Errorf("%w: %w", ErrListEventsUnavailable, err)
 		}
+		var merr *MalformedResponseError
+		if errors.As(err, &merr) && merr.Reason == pageUnreadable {
+			return nil, fmt.Errorf("%w: %w", ErrEventPageUnreadable, err)
+		}
 		return nil, err
 	}
-	page := &EventPage{Events: w.parsed, HasMore: w.HasMore, params: *params}
+	page := &EventPage{Events: w.parsed, HasMore: w.hasMore, params: *params}
 	page.params.Types = slices.Clone(params.Types)
 	page.setResponse(r, nil)
 	return page, nil
@@ -298,7 +328,9 @@ func (s *WebhooksService) ListEventsPage(ctx context.Context, params *EventListP
 // yielded before it stand. Breaking out of the loop sends nothing more.
 // The wire format, GET /webhooks/events with after, since, type and limit,
 // is an assumption: see ListEventsPage; a 404 matches
-// ErrListEventsUnavailable.
+// ErrListEventsUnavailable, and a page that does not say whether more
+// follow ErrEventPageUnreadable: the loop ends with that error, never
+// quietly.
 func (s *WebhooksService) ListEvents(ctx context.Context, params *EventListParams, opts ...RequestOption) iter.Seq2[*Event, error] {
 	return func(yield func(*Event, error) bool) {
 		p := params

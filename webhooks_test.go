@@ -76,7 +76,7 @@ func TestWirePathParametersAreEscaped(t *testing.T) {
 
 // whListEvent is an event of a listed page, in the webhook body's shape.
 func whListEvent(n int) string {
-	return fmt.Sprintf(`{"id":"evt-%d","event":"payment.completed","created_at":"2025-01-31T09:00:0%d.000Z","data":{"id":"%s","reference":"order-%d"}}`,
+	return fmt.Sprintf(`{"id":"evt-%d","event":"payment.completed","created_at":"2025-01-31T09:00:0%d.000Z","data":{"id":"%s","reference":"order-%d","amount":"100.00","currency":"NGN"}}`,
 		n, n%10, whPaymentID, n)
 }
 
@@ -365,4 +365,39 @@ func FuzzListEventsPage(f *testing.F) {
 			t.Fatal("has_more without a next page")
 		}
 	})
+}
+
+// TestListEventsPageWithoutHasMoreIsAnError: a page whose has_more is
+// absent, null or not a boolean does not say whether more events follow
+// (the service may page with another cursor): it is an error matching
+// ErrEventPageUnreadable, never the end of the list; ListEvents yields the
+// events of the pages before it, then that error.
+func TestListEventsPageWithoutHasMoreIsAnError(t *testing.T) {
+	for name, hasMore := range map[string]string{
+		"absent":    ``,
+		"null":      `,"has_more":null`,
+		"a string":  `,"has_more":"true"`,
+		"a number":  `,"has_more":1`,
+		"an object": `,"has_more":{}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			h.on(http.MethodGet, "/webhooks/events", whPager(t, map[string]httpmock.Responder{
+				"":      jsonResponder(200, whListPage(1, 2, true)),
+				"evt-2": jsonResponder(200, okEnvelope(`{"events":[`+whListEvent(3)+`],"next_cursor":"evt-3"`+hasMore+`}`)),
+			}))
+			page, err := h.client.Webhooks.ListEventsPage(context.Background(), &payments.EventListParams{After: "evt-2"})
+			assert.Nil(t, page)
+			require.ErrorIs(t, err, payments.ErrEventPageUnreadable)
+			var merr *payments.MalformedResponseError
+			require.ErrorAs(t, err, &merr)
+			assert.Equal(t, stanUUID, merr.Response.Stan)
+			assert.Contains(t, err.Error(), "list with client.Do and parse each event with payments.ParseEvent")
+
+			ids, errs := whCollect(h.client.Webhooks.ListEvents(context.Background(), nil))
+			assert.Equal(t, []string{"evt-1", "evt-2"}, ids, "the events before the unreadable page")
+			require.Len(t, errs, 1)
+			assert.ErrorIs(t, errs[0], payments.ErrEventPageUnreadable)
+		})
+	}
 }

@@ -102,6 +102,9 @@ func (in *Instrumentation) observe(ctx context.Context, op payments.Operation) (
 			mattrs = append(mattrs, semconv.ErrorTypeKey.String(errType))
 		}
 		in.opDuration.Record(ctx, elapsed.Seconds(), metric.WithAttributeSet(attribute.NewSet(mattrs...)))
+		for _, s := range res.Surprises {
+			in.surprises.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(OperationKey.String(name), SurpriseKindKey.String(string(s.Kind)))))
+		}
 	}
 }
 

@@ -3,9 +3,11 @@ package paymentsotel_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -20,6 +22,7 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentsotel"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // TestMetricsOfARetriedJourney: a create that succeeds at once and an
@@ -133,4 +136,37 @@ func TestDefaultsAreTheGlobals(t *testing.T) {
 	require.NoError(t, reader.Collect(context.Background(), &rm))
 	require.Len(t, rm.ScopeMetrics, 1)
 	assert.Equal(t, paymentsotel.ScopeName, rm.ScopeMetrics[0].Scope.Name)
+}
+
+// TestSurprisesCounted: every surprise a client or a handler meets is
+// counted in payments.surprises, by kind (and operation, for a client's),
+// though each is logged only once.
+func TestSurprisesCounted(t *testing.T) {
+	r := newRig(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"success":true,"message":"ok","stan":"s","data":{"id":"p","reference":"r","status":"processing",` +
+			`"amount":"1","currency":"NGN","completed_at":"2025-03-01T10:00:00Z"}}`))
+	}))
+	defer srv.Close()
+	client, err := payments.NewClient("test-key", append(r.inst.ClientOptions(), payments.WithBaseURL(srv.URL))...)
+	require.NoError(t, err)
+	for range 2 {
+		_, err := client.Payments.Confirm(testContext(t), &payments.PaymentConfirmParams{Reference: "r", QuoteID: "q"})
+		require.NoError(t, err)
+	}
+	verifier, err := webhook.NewSignatureVerifier([]string{hookSecret})
+	require.NoError(t, err)
+	h := webhook.NewHandler(verifier, func(context.Context, *payments.Event) error { return nil }, r.inst.HandlerOption())
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, delivery(t, uuid.NewString(), "payout.settled", hookSecret))
+	require.Equal(t, http.StatusOK, w.Code)
+
+	m := r.metric(t, paymentsotel.MetricSurprises)
+	assert.Equal(t, "{surprise}", m.Unit)
+	assert.Equal(t, map[string]int64{
+		"payments.operation=payments.confirm,payments.surprise.kind=payment_status": 2,
+		"payments.operation=payments.confirm,payments.surprise.kind=unknown_field":  2,
+		"payments.surprise.kind=event_kind":                                         1,
+	}, sumValues(t, m))
 }

@@ -47,6 +47,8 @@ const (
 	// WebhookOutcomeKey is how the handler answered a delivery, as
 	// webhook.DeliveryOutcome.
 	WebhookOutcomeKey = attribute.Key("payments.webhook.outcome")
+	// SurpriseKindKey is a surprise's kind, as payments.SurpriseKind.
+	SurpriseKindKey = attribute.Key("payments.surprise.kind")
 )
 
 // Names of the metrics and of the webhook span.
@@ -55,7 +57,12 @@ const (
 	MetricOperationDuration         = "payments.client.operation.duration"
 	MetricRetries                   = "payments.client.retries"
 	MetricWebhookDeliveries         = "payments.webhook.deliveries"
-	SpanWebhook                     = "payments.webhook"
+	// MetricSurprises counts what the service answered or delivered that
+	// the SDK does not assume (payments.Surprise), every one, by
+	// SurpriseKindKey and, for a client's, OperationKey (a delivery's have
+	// none). The details are in the log line each first one gets.
+	MetricSurprises = "payments.surprises"
+	SpanWebhook     = "payments.webhook"
 )
 
 // Option configures New.
@@ -109,6 +116,7 @@ type Instrumentation struct {
 	opDuration      metric.Float64Histogram
 	retries         metric.Int64Counter
 	deliveries      metric.Int64Counter
+	surprises       metric.Int64Counter
 }
 
 // The bucket boundaries (seconds) the HTTP semantic conventions advise for
@@ -142,7 +150,7 @@ func New(opts ...Option) (*Instrumentation, error) {
 	}
 	meter := c.mp.Meter(ScopeName,
 		metric.WithInstrumentationVersion(payments.Version), metric.WithSchemaURL(semconv.SchemaURL))
-	var errs [4]error
+	var errs [5]error
 	in.attemptDuration, errs[0] = meter.Float64Histogram(MetricHTTPClientRequestDuration,
 		metric.WithUnit("s"), metric.WithDescription("Duration of HTTP client requests."),
 		metric.WithExplicitBucketBoundaries(attemptBuckets...))
@@ -153,6 +161,8 @@ func New(opts ...Option) (*Instrumentation, error) {
 		metric.WithUnit("{retry}"), metric.WithDescription("HTTP attempts the payments SDK retried, by the previous attempt's outcome."))
 	in.deliveries, errs[3] = meter.Int64Counter(MetricWebhookDeliveries,
 		metric.WithUnit("{delivery}"), metric.WithDescription("Webhook deliveries answered, by outcome and event type."))
+	in.surprises, errs[4] = meter.Int64Counter(MetricSurprises,
+		metric.WithUnit("{surprise}"), metric.WithDescription("Answers and deliveries that differ from what the payments SDK assumes, by kind."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}

@@ -62,5 +62,8 @@ func (in *Instrumentation) observeDelivery(ctx context.Context, r *http.Request)
 			mattrs = append(mattrs, WebhookEventTypeKey.String(string(res.EventType)))
 		}
 		in.deliveries.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(mattrs...)))
+		for _, s := range res.Surprises {
+			in.surprises.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(SurpriseKindKey.String(string(s.Kind)))))
+		}
 	}
 }

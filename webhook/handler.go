@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/surprise"
 )
 
 // DefaultMaxBodyBytes is the largest webhook body a handler made by
@@ -97,8 +98,10 @@ func WithClaimWait(d time.Duration) HandlerOption {
 
 // WithLogger makes the handler log each delivery it answers: the event
 // id and kind when known, the status, the reason for a refusal, and the error
-// of your EventFunc. Bodies, the signature header and secrets are never
-// logged. Without it nothing is logged.
+// of your EventFunc; and, once per handler, each surprise a delivery holds
+// (payments.Surprise: an unknown event kind, body member, payment status or
+// signature header), with its kind and detail. Bodies, the signature header
+// and secrets are never logged. Without it nothing is logged.
 func WithLogger(l *slog.Logger) HandlerOption {
 	return func(h *Handler) { h.logger = l }
 }
@@ -158,6 +161,7 @@ type Handler struct {
 	recentSize   int
 	recent       *recentlyDone // nil: remembers nothing
 	bg           background
+	surprised    surprise.Set // the surprises already logged (surprise.go)
 }
 
 // DeliveryOutcome is how the handler answered a delivery, for metrics.
@@ -185,6 +189,12 @@ type DeliveryResult struct {
 	EventType payments.EventType
 	// Err is the EventFunc's error, or why the delivery was refused.
 	Err error
+	// Surprises are what the delivery held that the SDK does not assume
+	// (an unknown signature header or none known, an unknown event kind,
+	// body member or payment status), every one, in the order met; nil
+	// when none. They never change the answer. Test:
+	// TestHandlerSurprisesOncePerKind.
+	Surprises []payments.Surprise
 }
 
 // DeliveryObserver is called when a delivery arrives; it returns the context
@@ -251,6 +261,10 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.refuse(ctx, w, status, nil, OutcomeInvalid, nil, reason)
 		return
 	}
+	found := &deliverySurprises{h: h, ctx: ctx}
+	res, _ := ctx.Value(resultKey{}).(*DeliveryResult)
+	defer found.report(res)
+	found.headers(r.Header)
 	if err := h.verifier.Verify(body, r.Header); err != nil {
 		h.refuse(ctx, w, http.StatusUnauthorized, nil, OutcomeRejectedSignature, err, "invalid signature")
 		return
@@ -260,6 +274,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.refuse(ctx, w, http.StatusBadRequest, nil, OutcomeInvalid, err, "not a webhook event")
 		return
 	}
+	found.event(ev)
 
 	if !h.bg.enter() {
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeShuttingDown, nil, "the handler is shutting down")

@@ -7,6 +7,8 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,6 +249,39 @@ func TestReconcileListingErrorMidStream(t *testing.T) {
 	require.ErrorIs(t, err, payments.ErrListEventsUnavailable)
 	assert.Equal(t, 2, res.Processed)
 	assert.Equal(t, srv.Events()[1].ID, res.Checkpoint.ID)
+}
+
+// TestReconcileUnreadablePageIsNotTheEnd: a listing whose page does not say
+// whether more events follow (has_more absent: the service pages another
+// way) ends Reconcile with an error matching
+// payments.ErrEventPageUnreadable, its checkpoint at the last event
+// processed: never a run that looks complete.
+func TestReconcileUnreadablePageIsNotTheEnd(t *testing.T) {
+	evs := rcEvents(t, 2)
+	page := func(evs ...*payments.Event) string {
+		var raws []string
+		for _, ev := range evs {
+			raws = append(raws, string(ev.RawJSON()))
+		}
+		return `{"events":[` + strings.Join(raws, ",") + `]`
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		data := page(evs[0]) + `,"has_more":true}`
+		if r.URL.Query().Get("after") != "" {
+			data = page(evs[1]) + `,"next":"abc"}` // no has_more
+		}
+		fmt.Fprintf(w, `{"success":true,"message":"ok","stan":"s","data":%s}`, data)
+	}))
+	defer srv.Close()
+	client, err := payments.NewClient("test-key", payments.WithBaseURL(srv.URL))
+	require.NoError(t, err)
+	var rec whRecorder
+	h := whHandler(t, rec.fn(whOK))
+	ctx := context.Background()
+	res, err := h.Reconcile(ctx, client.Webhooks.ListEvents(ctx, nil))
+	require.ErrorIs(t, err, payments.ErrEventPageUnreadable)
+	assert.Equal(t, webhook.ReconcileResult{Processed: 1, Checkpoint: rcAt(evs[0])}, res)
 }
 
 // Cancelling the context stops the run: the function running is cancelled,

@@ -1,0 +1,192 @@
+package payments
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/paymentsapi/payments-go/internal/redact"
+	"github.com/paymentsapi/payments-go/internal/surprise"
+)
+
+// SurpriseKind names a way in which the service answered what the SDK does
+// not assume (docs/assumptions.md). The kinds are few and fixed: fit for a
+// metric attribute.
+type SurpriseKind string
+
+// The kinds of surprise. The client meets the first four; the webhook
+// receiver (webhook.Handler) the last three, and unknown fields and
+// payment statuses in deliveries.
+const (
+	// SurpriseUnknownField: a member of a response's data (or of its
+	// quote, or of an event) that the SDK does not read. Detail is where
+	// it stands, such as "data.completed_at": its value is never reported.
+	SurpriseUnknownField SurpriseKind = surprise.UnknownField
+	// SurprisePaymentStatus: a payment status outside pending, completed,
+	// failed and rejected. Detail is the status.
+	SurprisePaymentStatus SurpriseKind = surprise.PaymentStatus
+	// SurpriseErrorBody: an error answer whose body is not the assumed
+	// envelope (success false, message, a string code, errors as a list of
+	// {field, message} or a map). Detail says how it differs.
+	SurpriseErrorBody SurpriseKind = surprise.ErrorBody
+	// SurpriseSuccessStatus: a success status other than the one assumed
+	// for the operation (201 for recipients.create, 200 for the others).
+	// Detail names both.
+	SurpriseSuccessStatus SurpriseKind = surprise.SuccessStatus
+	// SurpriseEventKind: an event kind the specification does not list.
+	// Detail is the kind.
+	SurpriseEventKind SurpriseKind = surprise.EventKind
+	// SurpriseSignatureHeader: a delivery with a signature-like header the
+	// SDK does not know (Detail names it), or with neither of the known
+	// ones.
+	SurpriseSignatureHeader SurpriseKind = surprise.SignatureHeader
+)
+
+// Surprise is one thing the service did that the SDK does not assume. The
+// SDK never fails a call for it: it reports it, so that a wrong assumption
+// is learnt from the logs before it costs anything. Detail never holds a
+// secret, personal data or the value of an unknown field (a field's name,
+// a status, an HTTP status, a header's name); it is at most 80 printable
+// characters.
+type Surprise struct {
+	Kind   SurpriseKind
+	Detail string
+}
+
+// surprises collects what one call met.
+type surprises []Surprise
+
+// add is the one way a Surprise is made: its detail cleaned as Surprise
+// says.
+func (s *surprises) add(kind, detail string) {
+	*s = append(*s, Surprise{Kind: SurpriseKind(kind), Detail: surprise.Clean(redact.String(detail, nil))})
+}
+
+// report logs each surprise the Client meets for the first time (per kind
+// and detail), at warning level, when it has a logger.
+func (c *Client) report(ctx context.Context, op string, found surprises) {
+	for _, s := range found {
+		if !c.surprised.First(string(s.Kind), s.Detail) || c.logger == nil {
+			continue
+		}
+		c.logger.LogAttrs(ctx, slog.LevelWarn, surprise.LogMessage,
+			slog.String("kind", string(s.Kind)), slog.String("detail", s.Detail), slog.String("operation", op))
+	}
+}
+
+// fieldsOf lists the JSON names of t's fields (its embedded structs'
+// included), with extra names.
+func fieldsOf(t reflect.Type, extra ...string) surprise.Fields {
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.IsExported() && name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return surprise.NewFields(append(names, extra...)...)
+}
+
+// The members the SDK reads, by resource (docs/assumptions.md). A payment
+// also has its flat quote's, and recipient_id, the recipient it pays.
+var (
+	paymentFields        = fieldsOf(reflect.TypeFor[paymentWire](), "recipient_id")
+	quoteFields          = fieldsOf(reflect.TypeFor[quoteWire]())
+	recipientFields      = fieldsOf(reflect.TypeFor[Recipient]())
+	virtualAccountFields = fieldsOf(reflect.TypeFor[VirtualAccount]())
+	eventPageFields      = surprise.NewFields("events", "has_more")
+)
+
+// dataSurprises adds what the data of a decoded success holds that the SDK
+// does not assume: unknown members, an unknown payment status, unknown
+// event kinds and members in a page.
+func dataSurprises(found *surprises, body []byte, out any) {
+	var known surprise.Fields
+	var nested func(name, value []byte)
+	switch o := out.(type) {
+	case *Payment:
+		known = paymentFields
+		if o.Status != "" && !surprise.KnownPaymentStatus(string(o.Status)) {
+			found.add(surprise.PaymentStatus, string(o.Status))
+		}
+		nested = func(name, value []byte) {
+			if string(name) == "quote" && !bytes.Equal(value, []byte("null")) {
+				surprise.Unknown(value, quoteFields, "data.quote.", found.add, nil)
+			}
+		}
+	case *Recipient:
+		known = recipientFields
+	case *VirtualAccount:
+		known = virtualAccountFields
+	case *eventPageWire:
+		known = eventPageFields
+		for _, ev := range o.parsed {
+			surprise.Event(ev.raw, ev.Data, string(ev.Type), "data.events[].", found.add)
+		}
+	default:
+		return
+	}
+	surprise.Unknown(surprise.Member(body, "data"), known, "data.", found.add, nested)
+}
+
+// successStatus adds a surprise when a success's status is not the one op
+// assumes (op.status; 0 assumes none).
+func successStatus(found *surprises, op *operation, status int) {
+	if op.status != 0 && status != op.status {
+		found.add(surprise.SuccessStatus, op.Name+" answered "+strconv.Itoa(status)+", assumed "+strconv.Itoa(op.status))
+	}
+}
+
+// errorBodySurprises adds how an error answer's body differs from the
+// assumed envelope: parsed tells whether it decoded as JSON into env.
+func errorBodySurprises(found *surprises, raw []byte, env *envelope, parsed bool, h http.Header) {
+	switch {
+	case len(bytes.TrimSpace(raw)) == 0:
+		found.add(surprise.ErrorBody, "the body is empty")
+		return
+	case !parsed:
+		ct := h.Get("Content-Type")
+		if ct == "" {
+			ct = "no Content-Type"
+		}
+		found.add(surprise.ErrorBody, "the body is not JSON ("+ct+")")
+		return
+	}
+	if env.Success == nil || *env.Success {
+		found.add(surprise.ErrorBody, "no success:false")
+	}
+	if env.Message == "" {
+		if len(env.Error) > 0 {
+			found.add(surprise.ErrorBody, "no message, an error member instead")
+		} else {
+			found.add(surprise.ErrorBody, "no message")
+		}
+	}
+	if code := bytes.TrimSpace(env.Code); len(code) > 0 && code[0] != '"' && !bytes.Equal(code, []byte("null")) {
+		if _, err := strconv.ParseFloat(string(code), 64); err == nil {
+			found.add(surprise.ErrorBody, "code is a number")
+		} else {
+			found.add(surprise.ErrorBody, "code is not a string")
+		}
+	}
+	if errs := bytes.TrimSpace(env.Errors); len(errs) > 0 && !bytes.Equal(errs, []byte("null")) {
+		var list []map[string]json.RawMessage
+		var byField map[string]json.RawMessage
+		switch {
+		case json.Unmarshal(errs, &list) == nil:
+		case json.Unmarshal(errs, &byField) == nil:
+		default:
+			var messages []string
+			if json.Unmarshal(errs, &messages) == nil {
+				found.add(surprise.ErrorBody, "errors is a list of strings (read without field names)")
+			} else {
+				found.add(surprise.ErrorBody, "errors has a shape the SDK does not read (dropped)")
+			}
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testlog"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+const surpriseLogMessage = "payments: the service differs from the SDK's assumptions (logged once; see docs/assumptions.md)"
+
+// TestHandlerSurprisesOncePerKind: each kind of surprise a delivery can
+// hold, met in two deliveries, gives one warning line (kind, detail) and
+// reaches the DeliveryObserver twice; the answers are those without it.
+func TestHandlerSurprisesOncePerKind(t *testing.T) {
+	body := func(n int, event, extra, data string) []byte {
+		return []byte(fmt.Sprintf(`{"id":"00000000-0000-4000-8000-%012d","event":%q,"created_at":"2024-05-01T10:00:00Z"%s,"data":%s}`,
+			n, event, extra, data))
+	}
+	payment := `{"id":"p1","reference":"r","status":"completed","amount":"10.00","currency":"NGN"}`
+	for _, tc := range []struct {
+		name    string
+		request func(n int) *http.Request
+		status  int
+		want    payments.Surprise
+	}{
+		{"event kind", func(n int) *http.Request {
+			return whDelivery(body(n, "payout.settled", "", `{}`), whNow, whSecret)
+		}, http.StatusOK, payments.Surprise{Kind: payments.SurpriseEventKind, Detail: "payout.settled"}},
+		{"body member", func(n int) *http.Request {
+			return whDelivery(body(n, "payment.completed", `,"livemode":"SECRET-VALUE-4242"`, payment), whNow, whSecret)
+		}, http.StatusOK, payments.Surprise{Kind: payments.SurpriseUnknownField, Detail: "event.livemode"}},
+		{"payment status", func(n int) *http.Request {
+			return whDelivery(body(n, "payment.completed", "", `{"id":"p1","status":"processing","amount":"1"}`), whNow, whSecret)
+		}, http.StatusOK, payments.Surprise{Kind: payments.SurprisePaymentStatus, Detail: "processing"}},
+		{"unknown signature header", func(n int) *http.Request {
+			req := whDelivery(body(n, "payment.completed", "", payment), whNow, whSecret)
+			req.Header.Set("X-Payments-Signature-256", "sha256=SECRET-VALUE-4242")
+			return req
+		}, http.StatusOK, payments.Surprise{Kind: payments.SurpriseSignatureHeader, Detail: "unknown header X-Payments-Signature-256"}},
+		{"no known signature header", func(n int) *http.Request {
+			req := whDelivery(body(n, "payment.completed", "", payment), whNow, whSecret)
+			req.Header.Del(webhook.SignatureHeader)
+			return req
+		}, http.StatusUnauthorized, payments.Surprise{Kind: payments.SurpriseSignatureHeader, Detail: "no Payments-Signature or webhook-signature header"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []payments.Surprise
+			obs := func(ctx context.Context, _ *http.Request) (context.Context, func(webhook.DeliveryResult)) {
+				return ctx, func(r webhook.DeliveryResult) {
+					mu.Lock()
+					got = append(got, r.Surprises...)
+					mu.Unlock()
+				}
+			}
+			logs := new(testlog.Buffer)
+			h := whHandler(t, whRecorderFn(), webhook.WithDeliveryObserver(obs),
+				webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
+			for n := range 2 {
+				assert.Equal(t, tc.status, whServe(h, tc.request(n)).Code)
+			}
+			assert.Equal(t, []payments.Surprise{tc.want, tc.want}, got, "the observer sees every one")
+			lines, err := logs.JSONLines()
+			require.NoError(t, err)
+			var surprises []map[string]any
+			for _, l := range lines {
+				if l["msg"] == surpriseLogMessage {
+					surprises = append(surprises, l)
+				}
+			}
+			require.Len(t, surprises, 1, logs.String())
+			assert.Equal(t, "WARN", surprises[0]["level"])
+			assert.Equal(t, string(tc.want.Kind), surprises[0]["kind"])
+			assert.Equal(t, tc.want.Detail, surprises[0]["detail"])
+			assert.NotContains(t, logs.String(), "SECRET-VALUE-4242", "values are never logged")
+			assert.NotContains(t, logs.String(), whSecret)
+		})
+	}
+}
+
+// TestHandlerNoSurpriseForTheAssumedDelivery: a delivery as assumed, by
+// either scheme, reports nothing; a Verifier of your own is not second-
+// guessed about its headers.
+func TestHandlerNoSurpriseForTheAssumedDelivery(t *testing.T) {
+	var got []payments.Surprise
+	obs := func(ctx context.Context, _ *http.Request) (context.Context, func(webhook.DeliveryResult)) {
+		return ctx, func(r webhook.DeliveryResult) { got = append(got, r.Surprises...) }
+	}
+	h := whHandler(t, whRecorderFn(), webhook.WithDeliveryObserver(obs))
+	assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whEventJSON(whEventID, payments.EventPaymentCompleted,
+		`{"id":"p1","status":"completed","amount":"1"}`), whNow, whSecret)).Code)
+	own := webhook.NewHandler(verifierFunc(func([]byte, http.Header) error { return nil }), whRecorderFn(), webhook.WithDeliveryObserver(obs))
+	req := whDelivery(whEventJSON(whEventID, payments.EventPaymentCompleted, `{}`), whNow, whSecret)
+	req.Header.Del(webhook.SignatureHeader)
+	req.Header.Set("X-Own-Signature", "x")
+	assert.Equal(t, http.StatusOK, whServe(own, req).Code)
+	assert.Empty(t, got)
+}
+
+type verifierFunc func([]byte, http.Header) error
+
+func (f verifierFunc) Verify(b []byte, h http.Header) error { return f(b, h) }
