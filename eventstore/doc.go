@@ -3,10 +3,11 @@
 // It has no code of its own; each store is a package, so that a program
 // imports only the driver it uses, and the payments package none:
 //
-//   - eventstore/pgstore: PostgreSQL, with pgx v5. It can run your
-//     EventFunc in the transaction that records the event as processed,
-//     so that your writes to the same database happen exactly once
-//     (Store.Transactional).
+//   - eventstore/pgstore: PostgreSQL, with pgx v5. Its Queue (the
+//     recommended set-up, on River) answers the delivery once the event is
+//     enqueued and runs your function in a worker, in the transaction that
+//     completes the job, so that your writes to the same database happen
+//     exactly once; its Store is the simpler at-least-once choice.
 //   - eventstore/redisstore: Redis, with go-redis v9 (single server,
 //     Sentinel or Cluster).
 //

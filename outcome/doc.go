@@ -25,6 +25,6 @@
 // that have no outcome with Stuck (the payments command prints them:
 // payments payments stuck). The guide docs/outcomes.md shows the whole
 // journey. eventstore/pgstore and eventstore/redisstore have shared stores;
-// pgstore's can record an event in the transaction of its Transactional
-// handler function.
+// pgstore's Queue records each event in the transaction of its job, with
+// the merchant's writes (Queue.Tracker).
 package outcome

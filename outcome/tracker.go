@@ -178,7 +178,7 @@ func (t *Tracker) Apply(ctx context.Context, ev *payments.Event) (Outcome, Effec
 
 // LogConflict logs a conflict at warning level with both event ids, when
 // the conflict was made by event eventID. Stores that apply events
-// themselves (pgstore's WrapTx) use it.
+// themselves (pgstore's Queue workers) use it.
 func LogConflict(ctx context.Context, l *slog.Logger, c *ConflictError, eventID string) {
 	if l == nil || c == nil || c.SecondEvent != eventID {
 		return

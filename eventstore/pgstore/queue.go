@@ -222,7 +222,8 @@ func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (bool, error) {
 	defer cancel()
 	inserted, err := q.insert(ctx, ev)
 	if err != nil {
-		return false, fmt.Errorf("%w: pgstore: enqueue event %s: %w (the service delivers it again; check the database)",
+		return false, fmt.Errorf("%w: pgstore: enqueue event %s: %w (answered 503: the service delivers it again, and reconcile lists it; "+
+			"check that the database is reachable and that the pool has a connection free beyond QueueConfig.Workers)",
 			webhook.ErrUnavailable, shownID(ev.ID), err)
 	}
 	return inserted, nil

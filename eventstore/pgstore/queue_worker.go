@@ -106,9 +106,24 @@ func (q *Queue) call(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 		return fmt.Errorf("pgstore: event %s: begin the function's savepoint: %w", shownID(ev.ID), err)
 	}
 	if err := q.fn(ctx, sp, ev); err != nil {
-		return fmt.Errorf("pgstore: event %s: your function failed (River runs it again with back-off): %w", shownID(ev.ID), err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("pgstore: event %s: your function was cancelled (QueueConfig.JobTimeout, %v, passed, or the process stopped its Queue): %w; "+
+				"nothing of it was committed and River runs it again with back-off: make the function faster or raise JobTimeout (below RescueAfter)",
+				shownID(ev.ID), q.jobTimeout(), err)
+		}
+		return fmt.Errorf("pgstore: event %s: your function failed: %w; nothing of it was committed and River runs it again with back-off, "+
+			"up to QueueConfig.MaxAttempts (River's default 25) before it discards the job (River UI or the river CLI shows its errors and retries it)",
+			shownID(ev.ID), err)
 	}
 	return nil
+}
+
+// jobTimeout is the JobTimeout in force: the configured one or River's.
+func (q *Queue) jobTimeout() time.Duration {
+	if q.cfg.JobTimeout > 0 {
+		return q.cfg.JobTimeout
+	}
+	return river.JobTimeoutDefault
 }
 
 // purgeArgs is the periodic job that forgets enqueued ids past the retention.

@@ -113,6 +113,6 @@
 // from Redis for longer than its lease, or a function that carries on past
 // its cancelled context, leaves the event to a later delivery, which runs
 // the function again. Make your function's effects idempotent where that
-// matters, or use eventstore/pgstore, whose Transactional mode commits
-// them with the record of the event.
+// matters, or use eventstore/pgstore's Queue, whose workers commit them
+// with the completion of the event's job.
 package redisstore

@@ -73,8 +73,8 @@ func openPostgres(ctx context.Context, url string, logger *slog.Logger) (webhook
 		pool.Close()
 		return nil, nil, err
 	}
-	// Your event processing may write to this database in the
-	// transaction that records the event: see pgstore's Transactional.
+	// For writes to this database exactly once, with a function that
+	// may take seconds, see pgstore's Queue and examples/pg-queue.
 	return store, pool.Close, nil
 }
 
