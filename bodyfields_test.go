@@ -17,7 +17,7 @@ func TestWithBodyFieldAddsTopLevelFields(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
 	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+		Amount: payments.Amount{Decimal: mustDecimal("15000.50")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 	},
 		payments.WithBodyField("purpose_code", "SALA"),
 		payments.WithBodyField("beneficiary", json.RawMessage(` {"tax_id": "X1", "n": 1.50} `)),
@@ -39,7 +39,7 @@ func TestWithBodyFieldRefusesTheParamsFields(t *testing.T) {
 	h := newHarness(t)
 	initiate := func(name string, value any) error {
 		_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-			Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+			Amount: payments.Amount{Decimal: mustDecimal("15000.50")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 		}, payments.WithBodyField("purpose_code", "SALA"), payments.WithBodyField(name, value))
 		return err
 	}

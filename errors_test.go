@@ -105,7 +105,7 @@ func TestIdempotencyKeyOf(t *testing.T) {
 	h = newHarness(t, payments.WithMaxRetries(0))
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(409, errorEnvelope("in progress")))
 	_, err = h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("5"), Currency: "NGN", RecipientID: recipientUUID, Reference: "r",
+		Amount: payments.Amount{Decimal: mustDecimal("5")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "r",
 	}, payments.WithIdempotencyKey("order-5"))
 	key, ok = payments.IdempotencyKeyOf(err)
 	assert.True(t, ok)
@@ -291,7 +291,7 @@ func TestErrorCodesMatchWithErrorsIs(t *testing.T) {
 		AccountNumber: "0123456789", AccountName: "Ada Okafor", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
 	})
 	require.NoError(t, err)
-	params := &payments.PaymentInitiateParams{Amount: decimal.RequireFromString("10"), Currency: "NGN", RecipientID: r.ID, Reference: "order-codes"}
+	params := &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString("10")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-codes"}
 	p, err := c.Payments.Initiate(ctx, params)
 	require.NoError(t, err)
 	_, err = c.Payments.Initiate(ctx, params)
@@ -352,7 +352,7 @@ func TestAPIErrorSaysWhenItsAnswerWasReplayed(t *testing.T) {
 	rcpt, err := c.Recipients.Create(ctx, validRecipientParams())
 	require.NoError(t, err)
 	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("4990"), Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-7",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("4990")}, Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-7",
 	}, payments.WithIdempotencyKey("order-7-initiate"))
 	require.NoError(t, err)
 

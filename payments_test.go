@@ -57,7 +57,7 @@ const confirmedPaymentJSON = `{
 
 func validInitiateParams() *payments.PaymentInitiateParams {
 	return &payments.PaymentInitiateParams{
-		Amount: mustDecimal("100"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1",
+		Amount: payments.Amount{Decimal: mustDecimal("100")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1",
 	}
 }
 
@@ -301,7 +301,7 @@ func TestWirePaymentsInitiate(t *testing.T) {
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
 
 	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount:              mustDecimal("1234567890.123456789"),
+		Amount:              payments.Amount{Decimal: mustDecimal("1234567890.123456789")},
 		Currency:            "NGN",
 		RecipientID:         recipientUUID,
 		Description:         "Invoice 1042",
@@ -338,7 +338,7 @@ func TestWirePaymentsInitiateMinimal(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
 	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+		Amount: payments.Amount{Decimal: mustDecimal("15000.50")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 	})
 	require.NoError(t, err)
 	req := h.onlyRequest(t)
@@ -374,7 +374,7 @@ func TestWireAmountsKeepTheirDigits(t *testing.T) {
 			h := newHarness(t)
 			h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
 			_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-				Amount: mustDecimal(s), Currency: "NGN", RecipientID: recipientUUID, Reference: "r-1",
+				Amount: payments.Amount{Decimal: mustDecimal(s)}, Currency: "NGN", RecipientID: recipientUUID, Reference: "r-1",
 			})
 			require.NoError(t, err)
 			req := h.onlyRequest(t)
@@ -387,7 +387,7 @@ func TestWireCallerKeyAndExtraHeader(t *testing.T) {
 	h := newHarness(t, payments.WithUserAgent("acme-checkout/2.3"))
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
 	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("10"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-9",
+		Amount: payments.Amount{Decimal: mustDecimal("10")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-9",
 	}, payments.WithIdempotencyKey("order-9-initiate"), payments.WithHeader("X-Request-Id", "req-123"))
 	require.NoError(t, err)
 	hdr := h.onlyRequest(t).Header

@@ -153,7 +153,7 @@ func TestRunAdminAPI(t *testing.T) {
 	require.NoError(t, err)
 	r := sandboxRecipient(t, client)
 	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("120.50"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("120.50")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
 	})
 	require.NoError(t, err)
 
