@@ -154,6 +154,24 @@ func TestAPIErrorMessageMasksPersonalData(t *testing.T) {
 	assert.Contains(t, err.Error(), "****6789", "the last four digits stay to tell accounts apart")
 }
 
+// The service's refusal that says how much to fund reaches the merchant as
+// sent, in Message, in a field problem and in Error(): amounts of 8 integer
+// digits and more are money, not account numbers. An account number in the
+// same message is still masked.
+func TestAPIErrorMessageKeepsAmounts(t *testing.T) {
+	const msg = "the NGN balance (12345678.90) is less than the quote's total_amount (20300000.00)"
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(422, `{"success":false,"code":"insufficient_balance",`+
+		`"message":"`+msg+`","errors":[{"field":"amount","message":"fund NGN 7954321.10 more, to account 0123456789"}]}`))
+	_, err := h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "order-1", QuoteID: "q-1"})
+	var apiErr *payments.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, msg, apiErr.Message)
+	assert.Equal(t, "fund NGN 7954321.10 more, to account ****6789", apiErr.Errors[0].Message)
+	assert.Contains(t, err.Error(), msg)
+	assert.NotContains(t, err.Error(), "0123456789")
+}
+
 func TestErrorStrings(t *testing.T) {
 	t.Run("APIError minimal", func(t *testing.T) {
 		e := &payments.APIError{StatusCode: 404, Attempts: 1}

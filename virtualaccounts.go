@@ -85,7 +85,8 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 // listed here.
 //
 // Payer.AccountNumber and AccountNumber print and log only their last four
-// digits, and a narration (Description) its digits masked.
+// digits, and a narration (Description) its account-number-like digits
+// masked (its amounts are kept).
 type VirtualAccountPayment struct {
 	APIResource `json:"-"`
 
