@@ -295,7 +295,7 @@ func markBudgetExhausted(err error) {
 // escape the segments you interpolate with url.PathEscape. params, when not
 // nil, is the JSON body, exactly as encoding/json writes it: a struct of your
 // own that embeds an SDK params type sends its own fields too (the SDK's
-// params have no encoding method of their own; client_test.go:
+// params have no encoding method of their own; bodyfields_test.go:
 // TestDoSendsAStructEmbeddingParamsAsEncodingJSONWould); the envelope's
 // data, if any, is decoded into out, when not nil. POST and PATCH are retried only with WithIdempotencyKey: Do never
 // invents a key, since it cannot know whether the operation honours one.
