@@ -71,7 +71,7 @@ var (
 // The params of each operation. Every benchmark sends the same request from
 // the SDK and from the baseline.
 func benchRecipientCreateParams() *payments.RecipientCreateParams {
-	limit := decimal.RequireFromString("250000.00")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("250000.00")}
 	return &payments.RecipientCreateParams{
 		AccountNumber:      "0123456789",
 		AccountName:        "Ada Okafor",
@@ -87,13 +87,13 @@ func benchRecipientCreateParams() *payments.RecipientCreateParams {
 }
 
 func benchRecipientUpdateParams() *payments.RecipientUpdateParams {
-	limit := decimal.RequireFromString("500000.00")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("500000.00")}
 	return &payments.RecipientUpdateParams{AccountName: "Ada N. Okafor", AmountLimit: &limit}
 }
 
 func benchInitiateParams() *payments.PaymentInitiateParams {
 	return &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("15000.50"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("15000.50")},
 		Currency:    "NGN",
 		RecipientID: benchRecipientID,
 		Reference:   "order-1042",

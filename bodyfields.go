@@ -177,27 +177,17 @@ func withBodyFields(members []member, fields []bodyField) []byte {
 	return append(out, '}')
 }
 
-// wirer is a params type of the SDK: wire returns what goes on the wire.
-type wirer interface{ wire() any }
-
 // member is one name and value of a JSON object.
 type member struct {
 	name  string
 	value json.RawMessage
 }
 
-// encodeBody is the request body: body as JSON (nil for none), with the
-// call's WithBodyField fields set. A body the fields cannot go into is a
+// encodeBody is the request body: body as encoding/json writes it (nil for
+// none; the SDK's params are plain structs, so a struct of yours that embeds
+// them goes whole), with the call's WithBodyField fields set. A body the fields cannot go into is a
 // *ValidationError.
 func (c *Client) encodeBody(op *operation, body any, fields []bodyField) ([]byte, error) {
-	// The SDK's params types (by value or by pointer) mask personal data in
-	// encoding/json: their wire form carries it whole. A nil pointer stays
-	// nil, and encodes as null.
-	if w, ok := body.(wirer); ok {
-		if v := reflect.ValueOf(body); v.Kind() != reflect.Pointer || !v.IsNil() {
-			body = w.wire()
-		}
-	}
 	var b []byte
 	if body != nil {
 		var err error

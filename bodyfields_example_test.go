@@ -16,7 +16,7 @@ import (
 // it to the body, checked as JSON before anything is sent.
 func initiatePayroll(ctx context.Context, client *payments.Client, recipientID, payoutID string) (*payments.Payment, error) {
 	return client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("250000"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("250000")},
 		Currency:    "NGN",
 		RecipientID: recipientID,
 		Reference:   payoutID,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -17,7 +18,7 @@ func TestWithBodyFieldAddsTopLevelFields(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
 	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+		Amount: payments.Amount{Decimal: mustDecimal("15000.50")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 	},
 		payments.WithBodyField("purpose_code", "SALA"),
 		payments.WithBodyField("beneficiary", json.RawMessage(` {"tax_id": "X1", "n": 1.50} `)),
@@ -39,7 +40,7 @@ func TestWithBodyFieldRefusesTheParamsFields(t *testing.T) {
 	h := newHarness(t)
 	initiate := func(name string, value any) error {
 		_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-			Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+			Amount: payments.Amount{Decimal: mustDecimal("15000.50")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 		}, payments.WithBodyField("purpose_code", "SALA"), payments.WithBodyField(name, value))
 		return err
 	}
@@ -126,4 +127,88 @@ func TestWithBodyFieldMakesABody(t *testing.T) {
 	req := h.onlyRequest(t)
 	assert.Equal(t, `{"note":"a\u003cb"}`, string(req.Body))
 	assert.Equal(t, "application/json", req.Header.Get("Content-Type"))
+}
+
+// TestDoSendsTheSDKsParamsWhole: the SDK's params given to Do go on the
+// wire whole, personal data and exact amounts included, as their typed
+// operations send them.
+func TestDoSendsTheSDKsParamsWhole(t *testing.T) {
+	params := payments.RecipientCreateParams{AccountNumber: "0123456789", AccountName: "Ada",
+		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"}
+	amount := decimal.RequireFromString("10.5")
+	for _, tc := range []struct {
+		name   string
+		params any
+		want   string
+	}{
+		{"pointer", &params, `"account_number":"0123456789"`},
+		{"value", params, `"account_number":"0123456789"`},
+		{"initiate by value: the amount a number", payments.PaymentInitiateParams{RecipientID: "r1", Amount: payments.Amount{Decimal: amount}, Currency: "NGN"}, `"amount":10.5,`},
+		{"nil pointer", (*payments.RecipientCreateParams)(nil), `null`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.on(http.MethodPost, "/x", jsonResponder(201, okEnvelope(`{"id":"r1"}`)))
+			_, err := h.client.Do(context.Background(), http.MethodPost, "/x", tc.params, nil,
+				payments.WithIdempotencyKey("k-1"))
+			require.NoError(t, err)
+			req := h.onlyRequest(t)
+			assert.Contains(t, string(req.Body), tc.want)
+			assert.NotContains(t, string(req.Body), "****")
+		})
+	}
+}
+
+// TestDoSendsAStructEmbeddingParamsAsEncodingJSONWould: a merchant's struct
+// that embeds an SDK params type goes on the wire exactly as encoding/json
+// writes it, the merchant's own fields included (the SDK's params have no
+// encoding method that an embedding struct would inherit).
+func TestDoSendsAStructEmbeddingParamsAsEncodingJSONWould(t *testing.T) {
+	type recipientWithNickname struct {
+		payments.RecipientCreateParams
+		Nickname string `json:"nickname"`
+	}
+	type paymentWithNarration struct {
+		*payments.PaymentInitiateParams
+		Narration string `json:"narration"`
+	}
+	recipient := recipientWithNickname{
+		RecipientCreateParams: payments.RecipientCreateParams{AccountNumber: "0123456789", AccountName: "Ada Okafor",
+			AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
+			AmountLimit:    &payments.Amount{Decimal: decimal.RequireFromString("250000.75")},
+			Identification: &payments.Identification{Type: payments.IdentificationPassport, Number: "A98765432Z"}},
+		Nickname: "Ada at the market",
+	}
+	payment := paymentWithNarration{
+		PaymentInitiateParams: &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.25")},
+			Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042"},
+		Narration: "March invoice",
+	}
+	for _, tc := range []struct {
+		name, path string
+		body       any
+		want       string
+	}{
+		{"recipient by value", "/payments/recipients", recipient,
+			`{"account_number":"0123456789","account_name":"Ada Okafor","account_type":"individual","account_currency":"NGN",` +
+				`"amount_limit":250000.75,"identification":{"identification_type":"passport","identification_number":"A98765432Z"},` +
+				`"nickname":"Ada at the market"}`},
+		{"recipient by pointer", "/payments/recipients", &recipient, ""},
+		{"payment, params by pointer", "/payments/initiate", payment,
+			`{"amount":15000.25,"currency":"NGN","recipient_id":"` + recipientUUID + `","reference":"order-1042","narration":"March invoice"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.on(http.MethodPost, tc.path, jsonResponder(200, okEnvelope(`{"id":"x"}`)))
+			_, err := h.client.Do(context.Background(), http.MethodPost, tc.path, tc.body, nil, payments.WithIdempotencyKey("k-1"))
+			require.NoError(t, err)
+			sent := h.onlyRequest(t).Body
+			want, err := json.Marshal(tc.body)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(sent), "the bytes encoding/json writes")
+			if tc.want != "" {
+				assert.Equal(t, tc.want, string(sent))
+			}
+		})
+	}
 }

@@ -285,7 +285,8 @@ func (c *Client) send(st *request.Call, header http.Header, payload, out any, op
 		return nil, terr
 	}
 	defer resp.Body.Close()
-	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.Key, Attempts: st.Attempts()}
+	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.Key, Attempts: st.Attempts(),
+		Replayed: idempotentReplay(resp.Header)}
 	raw, readErr := readBody(resp)
 	err = c.decode(r, raw, readErr, out, op, found)
 	if err != nil {
@@ -311,10 +312,11 @@ func markBudgetExhausted(err error) {
 // call: authentication, retries, idempotency, the envelope and typed errors.
 // path is below the base URL, starts with "/" and carries any query, encoded;
 // escape the segments you interpolate with url.PathEscape. params, when not
-// nil, is the JSON body (the SDK's own params types go whole, as their
-// operations send them; in a struct of your own, an AccountNumber or
-// PersonalData field encodes masked: use a string); the envelope's data, if
-// any, is decoded into out, when not nil. POST and PATCH are retried only with WithIdempotencyKey: Do never
+// nil, is the JSON body, exactly as encoding/json writes it: a struct of your
+// own that embeds an SDK params type sends its own fields too (the SDK's
+// params have no encoding method of their own; bodyfields_test.go:
+// TestDoSendsAStructEmbeddingParamsAsEncodingJSONWould); the envelope's
+// data, if any, is decoded into out, when not nil. POST and PATCH are retried only with WithIdempotencyKey: Do never
 // invents a key, since it cannot know whether the operation honours one.
 //
 //	_, err := client.Do(ctx, http.MethodPut, "/payments/recipients/"+url.PathEscape(id),

@@ -117,7 +117,7 @@ func ExampleClient_Do() {
 // answer instead of creating a second payment.
 func quoteOrder(ctx context.Context, client *payments.Client, orderID, recipientID, requestID string) (*payments.Payment, error) {
 	return client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("15000.50"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("15000.50")},
 		Currency:    "NGN",
 		RecipientID: recipientID,
 		Reference:   "order-" + orderID,

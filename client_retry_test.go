@@ -70,7 +70,7 @@ func TestRetryRecoversAndReportsAttempts(t *testing.T) {
 		Then(httpmock.NewErrorResponder(errConnReset)).
 		Then(jsonResponder(200, okEnvelope(paymentJSON))))
 	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+		Amount: payments.Amount{Decimal: mustDecimal("15000.50")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 3, h.calls())
@@ -187,7 +187,7 @@ func TestRetryFinalResponseIsKeptAfterLastAttempt(t *testing.T) {
 		Then(jsonResponder(503, `{"success":false,"message":"down for maintenance","stan":"`+stanUUID+`","code":"maintenance"}`).
 			HeaderSet(http.Header{"X-Request-Id": {"rid-3"}})))
 	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("1"), Currency: "NGN", RecipientID: recipientUUID, Reference: "r",
+		Amount: payments.Amount{Decimal: mustDecimal("1")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "r",
 	})
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)

@@ -10,7 +10,7 @@
 //		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
 //	if err != nil { return err }
 //	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-//		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+//		Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN",
 //		RecipientID: recipient.ID, Reference: "order-1042"}) // a quote: payment.Quote
 //	if err != nil { return err }
 //	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams()) // executes it

@@ -50,7 +50,7 @@ func ExampleAPIError() {
 	}
 	order := func(ref string) *payments.PaymentInitiateParams {
 		return &payments.PaymentInitiateParams{
-			Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+			Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN",
 			RecipientID: recipient.ID, Reference: ref,
 		}
 	}
@@ -95,7 +95,7 @@ func ExampleErrorCode() {
 		log.Fatal(err)
 	}
 	params := &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("2500"), Currency: "NGN",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("2500")}, Currency: "NGN",
 		RecipientID: recipient.ID, Reference: "order-1042",
 	}
 	for range 2 {

@@ -105,7 +105,7 @@ func TestIdempotencyKeyOf(t *testing.T) {
 	h = newHarness(t, payments.WithMaxRetries(0))
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(409, errorEnvelope("in progress")))
 	_, err = h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("5"), Currency: "NGN", RecipientID: recipientUUID, Reference: "r",
+		Amount: payments.Amount{Decimal: mustDecimal("5")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "r",
 	}, payments.WithIdempotencyKey("order-5"))
 	key, ok = payments.IdempotencyKeyOf(err)
 	assert.True(t, ok)
@@ -152,6 +152,24 @@ func TestAPIErrorMessageMasksPersonalData(t *testing.T) {
 	assert.NotContains(t, err.Error(), "0123456789")
 	assert.NotContains(t, err.Error(), "22233344455")
 	assert.Contains(t, err.Error(), "****6789", "the last four digits stay to tell accounts apart")
+}
+
+// The service's refusal that says how much to fund reaches the merchant as
+// sent, in Message, in a field problem and in Error(): amounts of 8 integer
+// digits and more are money, not account numbers. An account number in the
+// same message is still masked.
+func TestAPIErrorMessageKeepsAmounts(t *testing.T) {
+	const msg = "the NGN balance (12345678.90) is less than the quote's total_amount (20300000.00)"
+	h := newHarness(t)
+	h.on(http.MethodPost, "/payments/confirm", jsonResponder(422, `{"success":false,"code":"insufficient_balance",`+
+		`"message":"`+msg+`","errors":[{"field":"amount","message":"fund NGN 7954321.10 more, to account 0123456789"}]}`))
+	_, err := h.client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "order-1", QuoteID: "q-1"})
+	var apiErr *payments.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, msg, apiErr.Message)
+	assert.Equal(t, "fund NGN 7954321.10 more, to account ****6789", apiErr.Errors[0].Message)
+	assert.Contains(t, err.Error(), msg)
+	assert.NotContains(t, err.Error(), "0123456789")
 }
 
 func TestErrorStrings(t *testing.T) {
@@ -291,7 +309,7 @@ func TestErrorCodesMatchWithErrorsIs(t *testing.T) {
 		AccountNumber: "0123456789", AccountName: "Ada Okafor", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
 	})
 	require.NoError(t, err)
-	params := &payments.PaymentInitiateParams{Amount: decimal.RequireFromString("10"), Currency: "NGN", RecipientID: r.ID, Reference: "order-codes"}
+	params := &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString("10")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-codes"}
 	p, err := c.Payments.Initiate(ctx, params)
 	require.NoError(t, err)
 	_, err = c.Payments.Initiate(ctx, params)
@@ -352,7 +370,7 @@ func TestAPIErrorSaysWhenItsAnswerWasReplayed(t *testing.T) {
 	rcpt, err := c.Recipients.Create(ctx, validRecipientParams())
 	require.NoError(t, err)
 	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("4990"), Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-7",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("4990")}, Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-7",
 	}, payments.WithIdempotencyKey("order-7-initiate"))
 	require.NoError(t, err)
 

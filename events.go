@@ -59,30 +59,32 @@ var (
 type Event struct {
 	// ID is the event's unique id. A delivery that is retried carries the
 	// same id, so it is the key to drop duplicates with.
-	ID string
+	ID string `json:"id"`
 	// Type is the event kind, for example EventPaymentCompleted.
-	Type EventType
+	Type EventType `json:"event"`
 	// CreatedAt is when the event occurred; zero when the body has no
 	// created_at or one this SDK cannot read as a time.
-	CreatedAt time.Time
+	CreatedAt time.Time `json:"created_at"`
 	// Data is the event's resource as received, or nil when the body has
-	// none (or null). It may hold personal data, so encoding/json (and so
-	// slog's JSON handler, also for a struct that holds events, such as an
-	// EventPage) leaves it out, and the event prints without it; keep an
-	// event whole with RawJSON.
-	Data json.RawMessage `json:"-"`
+	// none (or null). It may hold personal data, so the event prints and
+	// logs (Format, LogValue) without it; encoding/json and encoding/gob
+	// keep it, and an event encoded by encoding/json is a webhook body
+	// again: {"id", "event", "created_at", "data"}.
+	Data json.RawMessage `json:"data,omitempty"`
 
 	raw json.RawMessage
 }
 
-// RawJSON returns the whole event body exactly as received.
+// RawJSON returns the whole event body exactly as received, or nil for an
+// event that was not parsed from a body (decoded by encoding/json, say: its
+// fields are the event).
 func (e *Event) RawJSON() json.RawMessage { return e.raw }
 
 // Format prints the event's id, kind and creation time, for every verb (and
 // so in slog's text handler): never its data, which may hold personal data
-// (read it with DecodeData or a typed accessor). slog's JSON handler, which
-// uses encoding/json, logs the same three fields. A value receiver, so that
-// an Event printed by value is covered too.
+// (read it with DecodeData or a typed accessor). LogValue logs the same
+// three fields. A value receiver, so that an Event printed by value is
+// covered too.
 func (e Event) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "{ID:%s Type:%s CreatedAt:%s}", e.ID, e.Type, e.CreatedAt.Format(time.RFC3339Nano))
 }

@@ -311,6 +311,6 @@ func TestEventLogOmitsData(t *testing.T) {
 		}
 	}
 	forms := printedForms(t, ev)
-	assert.Contains(t, forms["slog text"], `v="{ID:`+whEventID+` Type:recipient.created CreatedAt:2024-05-01T10:00:00Z}"`)
-	assert.Contains(t, forms["slog json"], `"v":{"ID":"`+whEventID+`","Type":"recipient.created","CreatedAt":"2024-05-01T10:00:00Z"}`)
+	assert.Contains(t, forms["slog text"], `v.id=`+whEventID+` v.event=recipient.created v.created_at=2024-05-01T10:00:00.000Z`)
+	assert.Contains(t, forms["slog json"], `"v":{"id":"`+whEventID+`","event":"recipient.created","created_at":"2024-05-01T10:00:00Z"}`)
 }

@@ -24,7 +24,7 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	limit := decimal.RequireFromString("250000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("250000")}
 	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
 		AccountNumber:   "0123456789",
 		AccountName:     "Ada Okafor",
@@ -38,7 +38,7 @@ func Example() {
 
 	// Step 1: a quote, to confirm within payments.QuoteLifetime.
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("15000.50"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("15000.50")},
 		Currency:    "NGN",
 		RecipientID: recipient.ID,
 		Reference:   "order-1042",

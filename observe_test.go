@@ -323,7 +323,7 @@ func TestAttemptsCountTheTransportsResends(t *testing.T) {
 	})
 	require.NoError(t, err)
 	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("100"), Currency: "NGN", RecipientID: r.ID, Reference: "order-resent",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("100")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-resent",
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, p.LastResponse().Attempts, "a call written once counts one attempt")

@@ -2,7 +2,6 @@ package payments
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -15,7 +14,7 @@ const QuoteLifetime = 5 * time.Minute
 // Payment is a payment (transaction). A payment returned by
 // PaymentsService.Initiate carries the Quote to confirm.
 type Payment struct {
-	APIResource
+	APIResource `json:"-"`
 
 	ID              string          `json:"id"`
 	Reference       string          `json:"reference"`
@@ -91,29 +90,18 @@ func (p *Payment) ConfirmParams() *PaymentConfirmParams {
 // these cannot be meant.
 type PaymentInitiateParams struct {
 	// Amount is sent as a JSON number with its exact digits.
-	Amount              decimal.Decimal `json:"amount"`
-	Currency            string          `json:"currency"`
-	RecipientID         string          `json:"recipient_id"`
-	Description         string          `json:"description,omitempty"`
-	Reference           string          `json:"reference"`
-	TransactionType     string          `json:"transaction_type,omitempty"`
-	TransactionCategory string          `json:"transaction_category,omitempty"`
+	Amount              Amount `json:"amount"`
+	Currency            string `json:"currency"`
+	RecipientID         string `json:"recipient_id"`
+	Description         string `json:"description,omitempty"`
+	Reference           string `json:"reference"`
+	TransactionType     string `json:"transaction_type,omitempty"`
+	TransactionCategory string `json:"transaction_category,omitempty"`
 	// TransactionTags are comma-separated.
 	TransactionTags  string `json:"transaction_tags,omitempty"`
 	TransactionNotes string `json:"transaction_notes,omitempty"`
 	Channel          string `json:"channel,omitempty"`
 	SubType          string `json:"sub_type,omitempty"`
-}
-
-// wire returns the value that encodes as the params' request body, with
-// amount as an exact JSON number (encoding/json writes a decimal as a
-// string).
-func (p PaymentInitiateParams) wire() any {
-	type plain PaymentInitiateParams
-	return struct {
-		Amount json.Number `json:"amount"`
-		plain
-	}{jsonNumber(&p.Amount), plain(p)}
 }
 
 // PaymentConfirmParams name the quote to execute. Payment.ConfirmParams

@@ -28,7 +28,7 @@ func ExamplePaymentsService_Initiate() {
 	// Initiate only quotes the payment. A key derived from the order makes
 	// a repeated call (after a crash, say) unable to create a second payment.
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("15000.50"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("15000.50")},
 		Currency:    "NGN",
 		RecipientID: recipient.ID,
 		Reference:   "order-1042",
@@ -54,7 +54,7 @@ func ExamplePaymentsService_Confirm() {
 	client := srv.Client()
 	ctx := context.Background()
 
-	limit := decimal.RequireFromString("10000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("10000")}
 	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Okafor",
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
@@ -65,7 +65,7 @@ func ExamplePaymentsService_Confirm() {
 	}
 	for _, amount := range []string{"2500", "15000.50"} { // the second is above the limit
 		payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-			Amount:      decimal.RequireFromString(amount),
+			Amount:      payments.Amount{Decimal: decimal.RequireFromString(amount)},
 			Currency:    "NGN",
 			RecipientID: recipient.ID,
 			Reference:   "order-" + amount,

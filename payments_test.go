@@ -59,7 +59,7 @@ const confirmedPaymentJSON = `{
 
 func validInitiateParams() *payments.PaymentInitiateParams {
 	return &payments.PaymentInitiateParams{
-		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1",
+		Amount: payments.Amount{Decimal: mustDecimal("15000.50")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1",
 	}
 }
 
@@ -135,7 +135,7 @@ func TestQuoteAmountsAsNumbersKeepDigits(t *testing.T) {
 		"quote":{"quote_id":"q1","amount":1234567890.123456789,"fee":0.000000000000000001,
 		"exchange_rate":1530.25,"total_amount":1234567890.123456790,"expires_at":"2025-03-01T10:05:00Z"}}`)))
 	params := validInitiateParams()
-	params.Amount, params.Currency = mustDecimal("1234567890.123456789"), "USD"
+	params.Amount, params.Currency = payments.Amount{Decimal: mustDecimal("1234567890.123456789")}, "USD"
 	p, err := h.client.Payments.Initiate(context.Background(), params)
 	require.NoError(t, err)
 	assert.Equal(t, "1234567890.123456789", p.Amount.String())
@@ -326,7 +326,7 @@ func TestWirePaymentsInitiate(t *testing.T) {
 	h.on(http.MethodPost, "/payments/initiate", echoInitiate)
 
 	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount:              mustDecimal("1234567890.123456789"),
+		Amount:              payments.Amount{Decimal: mustDecimal("1234567890.123456789")},
 		Currency:            "NGN",
 		RecipientID:         recipientUUID,
 		Description:         "Invoice 1042",
@@ -363,7 +363,7 @@ func TestWirePaymentsInitiateMinimal(t *testing.T) {
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(paymentJSON)))
 	_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("15000.50"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
+		Amount: payments.Amount{Decimal: mustDecimal("15000.50")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-1042",
 	})
 	require.NoError(t, err)
 	req := h.onlyRequest(t)
@@ -399,7 +399,7 @@ func TestWireAmountsKeepTheirDigits(t *testing.T) {
 			h := newHarness(t)
 			h.on(http.MethodPost, "/payments/initiate", echoInitiate)
 			_, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-				Amount: mustDecimal(s), Currency: "NGN", RecipientID: recipientUUID, Reference: "r-1",
+				Amount: payments.Amount{Decimal: mustDecimal(s)}, Currency: "NGN", RecipientID: recipientUUID, Reference: "r-1",
 			})
 			require.NoError(t, err)
 			req := h.onlyRequest(t)
@@ -412,7 +412,7 @@ func TestWireCallerKeyAndExtraHeader(t *testing.T) {
 	h := newHarness(t, payments.WithUserAgent("acme-checkout/2.3"))
 	h.on(http.MethodPost, "/payments/initiate", echoInitiate)
 	p, err := h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: mustDecimal("10"), Currency: "NGN", RecipientID: recipientUUID, Reference: "order-9",
+		Amount: payments.Amount{Decimal: mustDecimal("10")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "order-9",
 	}, payments.WithIdempotencyKey("order-9-initiate"), payments.WithHeader("X-Request-Id", "req-123"))
 	require.NoError(t, err)
 	hdr := h.onlyRequest(t).Header

@@ -191,8 +191,8 @@ func (w *quoteWire) quote(p *Payment, pw *paymentWire, where string) (*Quote, st
 func (params *PaymentInitiateParams) agrees(p *Payment) string {
 	var diffs []string
 	check := func(whose, at string, amount decimal.Decimal, currency string) {
-		if !amount.Equal(params.Amount) {
-			diffs = append(diffs, whose+" amount ("+at+".amount) is "+amount.String()+scaleHint(amount, params.Amount))
+		if !amount.Equal(params.Amount.Decimal) {
+			diffs = append(diffs, whose+" amount ("+at+".amount) is "+amount.String()+scaleHint(amount, params.Amount.Decimal))
 		}
 		if !strings.EqualFold(currency, params.Currency) {
 			diffs = append(diffs, whose+" currency ("+at+".currency) is "+currencyText(currency))

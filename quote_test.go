@@ -106,7 +106,7 @@ func TestInitiateAmountDisagrees(t *testing.T) {
 			require.NotEqual(t, paymentJSON, data, "the case changes the answer")
 			h.on(http.MethodPost, "/payments/initiate", jsonResponder(200, okEnvelope(data)))
 			params := validInitiateParams()
-			params.Amount = mustDecimal(tc.sent)
+			params.Amount = payments.Amount{Decimal: mustDecimal(tc.sent)}
 			p, err := h.client.Payments.Initiate(context.Background(), params)
 			assert.Nil(t, p)
 			var merr *payments.MalformedResponseError

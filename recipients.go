@@ -2,21 +2,17 @@ package payments
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
 
-	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/shopspring/decimal"
 )
 
 // Recipient is a saved payment destination. Its ID is what
 // PaymentInitiateParams.RecipientID takes.
 type Recipient struct {
-	APIResource
+	APIResource `json:"-"`
 
 	ID                 string        `json:"id"`
 	MerchantID         string        `json:"merchant_id"`
@@ -42,8 +38,8 @@ type Recipient struct {
 }
 
 // Identification is an identity document attached to a recipient. Number and
-// Image are PersonalData: never printed, logged or JSON-encoded by
-// encoding/json; the SDK's requests send them.
+// Image are PersonalData: masked where printed or logged, whole in JSON (the
+// request, and your own storage).
 type Identification struct {
 	Type   IdentificationType `json:"identification_type,omitempty"`
 	Number PersonalData       `json:"identification_number,omitempty"`
@@ -100,30 +96,11 @@ type RecipientCreateParams struct {
 	AccountBankName    string `json:"account_bank_name,omitempty"`
 	// AccountBankCode takes a bank code or a routing number.
 	AccountBankCode string `json:"account_bank_code,omitempty"`
-	// AmountLimit, when set, caps every payment to this recipient. The
-	// SDK sends it as a JSON number with its exact digits.
-	AmountLimit    *decimal.Decimal `json:"amount_limit,omitempty"`
-	Identification *Identification  `json:"identification,omitempty"`
-	PaymentDetails *PaymentDetails  `json:"payment_details,omitempty"`
-}
-
-// wire returns the value that encodes as the params' request body: the
-// personal data in clear (encoding/json masks it) and amount_limit as an
-// exact JSON number.
-func (p RecipientCreateParams) wire() any {
-	return struct {
-		AccountNumber      string          `json:"account_number"`
-		AccountName        string          `json:"account_name"`
-		AccountType        AccountType     `json:"account_type"`
-		AccountCurrency    string          `json:"account_currency"`
-		AccountCountryCode string          `json:"account_country_code,omitempty"`
-		AccountBankName    string          `json:"account_bank_name,omitempty"`
-		AccountBankCode    string          `json:"account_bank_code,omitempty"`
-		Identification     *identification `json:"identification,omitempty"`
-		PaymentDetails     *paymentDetails `json:"payment_details,omitempty"`
-		AmountLimit        json.Number     `json:"amount_limit,omitempty"`
-	}{string(p.AccountNumber), p.AccountName, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
-		p.AccountBankName, p.AccountBankCode, p.Identification.wire(), p.PaymentDetails.wire(), jsonNumber(p.AmountLimit)}
+	// AmountLimit, when set, caps every payment to this recipient. It is
+	// sent as a JSON number with its exact digits.
+	AmountLimit    *Amount         `json:"amount_limit,omitempty"`
+	Identification *Identification `json:"identification,omitempty"`
+	PaymentDetails *PaymentDetails `json:"payment_details,omitempty"`
 }
 
 // RecipientUpdateParams are the fields to change on a recipient (the
@@ -138,62 +115,11 @@ type RecipientUpdateParams struct {
 	AccountCountryCode string             `json:"account_country_code,omitempty"`
 	AccountBankName    string             `json:"account_bank_name,omitempty"`
 	AccountBankCode    string             `json:"account_bank_code,omitempty"`
-	AmountLimit        *decimal.Decimal   `json:"amount_limit,omitempty"`
+	AmountLimit        *Amount            `json:"amount_limit,omitempty"`
 	IdentificationType IdentificationType `json:"identification_type,omitempty"`
-	// IdentificationNumber is personal data; it never appears in errors or logs.
+	// IdentificationNumber is personal data: masked where printed or logged.
 	IdentificationNumber PersonalData    `json:"identification_number,omitempty"`
 	PaymentDetails       *PaymentDetails `json:"payment_details,omitempty"`
-}
-
-// wire returns the value that encodes as the params' request body (see
-// RecipientCreateParams.wire).
-func (p RecipientUpdateParams) wire() any {
-	return struct {
-		AccountNumber        string             `json:"account_number,omitempty"`
-		AccountName          string             `json:"account_name,omitempty"`
-		AccountType          AccountType        `json:"account_type,omitempty"`
-		AccountCurrency      string             `json:"account_currency,omitempty"`
-		AccountCountryCode   string             `json:"account_country_code,omitempty"`
-		AccountBankName      string             `json:"account_bank_name,omitempty"`
-		AccountBankCode      string             `json:"account_bank_code,omitempty"`
-		IdentificationType   IdentificationType `json:"identification_type,omitempty"`
-		IdentificationNumber string             `json:"identification_number,omitempty"`
-		PaymentDetails       *paymentDetails    `json:"payment_details,omitempty"`
-		AmountLimit          json.Number        `json:"amount_limit,omitempty"`
-	}{string(p.AccountNumber), p.AccountName, p.AccountType, p.AccountCurrency, p.AccountCountryCode,
-		p.AccountBankName, p.AccountBankCode, p.IdentificationType, string(p.IdentificationNumber),
-		p.PaymentDetails.wire(), jsonNumber(p.AmountLimit)}
-}
-
-// identification and paymentDetails are Identification and PaymentDetails
-// as the request body carries them: in clear.
-type identification struct {
-	Type   IdentificationType `json:"identification_type,omitempty"`
-	Number string             `json:"identification_number,omitempty"`
-	Image  string             `json:"identification_image,omitempty"`
-}
-
-func (i *Identification) wire() *identification {
-	if i == nil {
-		return nil
-	}
-	return &identification{Type: i.Type, Number: string(i.Number), Image: string(i.Image)}
-}
-
-type paymentDetails struct {
-	AccountNumber string `json:"account_number,omitempty"`
-	BankCode      string `json:"bank_code,omitempty"`
-	BankName      string `json:"bank_name,omitempty"`
-	RoutingNumber string `json:"routing_number,omitempty"`
-	SwiftCode     string `json:"swift_code,omitempty"`
-	PaymentRails  string `json:"payment_rails,omitempty"`
-}
-
-func (d *PaymentDetails) wire() *paymentDetails {
-	if d == nil {
-		return nil
-	}
-	return &paymentDetails{string(d.AccountNumber), d.BankCode, d.BankName, d.RoutingNumber, d.SwiftCode, d.PaymentRails}
 }
 
 var (
@@ -236,48 +162,3 @@ func (s *RecipientsService) Update(ctx context.Context, id string, params *Recip
 	}
 	return r, nil
 }
-
-// AccountNumber is a bank account number. It is personal data: printed
-// (fmt, every verb), logged (log/slog, text or JSON) or encoded by
-// encoding/json it shows only its last four characters ("****6789"), so
-// that two accounts can be told apart; the SDK's requests send it whole.
-// Convert it, string(n), where you need the number itself, such as a
-// virtual account's number to show your customer.
-type AccountNumber string
-
-// Format prints the number's last four characters, "****6789".
-func (n AccountNumber) Format(f fmt.State, _ rune) {
-	_, _ = io.WriteString(f, redact.LastFour(string(n)))
-}
-
-// MarshalJSON encodes the number's last four characters, "****6789".
-func (n AccountNumber) MarshalJSON() ([]byte, error) { return json.Marshal(redact.LastFour(string(n))) }
-
-// PersonalData is a value that identifies a person: a BVN, an
-// identification number or image, an email address, a mobile number.
-// Printed (fmt, every verb), logged (log/slog, text or JSON) or encoded by
-// encoding/json it shows as "[redacted]" ("" when empty); the SDK's
-// requests send it whole. Convert it, string(v), where you need the value.
-type PersonalData string
-
-// Format prints "[redacted]", or nothing for an empty value.
-func (v PersonalData) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redact.Mask(string(v))) }
-
-// MarshalJSON encodes "[redacted]", or "" for an empty value.
-func (v PersonalData) MarshalJSON() ([]byte, error) { return json.Marshal(redact.Mask(string(v))) }
-
-// Format prints the params' fields, with any verb, with their personal data
-// masked. (Printed by fmt with a verb such as %s, a pointer field would
-// show its target unmasked: the params print themselves.)
-func (p RecipientCreateParams) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
-
-// Format prints the params' fields, with any verb, with their personal data
-// masked (see RecipientCreateParams.Format).
-func (p RecipientUpdateParams) Format(f fmt.State, _ rune) { redact.FormatFields(f, p) }
-
-// Format prints the recipient's fields, with any verb, with its personal
-// data masked (the account number keeps its last four digits), and never
-// the SDK's internals (APIResource). (fmt prints a pointer field with a verb
-// such as %s by its target's raw fields: Identification and PaymentDetails
-// would show their numbers.)
-func (r Recipient) Format(f fmt.State, _ rune) { redact.FormatFields(f, r) }

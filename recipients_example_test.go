@@ -16,7 +16,7 @@ func ExampleRecipientsService_Create() {
 	defer srv.Close()
 	client := srv.Client()
 
-	limit := decimal.RequireFromString("250000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("250000")}
 	recipient, err := client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
 		AccountNumber:      "0123456789",
 		AccountName:        "Ada Okafor",
@@ -52,7 +52,7 @@ func ExampleRecipientsService_Update() {
 		log.Fatal(err)
 	}
 	// Fields left empty keep their value.
-	limit := decimal.RequireFromString("500000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("500000")}
 	recipient, err = client.Recipients.Update(ctx, recipient.ID, &payments.RecipientUpdateParams{
 		AccountName: "Ada N. Okafor",
 		AmountLimit: &limit,

@@ -68,7 +68,7 @@ func TestWireRecipientsCreate(t *testing.T) {
 		AccountCountryCode: "NG",
 		AccountBankName:    "First Bank",
 		AccountBankCode:    "011",
-		AmountLimit:        decimalPtr("1234567890.123456789"),
+		AmountLimit:        amountPtr("1234567890.123456789"),
 		Identification: &payments.Identification{
 			Type:   payments.IdentificationPassport,
 			Number: "A01234567",
@@ -112,7 +112,7 @@ func TestWireRecipientsCreate(t *testing.T) {
 		}
 	}`, string(req.Body))
 	// JSONEq compares numbers as float64; the exact digits are checked on the bytes.
-	assert.Contains(t, string(req.Body), `"amount_limit":1234567890.123456789}`)
+	assert.Contains(t, string(req.Body), `"amount_limit":1234567890.123456789,`)
 	assert.NotContains(t, string(req.Body), `"amount_limit":"`)
 
 	assert.Equal(t, key, r.LastResponse().IdempotencyKey, "the key used is reported on the result")
@@ -134,7 +134,7 @@ func TestWireRecipientsUpdate(t *testing.T) {
 
 	r, err := h.client.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{
 		AccountName:          "Ada N. Okafor",
-		AmountLimit:          decimalPtr("500000.25"),
+		AmountLimit:          amountPtr("500000.25"),
 		IdentificationType:   payments.IdentificationNationalID,
 		IdentificationNumber: "12345678901",
 		PaymentDetails:       &payments.PaymentDetails{SwiftCode: "FBNINGLA"},
@@ -201,7 +201,7 @@ func assertNeverPrinted(t *testing.T, values map[string]any) {
 }
 
 func TestRecipientPersonalDataNeverPrinted(t *testing.T) {
-	limit := decimal.RequireFromString("5000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("5000")}
 	id := &payments.Identification{Type: payments.IdentificationPassport, Number: pdIDNumber, Image: pdImage}
 	details := &payments.PaymentDetails{AccountNumber: pdAccount, BankCode: "058"}
 	values := map[string]any{
@@ -233,34 +233,44 @@ func TestPersonalDataHiddenWhenPrinted(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(id), "national_id")
 }
 
-// encoding/json masks the personal data of the SDK's values (a merchant's
-// own JSON logger included), while the request carries it whole.
-func TestPersonalDataMaskedInJSONSentWhole(t *testing.T) {
+// encoding/json keeps the personal data of the SDK's values whole (a
+// merchant stores or queues them as JSON), the request carries it whole,
+// and only their printed and logged forms mask it.
+func TestPersonalDataWholeInJSONMaskedInText(t *testing.T) {
 	params := validRecipientParams()
 	params.Identification = &payments.Identification{Type: payments.IdentificationPassport, Number: pdIDNumber, Image: pdImage}
 	params.PaymentDetails = &payments.PaymentDetails{AccountNumber: pdAccount, BankCode: "058"}
 	vaParams := payments.VirtualAccountCreateParams{AccountType: payments.AccountTypeIndividual, AccountName: "Ada",
 		Email: pdEmail, BVN: pdBVN, MobileNumber: pdMobile}
-	for _, v := range []any{params, vaParams, payments.Recipient{AccountNumber: pdAccount, Identification: params.Identification}} {
+	recipient := payments.Recipient{AccountNumber: pdAccount, Identification: params.Identification}
+	for _, tc := range []struct {
+		v       any
+		secrets []string
+	}{
+		{params, []string{string(params.AccountNumber), pdIDNumber, pdImage, pdAccount}},
+		{vaParams, []string{pdBVN, pdEmail, pdMobile}},
+		{recipient, []string{pdAccount, pdIDNumber, pdImage}},
+	} {
+		v, secrets := tc.v, tc.secrets
 		b, err := json.Marshal(v)
 		require.NoError(t, err)
-		for _, secret := range []string{pdAccount, pdIDNumber, pdImage, pdBVN, pdEmail, pdMobile} {
-			assert.NotContains(t, string(b), secret, "%T", v)
+		printed := sprintAll(v) + logged(v)
+		for _, secret := range secrets {
+			assert.Contains(t, string(b), `"`+secret+`"`, "%T: encoding/json keeps it whole", v)
+			assert.NotContains(t, printed, secret, "%T: printed and logged masked", v)
 		}
-		assert.Contains(t, string(b), `[redacted]`, "%T", v)
+		assert.NotContains(t, string(b), `[redacted]`, "%T", v)
+		assert.NotContains(t, string(b), `****`, "%T", v)
 	}
-	b, err := json.Marshal(params)
-	require.NoError(t, err)
-	assert.Contains(t, string(b), `"account_number":"****`+pdAccount[len(pdAccount)-4:]+`"`)
 
 	h := newHarness(t)
 	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
-	_, err = h.client.Recipients.Create(context.Background(), params)
+	_, err := h.client.Recipients.Create(context.Background(), params)
 	require.NoError(t, err)
-	sent := string(h.onlyRequest(t).Body)
-	for _, secret := range []string{string(params.AccountNumber), pdIDNumber, pdImage, pdAccount} {
-		assert.Contains(t, sent, `"`+secret+`"`, "the request carries it whole")
-	}
+	sent := h.onlyRequest(t).Body
+	want, err := json.Marshal(params)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(sent), "the request is the params as encoding/json writes them")
 }
 
 // logged is v as slog's text and JSON handlers log it, without the time.

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // Response describes the HTTP exchange that produced a resource: the
 // envelope's stan and message (quote the stan in support tickets), the HTTP
-// status and headers, the idempotency key that was sent, how many attempts
-// the call took, and the body as received.
+// status and headers, the idempotency key that was sent, whether the service
+// replayed a stored answer, how many attempts the call took, and the body as
+// received. Printed or logged it shows the body's size, not the body.
 type Response struct {
 	// StatusCode is the HTTP status of the final attempt.
 	StatusCode int
@@ -25,6 +27,11 @@ type Response struct {
 	// Attempts is the number of HTTP attempts the call made (1 when the first
 	// one succeeded).
 	Attempts int
+	// Replayed is true when the service answered from its idempotency store
+	// (header Idempotent-Replayed: true): the answer is the one it gave the
+	// first call with IdempotencyKey, and this call did nothing new. A
+	// Create or Initiate retried after a lost answer comes back so.
+	Replayed bool
 	// Body is the response body exactly as received (capped at
 	// MaxResponseBytes), the envelope around the data. Do not modify it:
 	// the resource's RawJSON is a slice of it.
@@ -47,59 +54,51 @@ func dataOf(body []byte) json.RawMessage {
 // APIResource is embedded in every resource the service returns (Recipient,
 // Payment, VirtualAccount, VirtualAccountPayment, TriggerResult, EventPage):
 // its LastResponse gives the HTTP response that carried the resource (stan,
-// status, headers, attempts, idempotency key), and its RawJSON the resource
-// exactly as sent, for a field this SDK does not know yet. It has no exported
-// fields: printed with the resource (fmt, any verb; slog's text handler) it
-// shows one address, and encoding/json (slog's JSON handler) leaves it out.
-type APIResource struct {
-	// src is a pointer to a pointer so that fmt prints an address for every
-	// verb: a pointer to a struct printed with a verb it does not take (%s,
-	// %q) shows the struct's fields, which hold the body in clear.
-	src **source
-}
-
-// source is where a resource came from: the response whose body holds its
-// JSON, or its JSON (a webhook event's data).
-type source struct {
-	resp *Response
-	raw  json.RawMessage
-}
-
-// sourceCell lets setResponse make src with one allocation.
-type sourceCell struct {
-	ptr *source
-	src source
-}
+// status, headers, attempts, idempotency key, replay), and its RawJSON the
+// resource exactly as sent, for a field this SDK does not know yet.
+//
+// It is a function so that encoding/json (every resource embeds it with the
+// tag json:"-") and encoding/gob leave it out, and fmt prints it as an
+// address: a resource encodes as its fields alone, and a resource decoded by
+// encoding/json or gob has no LastResponse or RawJSON (nil). Do not call it:
+// use its methods. It is nil in a resource you make yourself.
+type APIResource func() (*Response, json.RawMessage)
 
 // LastResponse returns the metadata of the HTTP response that carried this
 // resource, or nil when the resource did not come from an API call (for
-// example when it was decoded from a webhook event).
+// example when it was decoded from a webhook event, or by encoding/json).
 func (r *APIResource) LastResponse() *Response {
-	if r.src == nil {
+	if r == nil || *r == nil {
 		return nil
 	}
-	return (*r.src).resp
+	resp, _ := (*r)()
+	return resp
 }
 
 // RawJSON returns the resource's JSON exactly as the service sent it,
-// including any field this version of the SDK does not know about.
+// including any field this version of the SDK does not know about, or nil
+// for a resource that did not come from the service.
 func (r *APIResource) RawJSON() json.RawMessage {
-	if r.src == nil {
+	if r == nil || *r == nil {
 		return nil
 	}
-	s := *r.src
-	if s.raw == nil && s.resp != nil {
-		return dataOf(s.resp.Body)
+	resp, raw := (*r)()
+	if raw == nil && resp != nil {
+		return dataOf(resp.Body)
 	}
-	return s.raw
+	return raw
 }
 
 // setResponse records where the resource came from: resp, whose body holds
 // its JSON, or raw, its JSON (a webhook event's data).
 func (r *APIResource) setResponse(resp *Response, raw json.RawMessage) {
-	c := &sourceCell{src: source{resp: resp, raw: raw}}
-	c.ptr = &c.src
-	r.src = &c.ptr
+	*r = func() (*Response, json.RawMessage) { return resp, raw }
+}
+
+// idempotentReplay reports whether a response's headers say that the service
+// answered from its idempotency store.
+func idempotentReplay(h http.Header) bool {
+	return strings.EqualFold(strings.TrimSpace(h.Get("Idempotent-Replayed")), "true")
 }
 
 // resource is implemented by every type the pipeline decodes from data.

@@ -216,7 +216,7 @@ func TestFakeHoldsNoSurprises(t *testing.T) {
 	ctx := context.Background()
 	r, err := c.Recipients.Create(ctx, validRecipientParams())
 	require.NoError(t, err)
-	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: mustDecimal("2500"), Currency: "NGN",
+	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: mustDecimal("2500")}, Currency: "NGN",
 		RecipientID: r.ID, Reference: "order-surprise"})
 	require.NoError(t, err)
 	_, err = c.Payments.Confirm(ctx, p.ConfirmParams())

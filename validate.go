@@ -2,7 +2,6 @@ package payments
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/mail"
 	"regexp"
@@ -182,7 +181,7 @@ type accountFields struct {
 	countryCode string
 	bankName    string
 	bankCode    string
-	limit       *decimal.Decimal
+	limit       *Amount
 }
 
 // account checks the shared account fields; required says whether number,
@@ -195,7 +194,7 @@ func (v *validator) account(a accountFields, required bool) {
 	v.text("account_bank_name", a.bankName, maxNameLen)
 	v.text("account_bank_code", a.bankCode, maxCodeLen)
 	if a.limit != nil {
-		v.amount("amount_limit", *a.limit)
+		v.amount("amount_limit", a.limit.Decimal)
 	}
 }
 
@@ -235,7 +234,7 @@ func (p *PaymentInitiateParams) validate() error {
 		return nilParams()
 	}
 	var v validator
-	v.amount("amount", p.Amount)
+	v.amount("amount", p.Amount.Decimal)
 	v.currency("currency", p.Currency, true)
 	v.uuid("recipient_id", p.RecipientID)
 	v.required("reference", p.Reference, maxNameLen)
@@ -304,15 +303,6 @@ func (p *VirtualAccountCreateParams) validate() error {
 		v.text("metadata.reference", m.Reference, maxNameLen)
 	}
 	return v.err()
-}
-
-// jsonNumber renders an amount as a JSON number with its exact digits; nil
-// gives "" (left out with omitempty).
-func jsonNumber(d *decimal.Decimal) json.Number {
-	if d == nil {
-		return ""
-	}
-	return json.Number(d.String())
 }
 
 func printableASCII(s string) bool {

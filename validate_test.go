@@ -85,8 +85,8 @@ func validationCases() []validationCase {
 		{name: "recipient account_currency missing", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "" }), fields: []string{"account_currency"}},
 		{name: "recipient account_currency lower case", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "ngn" }), fields: []string{"account_currency"}},
 		{name: "recipient account_currency two letters", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AccountCurrency = "NG" }), fields: []string{"account_currency"}},
-		{name: "recipient amount_limit zero", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AmountLimit = decimalPtr("0") }), fields: []string{"amount_limit"}},
-		{name: "recipient amount_limit negative", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AmountLimit = decimalPtr("-1") }), fields: []string{"amount_limit"}},
+		{name: "recipient amount_limit zero", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AmountLimit = amountPtr("0") }), fields: []string{"amount_limit"}},
+		{name: "recipient amount_limit negative", call: createRecipientWith(func(p *payments.RecipientCreateParams) { p.AmountLimit = amountPtr("-1") }), fields: []string{"amount_limit"}},
 		{name: "recipient image not base64", call: createRecipientWith(func(p *payments.RecipientCreateParams) {
 			p.Identification = &payments.Identification{Type: payments.IdentificationPassport, Number: "A123", Image: "not base64!"}
 		}), fields: []string{"identification.identification_image"}},
@@ -115,7 +115,7 @@ func validationCases() []validationCase {
 		{name: "update nothing to change", call: updateRecipientWith(recipientUUID, &payments.RecipientUpdateParams{}), fields: []string{"params"}},
 		{name: "update nil params", call: updateRecipientWith(recipientUUID, nil), fields: []string{"params"}},
 		{name: "update bad fields", call: updateRecipientWith(recipientUUID, &payments.RecipientUpdateParams{
-			AccountType: "person", AccountCurrency: "naira", AmountLimit: decimalPtr("-5"), IdentificationNumber: "12\r\n34",
+			AccountType: "person", AccountCurrency: "naira", AmountLimit: amountPtr("-5"), IdentificationNumber: "12\r\n34",
 		}), fields: []string{"account_type", "account_currency", "amount_limit", "identification_number"}},
 
 		// Payments.Initiate.
@@ -125,10 +125,14 @@ func validationCases() []validationCase {
 		}, fields: []string{"params"}},
 		{name: "initiate empty params", call: initiateWith(func(p *payments.PaymentInitiateParams) { *p = payments.PaymentInitiateParams{} }),
 			fields: []string{"amount", "currency", "recipient_id", "reference"}},
-		{name: "initiate amount zero", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("0") }), fields: []string{"amount"}},
-		{name: "initiate amount negative", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("-0.01") }), fields: []string{"amount"}},
-		{name: "initiate amount too large", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("1000000000000000000") }), fields: []string{"amount"}},
-		{name: "initiate amount too precise", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = mustDecimal("0.0000000000000000001") }), fields: []string{"amount"}},
+		{name: "initiate amount zero", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = payments.Amount{Decimal: mustDecimal("0")} }), fields: []string{"amount"}},
+		{name: "initiate amount negative", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Amount = payments.Amount{Decimal: mustDecimal("-0.01")} }), fields: []string{"amount"}},
+		{name: "initiate amount too large", call: initiateWith(func(p *payments.PaymentInitiateParams) {
+			p.Amount = payments.Amount{Decimal: mustDecimal("1000000000000000000")}
+		}), fields: []string{"amount"}},
+		{name: "initiate amount too precise", call: initiateWith(func(p *payments.PaymentInitiateParams) {
+			p.Amount = payments.Amount{Decimal: mustDecimal("0.0000000000000000001")}
+		}), fields: []string{"amount"}},
 		{name: "initiate currency", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Currency = "Naira" }), fields: []string{"currency"}},
 		{name: "initiate recipient_id", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.RecipientID = "../recipients" }), fields: []string{"recipient_id"}},
 		{name: "initiate reference blank", call: initiateWith(func(p *payments.PaymentInitiateParams) { p.Reference = " " }), fields: []string{"reference"}},
@@ -285,7 +289,7 @@ func badInputs() []validationCase {
 	create("account_country_code", textBads(codeMax), func(p *payments.RecipientCreateParams, v string) { p.AccountCountryCode = v })
 	create("account_bank_name", textBads(nameMax), func(p *payments.RecipientCreateParams, v string) { p.AccountBankName = v })
 	create("account_bank_code", textBads(codeMax), func(p *payments.RecipientCreateParams, v string) { p.AccountBankCode = v })
-	create("amount_limit", badAmounts(), func(p *payments.RecipientCreateParams, v string) { p.AmountLimit = decimalPtr(v) })
+	create("amount_limit", badAmounts(), func(p *payments.RecipientCreateParams, v string) { p.AmountLimit = amountPtr(v) })
 	create("identification.identification_type", textBads(codeMax), func(p *payments.RecipientCreateParams, v string) {
 		p.Identification = &payments.Identification{Type: payments.IdentificationType(v)}
 	})
@@ -334,7 +338,7 @@ func badInputs() []validationCase {
 	update("account_currency", []badValue{{"symbol", "$"}}, func(p *payments.RecipientUpdateParams, v string) { p.AccountCurrency = v })
 	update("account_country_code", textBads(codeMax), func(p *payments.RecipientUpdateParams, v string) { p.AccountCountryCode = v })
 	update("account_bank_code", textBads(codeMax), func(p *payments.RecipientUpdateParams, v string) { p.AccountBankCode = v })
-	update("amount_limit", badAmounts(), func(p *payments.RecipientUpdateParams, v string) { p.AmountLimit = decimalPtr(v) })
+	update("amount_limit", badAmounts(), func(p *payments.RecipientUpdateParams, v string) { p.AmountLimit = amountPtr(v) })
 	update("identification_type", textBads(codeMax), func(p *payments.RecipientUpdateParams, v string) {
 		p.IdentificationType = payments.IdentificationType(v)
 	})
@@ -351,7 +355,7 @@ func badInputs() []validationCase {
 			return initiateWith(func(p *payments.PaymentInitiateParams) { set(p, v) })
 		})
 	}
-	initiate("amount", badAmounts(), func(p *payments.PaymentInitiateParams, v string) { p.Amount = mustDecimal(v) })
+	initiate("amount", badAmounts(), func(p *payments.PaymentInitiateParams, v string) { p.Amount = payments.Amount{Decimal: mustDecimal(v)} })
 	initiate("currency", []badValue{{"empty", ""}, {"lower case", "usd"}, {"symbol", "$"}}, func(p *payments.PaymentInitiateParams, v string) { p.Currency = v })
 	initiate("recipient_id", badIDs, func(p *payments.PaymentInitiateParams, v string) { p.RecipientID = v })
 	initiate("reference", append(textBads(nameMax), badValue{"empty", ""}), func(p *payments.PaymentInitiateParams, v string) { p.Reference = v })
@@ -524,7 +528,7 @@ func TestValidationAcceptsValidParams(t *testing.T) {
 	p.AccountNumber = "GB29 NWBK 6016 1331 9268 19"
 	p.AccountCountryCode = "Nigeria"
 	p.Identification = &payments.Identification{Type: "drivers_licence", Number: "DL-778", Image: "iVBORw0KGgo="}
-	p.AmountLimit = decimalPtr("0.000000000000000001")
+	p.AmountLimit = amountPtr("0.000000000000000001")
 	_, err := h.client.Recipients.Create(ctx, p)
 	require.NoError(t, err)
 
@@ -606,7 +610,7 @@ func TestBoundsAreInclusive(t *testing.T) {
 	rp.AccountNumber = "GB29NWBK6016133192681912345678901X" // 34, the longest IBAN
 	rp.AccountName = strings.Repeat("é", nameMax)
 	rp.AccountBankCode = xs(codeMax)
-	rp.AmountLimit = decimalPtr("999999999999999999.999999999999999999")
+	rp.AmountLimit = amountPtr("999999999999999999.999999999999999999")
 	rp.Identification = &payments.Identification{Number: payments.PersonalData(xs(codeMax)), Image: payments.PersonalData(strings.Repeat("QUJD", (10<<20)/4))}
 	_, err := h.client.Recipients.Create(ctx, rp)
 	require.NoError(t, err)
@@ -623,7 +627,7 @@ func TestBoundsAreInclusive(t *testing.T) {
 		{mustDecimal("100.0000000000").Mul(mustDecimal("1.0000000000")), "100"},
 	} {
 		ip := validInitiateParams()
-		ip.Amount = a.amount
+		ip.Amount = payments.Amount{Decimal: a.amount}
 		ip.Description = xs(textMax)
 		ip.Reference = xs(nameMax)
 		_, err = h.client.Payments.Initiate(ctx, ip)
@@ -662,7 +666,7 @@ func FuzzAmount(f *testing.F) {
 		a := fzAnswerFor(http.StatusOK, "application/json",
 			[]byte(okEnvelope(strings.ReplaceAll(paymentJSON, `"15000.50"`, `"`+d.String()+`"`))))
 		params := validInitiateParams()
-		params.Amount = d
+		params.Amount = payments.Amount{Decimal: d}
 		_, err = fzClient(t, a).Payments.Initiate(context.Background(), params)
 
 		wire := d.String()
@@ -693,7 +697,7 @@ func FuzzAmount(f *testing.F) {
 		if valid {
 			ra := fzAnswerFor(http.StatusCreated, "application/json", []byte(okEnvelope(recipientJSON)))
 			rp := validRecipientParams()
-			rp.AmountLimit = &d
+			rp.AmountLimit = &payments.Amount{Decimal: d}
 			if _, err := fzClient(t, ra).Recipients.Create(context.Background(), rp); err != nil {
 				t.Fatalf("amount_limit %q: %v", s, err)
 			}

@@ -4,19 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
-	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/shopspring/decimal"
 )
 
 // VirtualAccount is a bank account opened on demand to receive money. Money
 // paid into it is credited to the merchant's main account.
 type VirtualAccount struct {
-	APIResource
+	APIResource `json:"-"`
 
 	ID       string `json:"id"`
 	Currency string `json:"currency"`
@@ -34,8 +31,8 @@ type VirtualAccount struct {
 // AccountType, AccountName and a valid Email are required; FirstName and
 // LastName are required for individual accounts, and an 11-digit BVN for
 // Nigerian accounts (Metadata.Country "NG", "NGA" or "Nigeria"). The BVN,
-// the email and the mobile number are PersonalData: the printed, logged and
-// JSON-encoded forms of these params hide them, and the request sends them.
+// the email and the mobile number are PersonalData: the printed and logged
+// forms of these params hide them; their JSON (the request) has them whole.
 type VirtualAccountCreateParams struct {
 	AccountType  AccountType             `json:"account_type"`
 	AccountName  string                  `json:"account_name"`
@@ -46,23 +43,6 @@ type VirtualAccountCreateParams struct {
 	BVN          PersonalData            `json:"bvn,omitempty"`
 	MobileNumber PersonalData            `json:"mobile_number,omitempty"`
 	Metadata     *VirtualAccountMetadata `json:"metadata,omitempty"`
-}
-
-// wire returns the value that encodes as the params' request body: the
-// personal data in clear (encoding/json masks it).
-func (p VirtualAccountCreateParams) wire() any {
-	return struct {
-		AccountType  AccountType             `json:"account_type"`
-		AccountName  string                  `json:"account_name"`
-		Email        string                  `json:"email"`
-		FirstName    string                  `json:"first_name,omitempty"`
-		LastName     string                  `json:"last_name,omitempty"`
-		DisplayName  string                  `json:"display_name,omitempty"`
-		BVN          string                  `json:"bvn,omitempty"`
-		MobileNumber string                  `json:"mobile_number,omitempty"`
-		Metadata     *VirtualAccountMetadata `json:"metadata,omitempty"`
-	}{p.AccountType, p.AccountName, string(p.Email), p.FirstName, p.LastName, p.DisplayName,
-		string(p.BVN), string(p.MobileNumber), p.Metadata}
 }
 
 // VirtualAccountMetadata is optional information about a virtual account.
@@ -105,9 +85,10 @@ func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAcco
 // listed here.
 //
 // Payer.AccountNumber and AccountNumber print and log only their last four
-// digits, and a narration (Description) its digits masked.
+// digits, and a narration (Description) its account-number-like digits
+// masked (its amounts are kept).
 type VirtualAccountPayment struct {
-	APIResource
+	APIResource `json:"-"`
 
 	// ID is the transaction's id: "id" or "transaction_id".
 	ID string
@@ -153,20 +134,6 @@ type Payer struct {
 	BankName      string
 	BankCode      string
 }
-
-func (v VirtualAccountPayment) masked() VirtualAccountPayment {
-	v.Description = redact.String(v.Description, nil) // a narration may quote an account number
-	return v
-}
-
-// Format prints the payment's fields, with any verb, with account numbers
-// and the narration's digits masked.
-func (v VirtualAccountPayment) Format(f fmt.State, _ rune) { redact.FormatFields(f, v.masked()) }
-
-// LogValue logs the payment with account numbers and the narration's
-// digits masked (encoding/json, which slog's JSON handler uses, would show
-// the narration).
-func (v VirtualAccountPayment) LogValue() slog.Value { return redact.LogFields(v.masked()) }
 
 type payerWire struct {
 	Name          looseString `json:"name"`

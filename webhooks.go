@@ -24,7 +24,7 @@ type WebhooksService struct{ client *Client }
 // specification does not describe it: Data is whatever the service returned
 // (possibly nothing), and LastResponse gives the stan and message.
 type TriggerResult struct {
-	APIResource
+	APIResource `json:"-"`
 
 	// EventType is the event that was asked for.
 	EventType EventType
@@ -184,7 +184,7 @@ func (p *EventListParams) query() string {
 // listed and delivered events can go through the same function.
 // LastResponse gives the stan; RawJSON the page's data as received.
 type EventPage struct {
-	APIResource
+	APIResource `json:"-"`
 
 	// Events are the page's events, oldest first.
 	Events []*Event

@@ -167,7 +167,7 @@ func wantAPIError(t *testing.T, err error, status int, code payments.ErrorCode) 
 }
 
 func recipientParams() *payments.RecipientCreateParams {
-	limit := decimal.RequireFromString("250000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("250000")}
 	return &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Okafor", AccountType: payments.AccountTypeIndividual,
 		AccountCurrency: "NGN", AccountCountryCode: "NG", AccountBankName: "Example Bank", AccountBankCode: "058",
@@ -219,7 +219,7 @@ func TestContractQuickstartJourney(t *testing.T) {
 	initiate := func(amount string) *payments.Payment {
 		t.Helper()
 		p, err := f.client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-			Amount: decimal.RequireFromString(amount), Currency: "NGN", RecipientID: rcpt.ID,
+			Amount: payments.Amount{Decimal: decimal.RequireFromString(amount)}, Currency: "NGN", RecipientID: rcpt.ID,
 			Reference: "order-" + uuid.NewString(), Description: "Invoice 1042",
 		})
 		if err != nil {
@@ -358,7 +358,7 @@ func TestContractRejectsRenamedResponseField(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = f.client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("100"), Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-" + uuid.NewString(),
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("100")}, Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-" + uuid.NewString(),
 	})
 	v := violationOf(t, f.check.found(), "response body /data/quote/total_amount")
 	if v.Assumption != "Quote in the initiate response" || v.Operation != "payments.initiate" || v.Detail != "is missing" || v.Unknown {
@@ -385,7 +385,7 @@ func TestContractRejectsRenamedRequestField(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := f.client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("100"), Currency: "NGN", RecipientID: rcpt.ID,
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("100")}, Currency: "NGN", RecipientID: rcpt.ID,
 		Reference: "order-" + uuid.NewString(), Description: "Invoice 1042",
 	})
 	if err != nil {

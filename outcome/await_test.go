@@ -128,7 +128,7 @@ func fakePayment(t *testing.T, srv *paymentstest.Server, ref, amount string) (*p
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: decimal.RequireFromString(amount),
+	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString(amount)},
 		Currency: "NGN", RecipientID: r.ID, Reference: ref})
 	if err != nil {
 		t.Fatal(err)

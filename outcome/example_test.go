@@ -22,7 +22,7 @@ func pay(ctx context.Context, client *payments.Client, reference, amount string)
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: decimal.RequireFromString(amount),
+	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString(amount)},
 		Currency: "NGN", RecipientID: r.ID, Reference: reference})
 	if err != nil {
 		log.Fatal(err)

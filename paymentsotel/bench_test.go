@@ -47,7 +47,7 @@ func BenchmarkInitiateTracing(b *testing.B) {
 	}))
 	defer ts.Close()
 	params := &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN",
 		RecipientID: "3f2b6c1e-8d4a-4c1b-9a7e-2f0d5b8c9e11", Reference: "order-1042", Description: "Invoice 1042",
 	}
 

@@ -167,7 +167,7 @@ func (f *frontServer) seen() []string {
 
 // A recipient to pay, and what a test needs to make one.
 func recipientParams() *payments.RecipientCreateParams {
-	limit := decimal.RequireFromString("985000.75")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("985000.75")}
 	return &payments.RecipientCreateParams{
 		AccountNumber:      "0123456789",
 		AccountName:        "Ada Okafor",
@@ -183,7 +183,7 @@ func recipientParams() *payments.RecipientCreateParams {
 
 func initiateParams(recipientID, reference string) *payments.PaymentInitiateParams {
 	return &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("7319.46"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("7319.46")},
 		Currency:    "NGN",
 		RecipientID: recipientID,
 		Reference:   reference,

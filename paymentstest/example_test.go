@@ -37,7 +37,7 @@ func Example() {
 		return
 	}
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("1000"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("1000")},
 		Currency:    "NGN",
 		RecipientID: recipient.ID,
 		Reference:   "order-1001",
@@ -78,7 +78,7 @@ func ExampleNewServer_faults() {
 		log.Fatal(err)
 	}
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN",
 		RecipientID: recipient.ID, Reference: "order-1042",
 	})
 	if err != nil {
@@ -116,7 +116,7 @@ func ExampleServer_FailNext() {
 	srv.DropNextAfterWork(1) // the payment is made, the answer lost
 
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("250"), Currency: "NGN",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("250")}, Currency: "NGN",
 		RecipientID: recipient.ID, Reference: "order-1002",
 	})
 	if err != nil {
@@ -145,7 +145,7 @@ func ExampleServer_Advance() {
 		log.Fatal(err)
 	}
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("10"), Currency: "NGN",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("10")}, Currency: "NGN",
 		RecipientID: recipient.ID, Reference: "order-1003",
 	})
 	if err != nil {

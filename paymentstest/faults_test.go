@@ -14,7 +14,7 @@ import (
 )
 
 func initiateParams(recipientID, reference string) *payments.PaymentInitiateParams {
-	return &payments.PaymentInitiateParams{Amount: dec("120.50"), Currency: "NGN", RecipientID: recipientID, Reference: reference}
+	return &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: dec("120.50")}, Currency: "NGN", RecipientID: recipientID, Reference: reference}
 }
 
 func TestFailNextIsRetried(t *testing.T) {

@@ -47,7 +47,7 @@ func createRecipient(t *testing.T, c *payments.Client, limit string) *payments.R
 	t.Helper()
 	p := recipientParams()
 	if limit != "" {
-		l := dec(limit)
+		l := payments.Amount{Decimal: dec(limit)}
 		p.AmountLimit = &l
 	}
 	r, err := c.Recipients.Create(ctx(t), p)
@@ -58,7 +58,7 @@ func createRecipient(t *testing.T, c *payments.Client, limit string) *payments.R
 func initiate(t *testing.T, c *payments.Client, recipientID, amount, reference string) *payments.Payment {
 	t.Helper()
 	p, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{
-		Amount: dec(amount), Currency: "NGN", RecipientID: recipientID, Reference: reference,
+		Amount: payments.Amount{Decimal: dec(amount)}, Currency: "NGN", RecipientID: recipientID, Reference: reference,
 	})
 	require.NoError(t, err)
 	return p

@@ -61,12 +61,12 @@ func TestIdempotencyKeyReuse(t *testing.T) {
 	assert.Len(t, srv.Recipients(), 1)
 
 	// Keys are scoped per endpoint: the same key on initiate is new.
-	p, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: dec("5"), Currency: "NGN", RecipientID: r.ID, Reference: "o"},
+	p, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: dec("5")}, Currency: "NGN", RecipientID: r.ID, Reference: "o"},
 		payments.WithIdempotencyKey("k1"))
 	require.NoError(t, err)
 
 	// The SDK replays the same call: same payment, no second one.
-	again, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: dec("5"), Currency: "NGN", RecipientID: r.ID, Reference: "o"},
+	again, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: dec("5")}, Currency: "NGN", RecipientID: r.ID, Reference: "o"},
 		payments.WithIdempotencyKey("k1"))
 	require.NoError(t, err)
 	assert.Equal(t, p.ID, again.ID)
@@ -124,7 +124,7 @@ func TestConcurrentSameKeyCreatesOnce(t *testing.T) {
 	srv.SetLatency(50 * time.Millisecond) // a window wide enough, even under -race on a busy machine, for 409s to happen
 
 	const n = 40
-	params := &payments.PaymentInitiateParams{Amount: dec("75.25"), Currency: "NGN", RecipientID: r.ID, Reference: "order-c"}
+	params := &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: dec("75.25")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-c"}
 	ids := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup

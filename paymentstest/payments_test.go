@@ -18,7 +18,7 @@ func TestInitiateQuotes(t *testing.T) {
 	srv, c := start(t, paymentstest.WithClock(func() time.Time { return fixed }))
 	r := createRecipient(t, c, "")
 	p, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{
-		Amount: dec("1000"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
+		Amount: payments.Amount{Decimal: dec("1000")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
 		Description: "Invoice 1", TransactionTags: "a,b", Channel: "web", SubType: "p2p",
 	})
 	require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestExchangeRates(t *testing.T) {
 	xyz.AccountCurrency = "XYZ"
 	r3, err := c.Recipients.Create(ctx(t), xyz)
 	require.NoError(t, err)
-	_, err = c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: dec("1"), Currency: "NGN", RecipientID: r3.ID, Reference: "fx-3"})
+	_, err = c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: dec("1")}, Currency: "NGN", RecipientID: r3.ID, Reference: "fx-3"})
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
@@ -115,7 +115,7 @@ func TestInitiateValidation(t *testing.T) {
 	}
 
 	_, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{
-		Amount: dec("10"), Currency: "NGN", RecipientID: uuid.NewString(), Reference: "r",
+		Amount: payments.Amount{Decimal: dec("10")}, Currency: "NGN", RecipientID: uuid.NewString(), Reference: "r",
 	})
 	require.ErrorIs(t, err, payments.ErrNotFound, "an unknown recipient")
 	assert.Empty(t, srv.Payments())
@@ -125,7 +125,7 @@ func TestDuplicateReference(t *testing.T) {
 	srv, c := start(t)
 	r := createRecipient(t, c, "")
 	first := initiate(t, c, r.ID, "10", "order-9")
-	_, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: dec("10"), Currency: "NGN", RecipientID: r.ID, Reference: "order-9"})
+	_, err := c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: dec("10")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-9"})
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
@@ -141,7 +141,7 @@ func TestDuplicateReference(t *testing.T) {
 
 	// A confirmed payment keeps its reference for good.
 	srv.Advance(time.Hour)
-	_, err = c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: dec("10"), Currency: "NGN", RecipientID: r.ID, Reference: "order-9"})
+	_, err = c.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: dec("10")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-9"})
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "duplicate_reference", string(apiErr.Code))
 }
@@ -187,7 +187,7 @@ func TestConfirmOverLimitIsRejected(t *testing.T) {
 	// The limit is in the recipient's currency: 1500 NGN is 1 USD.
 	usd := recipientParams()
 	usd.AccountCurrency = "USD"
-	one := dec("1.00")
+	one := payments.Amount{Decimal: dec("1.00")}
 	usd.AmountLimit = &one
 	ru, err := c.Recipients.Create(ctx(t), usd)
 	require.NoError(t, err)

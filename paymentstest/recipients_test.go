@@ -16,7 +16,7 @@ import (
 
 func TestCreateRecipient(t *testing.T) {
 	srv, c := start(t)
-	limit := dec("5000.50")
+	limit := payments.Amount{Decimal: dec("5000.50")}
 	image := base64.StdEncoding.EncodeToString([]byte("passport scan"))
 	r, err := c.Recipients.Create(ctx(t), &payments.RecipientCreateParams{
 		AccountNumber:      "0123456789",
@@ -39,7 +39,7 @@ func TestCreateRecipient(t *testing.T) {
 	assert.Equal(t, "Nigeria", r.AccountCountry)
 	assert.Equal(t, "058", r.AccountBankCode)
 	require.NotNil(t, r.Limit)
-	assert.True(t, r.Limit.Equal(limit), "limit %s", r.Limit)
+	assert.True(t, r.Limit.Equal(limit.Decimal), "limit %s", r.Limit)
 	require.NotNil(t, r.Identification)
 	assert.Equal(t, payments.IdentificationPassport, r.Identification.Type)
 	assert.Empty(t, r.Identification.Image, "the image is not echoed")
@@ -95,7 +95,7 @@ func TestUpdateRecipient(t *testing.T) {
 	srv, c := start(t, paymentstest.WithClock(func() time.Time { return fixed }))
 	r := createRecipient(t, c, "100")
 	srv.Advance(time.Minute)
-	limit := dec("250.75")
+	limit := payments.Amount{Decimal: dec("250.75")}
 	u, err := c.Recipients.Update(ctx(t), r.ID, &payments.RecipientUpdateParams{
 		AccountName:          "Ada King",
 		AmountLimit:          &limit,
@@ -108,7 +108,7 @@ func TestUpdateRecipient(t *testing.T) {
 	assert.Equal(t, r.ID, u.ID)
 	assert.Equal(t, "Ada King", u.AccountName)
 	assert.Equal(t, r.AccountNumber, u.AccountNumber, "fields left out keep their value")
-	assert.True(t, u.Limit.Equal(limit))
+	assert.True(t, u.Limit.Equal(limit.Decimal))
 	require.NotNil(t, u.Identification)
 	assert.Equal(t, payments.IdentificationNationalID, u.Identification.Type)
 	assert.Equal(t, "NIN-1", string(u.Identification.Number))

@@ -29,7 +29,7 @@ func Example_testValues() {
 		log.Fatal(err)
 	}
 	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString(paymentstest.AmountFails), Currency: "NGN",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString(paymentstest.AmountFails)}, Currency: "NGN",
 		RecipientID: good.ID, Reference: "order-1",
 	})
 	if err != nil {
@@ -47,7 +47,7 @@ func Example_testValues() {
 		log.Fatal(err)
 	}
 	_, err = client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("100"), Currency: "NGN", RecipientID: bad.ID, Reference: "order-2",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("100")}, Currency: "NGN", RecipientID: bad.ID, Reference: "order-2",
 	})
 	fmt.Println("unverified recipient refused:", errors.Is(err, payments.CodeRecipientVerificationFailed))
 	for _, ev := range srv.Events() {

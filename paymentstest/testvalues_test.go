@@ -117,7 +117,7 @@ func TestAccountNumberFailsVerification(t *testing.T) {
 	assert.Equal(t, r.ID, got.ID, "the event names the recipient")
 
 	_, err = m.client.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{
-		Amount: dec("100"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
+		Amount: payments.Amount{Decimal: dec("100")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
 	})
 	apiErr := requireCode(t, err, http.StatusUnprocessableEntity, payments.CodeRecipientVerificationFailed)
 	assert.Equal(t, "recipient_id", apiErr.Errors[0].Field)
@@ -141,7 +141,7 @@ func TestAccountNumberVerifiesLate(t *testing.T) {
 	const delay = 500 * time.Millisecond
 	m := startMerchant(t, paymentstest.WithProcessingDelay(delay))
 	r := m.recipient(t, paymentstest.AccountNumberVerifiesLate)
-	params := &payments.PaymentInitiateParams{Amount: dec("100"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1"}
+	params := &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: dec("100")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-1"}
 	_, err := m.client.Payments.Initiate(ctx(t), params)
 	requireCode(t, err, http.StatusUnprocessableEntity, payments.CodeRecipientNotVerified)
 
@@ -163,7 +163,7 @@ func TestAccountNumberVerifiesLateDropsAnOldVerification(t *testing.T) {
 	assert.Equal(t, []payments.EventType{payments.EventRecipientCreated, payments.EventRecipientVerificationFailed},
 		m.received(t), "the verification of the old account number never lands")
 	_, err = m.client.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{
-		Amount: dec("100"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
+		Amount: payments.Amount{Decimal: dec("100")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
 	})
 	requireCode(t, err, http.StatusUnprocessableEntity, payments.CodeRecipientVerificationFailed)
 }
@@ -225,7 +225,7 @@ func TestAmountCompletesLate(t *testing.T) {
 	requireCode(t, err, http.StatusUnprocessableEntity, payments.CodeQuoteAlreadyConfirmed)
 	m.srv.Advance(payments.QuoteLifetime + time.Second)
 	_, err = m.client.Payments.Initiate(ctx(t), &payments.PaymentInitiateParams{
-		Amount: dec("1"), Currency: "NGN", RecipientID: m.srv.Recipients()[0].ID, Reference: p.Reference,
+		Amount: payments.Amount{Decimal: dec("1")}, Currency: "NGN", RecipientID: m.srv.Recipients()[0].ID, Reference: p.Reference,
 	})
 	requireCode(t, err, http.StatusUnprocessableEntity, payments.CodeDuplicateReference)
 

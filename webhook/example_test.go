@@ -72,7 +72,7 @@ func ExampleNewHandler() {
 		log.Fatal(err)
 	}
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN",
 		RecipientID: recipient.ID, Reference: "order-1042",
 	})
 	if err != nil {

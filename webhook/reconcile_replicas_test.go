@@ -45,7 +45,7 @@ func TestReconcileRecoversEventsWhoseDeliveriesAllFailed(t *testing.T) {
 		AccountName: "Ada Okafor", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
 	require.NoError(t, err)
 	for i := range 200 {
-		p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: decimal.RequireFromString("100.00"),
+		p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString("100.00")},
 			Currency: "NGN", RecipientID: rc.ID, Reference: fmt.Sprintf("order-%d", i)})
 		require.NoError(t, err)
 		_, err = client.Payments.Confirm(ctx, p.ConfirmParams())

@@ -315,7 +315,7 @@ func TestRunTestValues(t *testing.T) {
 	ctx := context.Background()
 	rcpt := sandboxRecipient(t, client)
 	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("4990"), Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-1",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("4990")}, Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-1",
 	})
 	require.NoError(t, err)
 	_, err = client.Payments.Confirm(ctx, p.ConfirmParams())
@@ -327,7 +327,7 @@ func TestRunTestValues(t *testing.T) {
 	})
 	require.NoError(t, err)
 	_, err = client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("10"), Currency: "NGN", RecipientID: late.ID, Reference: "order-2",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("10")}, Currency: "NGN", RecipientID: late.ID, Reference: "order-2",
 	})
 	assert.ErrorIs(t, err, payments.CodeRecipientNotVerified, "an hour is not over")
 

@@ -153,7 +153,7 @@ func TestRunAdminAPI(t *testing.T) {
 	require.NoError(t, err)
 	r := sandboxRecipient(t, client)
 	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("120.50"), Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("120.50")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-1",
 	})
 	require.NoError(t, err)
 
@@ -340,7 +340,7 @@ func TestRunDiffer(t *testing.T) {
 		AccountNumber: "0123456789", AccountName: "Ada", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
 	require.NoError(t, err)
 	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("100"), Currency: "NGN", RecipientID: r.ID, Reference: "differ-1"})
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("100")}, Currency: "NGN", RecipientID: r.ID, Reference: "differ-1"})
 	require.NoError(t, err)
 	var raw map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(p.RawJSON(), &raw))

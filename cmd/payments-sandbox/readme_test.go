@@ -383,7 +383,7 @@ func checkDashboardCurlLine(t *testing.T, line string) {
 	defer client.Close()
 	ctx := context.Background()
 	r := sandboxRecipient(t, client)
-	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: decimal.RequireFromString(paymentstest.AmountCompletesLate),
+	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString(paymentstest.AmountCompletesLate)},
 		Currency: "NGN", RecipientID: r.ID, Reference: "order-late"})
 	require.NoError(t, err)
 	p, err = client.Payments.Confirm(ctx, p.ConfirmParams())

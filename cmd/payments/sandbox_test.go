@@ -52,7 +52,7 @@ func TestSandboxCommands(t *testing.T) {
 	assert.Equal(t, payments.EventRecipientVerified, evs[len(evs)-1].Type)
 
 	p, err := c.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString(paymentstest.AmountCompletesLate), Currency: "NGN", RecipientID: r.ID, Reference: "order-cli-settle",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString(paymentstest.AmountCompletesLate)}, Currency: "NGN", RecipientID: r.ID, Reference: "order-cli-settle",
 	})
 	require.NoError(t, err)
 	_, err = c.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: p.Reference, QuoteID: p.Quote.QuoteID})

@@ -92,7 +92,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	})
 	require.NoError(t, err)
 	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("1500"), Currency: "NGN", RecipientID: r.ID, Reference: "order-e2e-1",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("1500")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-e2e-1",
 	})
 	require.NoError(t, err)
 	_, err = c.Payments.Confirm(ctx, &payments.PaymentConfirmParams{Reference: p.Reference, QuoteID: p.Quote.QuoteID})

@@ -113,7 +113,7 @@ func run(ctx context.Context, out io.Writer) (err error) {
 		fake.FailNext(1, http.StatusServiceUnavailable, 0) // the SDK retries it
 	}
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("15000.50"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("15000.50")},
 		Currency:    "NGN",
 		RecipientID: recipient.ID,
 		Reference:   "order-" + uuid.NewString(),

@@ -118,7 +118,7 @@ func (p *payer) payGeneration(ctx context.Context, r row, gen int, quoteID, fee 
 	if quoteID == "" {
 		rec := record{PayoutID: r.PayoutID, Step: stepInitiate, Generation: gen, IdempotencyKey: keyFor(stepInitiate, r.PayoutID, gen)}
 		payment, err := p.client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-			Amount:      r.Amount,
+			Amount:      payments.Amount{Decimal: r.Amount},
 			Currency:    r.Currency,
 			RecipientID: r.RecipientID,
 			Reference:   r.PayoutID,

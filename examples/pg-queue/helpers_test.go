@@ -128,7 +128,7 @@ func pay(t *testing.T, client *payments.Client, reference, amount string) *payme
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: decimal.RequireFromString(amount),
+	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString(amount)},
 		Currency: "NGN", RecipientID: r.ID, Reference: reference})
 	if err != nil {
 		t.Fatal(err)

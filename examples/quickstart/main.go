@@ -69,7 +69,7 @@ func (j *journey) steps(ctx context.Context) error {
 	j.step(1, "Save a recipient")
 	// The SDK sends an Idempotency-Key with the create and reuses it on
 	// every retry, so a flaky network cannot create the recipient twice.
-	limit := decimal.RequireFromString("250000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("250000")}
 	params := &payments.RecipientCreateParams{
 		AccountNumber:      "0123456789",
 		AccountName:        "Ada Okafor",
@@ -135,7 +135,7 @@ func (j *journey) steps(ctx context.Context) error {
 
 	j.step(5, "Initiate a payment (this only creates a quote)")
 	payment, err := j.client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount:      decimal.RequireFromString("15000.50"),
+		Amount:      payments.Amount{Decimal: decimal.RequireFromString("15000.50")},
 		Currency:    "NGN",
 		RecipientID: recipient.ID,
 		Reference:   "order-" + uuid.NewString(),

@@ -58,7 +58,7 @@ func makePayments(t *testing.T, srv *paymentstest.Server, n int) {
 		AccountName: "Ada Lovelace", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN"})
 	require.NoError(t, err)
 	for i := range n {
-		p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: decimal.RequireFromString("250.00"),
+		p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: decimal.RequireFromString("250.00")},
 			Currency: "NGN", RecipientID: rc.ID, Reference: fmt.Sprintf("order-%d", i)})
 		require.NoError(t, err)
 		_, err = c.Payments.Confirm(ctx, p.ConfirmParams())

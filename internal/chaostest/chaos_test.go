@@ -201,7 +201,7 @@ func TestChaos(t *testing.T) {
 	for i := range lps {
 		ref := fmt.Sprintf("chaos-%d-%04d", seed%10000, i)
 		lps[i] = &logical{ref: ref, params: &payments.PaymentInitiateParams{
-			Amount:      decimal.New(int64(100_000+i*137), -2), // 1000.00, 1001.37, ...
+			Amount:      payments.Amount{Decimal: decimal.New(int64(100_000+i*137), -2)}, // 1000.00, 1001.37, ...
 			Currency:    "NGN",
 			RecipientID: recipients[i%chaosWorkers],
 			Reference:   ref,
@@ -346,7 +346,7 @@ func TestChaos(t *testing.T) {
 		}
 		s := stored[0]
 		assert.Equal(t, payments.PaymentStatusCompleted, s.Status, lp.ref)
-		assert.True(t, s.Amount.Equal(lp.params.Amount), "%s: amount %s, asked %s", lp.ref, s.Amount, lp.params.Amount)
+		assert.True(t, s.Amount.Equal(lp.params.Amount.Decimal), "%s: amount %s, asked %s", lp.ref, s.Amount, lp.params.Amount)
 		assert.Equal(t, 1, completedEvents[s.ID], "%s completed exactly once", lp.ref)
 		if assert.NotNil(t, lp.confirmed, lp.ref) {
 			assert.Equal(t, s.ID, lp.confirmed.ID, lp.ref)
@@ -427,7 +427,7 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 			})
 			require.NoError(t, err)
 			params := &payments.PaymentInitiateParams{
-				Amount: decimal.RequireFromString("15000.50"), Currency: "NGN", RecipientID: r.ID, Reference: "order-converge",
+				Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-converge",
 			}
 
 			srv.DropNextAfterWork(1)

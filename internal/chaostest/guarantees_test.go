@@ -91,7 +91,7 @@ func TestIdempotencyKeyRandomSourceFailure(t *testing.T) {
 	uuid.SetRand(failingRandom{})
 	defer uuid.SetRand(nil)
 	params := &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("10"), Currency: "NGN", RecipientID: r.ID, Reference: "order-entropy",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("10")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-entropy",
 	}
 	var p *payments.Payment
 	require.NotPanics(t, func() { p, err = c.Payments.Initiate(ctx, params) })
@@ -113,7 +113,7 @@ func confirmStory(t *testing.T, ctx context.Context, c *payments.Client, ref str
 	})
 	require.NoError(t, err)
 	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("2500.75"), Currency: "NGN", RecipientID: r.ID, Reference: ref,
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("2500.75")}, Currency: "NGN", RecipientID: r.ID, Reference: ref,
 	})
 	require.NoError(t, err)
 	return p.ConfirmParams()

@@ -163,7 +163,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	ctx := leakCtx(t)
 
 	// The journey, each step through a fault.
-	limit := decimal.RequireFromString("5000000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("5000000")}
 	rcptParams := &payments.RecipientCreateParams{
 		AccountNumber: leakAccountNumber, AccountName: "Ada Okafor",
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN", AccountCountryCode: "NG",
@@ -200,7 +200,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	srv.FailNext(1, http.StatusTooManyRequests, time.Second)
 	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("15000.50"), Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-1042",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-1042",
 	})
 	require.NoError(t, err)
 	srv.DropNextAfterWork(1)
@@ -256,7 +256,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	x.err(err)
 	srv.FailNext(10, http.StatusInternalServerError, 0)
 	_, err = c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-		Amount: decimal.RequireFromString("1"), Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-1043",
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("1")}, Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-1043",
 	})
 	requireAPIStatus(t, err, http.StatusInternalServerError)
 	x.err(err)

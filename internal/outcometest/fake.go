@@ -88,7 +88,7 @@ func Fake(t *testing.T, open ReplicaOpener) {
 
 	pay := func(amount string) *payments.Payment {
 		p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
-			Amount: decimal.RequireFromString(amount), Currency: "NGN", RecipientID: good.ID, Reference: NewID("order-"),
+			Amount: payments.Amount{Decimal: decimal.RequireFromString(amount)}, Currency: "NGN", RecipientID: good.ID, Reference: NewID("order-"),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -29,10 +29,13 @@ var (
 )
 
 // String returns s with the given secrets, anything shaped like a bearer
-// token or JWT, and every run of eight or more digits masked, and with
-// control characters escaped and invalid UTF-8 replaced (see Clean). Digit
-// runs keep their last four digits so that a person can still tell accounts
-// apart. UUIDs, and the literal values in keep (a stan), are left whole.
+// token or JWT, and every account-number-like run of eight or more digits
+// masked, and with control characters escaped and invalid UTF-8 replaced
+// (see Clean). Digit runs keep their last four digits so that a person can
+// still tell accounts apart. UUIDs, the literal values in keep (a stan), and
+// amounts (see amountAt: a decimal number, or a number beside a currency or a
+// word such as balance, amount, total or fee) are left whole: the message
+// that says how much to fund must reach the merchant as sent.
 func String(s string, keep []string, secrets ...string) string {
 	if s == "" {
 		return s
@@ -43,7 +46,7 @@ func String(s string, keep []string, secrets ...string) string {
 	var b strings.Builder
 	prev := 0
 	for _, span := range protected(s, keep) {
-		b.WriteString(maskDigits(s[prev:span[0]]))
+		maskDigits(&b, s, prev, span[0])
 		b.WriteString(s[span[0]:span[1]])
 		prev = span[1]
 	}
@@ -87,16 +90,26 @@ func protected(s string, keep []string) [][2]int {
 	return append(out, [2]int{len(s), len(s)})
 }
 
-func maskDigits(s string) string {
-	return digitsPattern.ReplaceAllStringFunc(s, func(m string) string {
+// maskDigits writes s[from:to] to b with its account-number-like digit runs
+// masked; the text around the segment (in s) decides what is an amount.
+func maskDigits(b *strings.Builder, s string, from, to int) {
+	prev := from
+	for _, m := range digitsPattern.FindAllStringIndex(s[from:to], -1) {
+		start, end := from+m[0], from+m[1]
+		if amountAt(s, start, end) {
+			continue
+		}
 		digits := strings.Map(func(r rune) rune {
 			if r >= '0' && r <= '9' {
 				return r
 			}
 			return -1
-		}, m)
-		return "****" + digits[len(digits)-4:]
-	})
+		}, s[start:end])
+		b.WriteString(s[prev:start])
+		b.WriteString("****" + digits[len(digits)-4:])
+		prev = end
+	}
+	b.WriteString(s[prev:to])
 }
 
 // Secrets returns s with each of the given secrets (of four characters or

@@ -53,7 +53,7 @@ func main() {
 	check(err)
 	client, err := payments.NewClient(srv.APIKey(), append(inst.ClientOptions(), payments.WithBaseURL(srv.URL()))...)
 	check(err)
-	limit := decimal.RequireFromString("250000")
+	limit := payments.Amount{Decimal: decimal.RequireFromString("250000")}
 	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
 		AccountNumber:   "0123456789",
 		AccountName:     "Ada Okafor",
