@@ -174,7 +174,7 @@ func newDoctor(cfg *doctorConfig) *doctor {
 		http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
-		contract: assumedContract{},
+		contract: newDocumentContract(),
 		rep:      newReport(),
 	}
 }

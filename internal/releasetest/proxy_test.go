@@ -24,7 +24,7 @@ const rootPath = "github.com/paymentsapi/payments-go"
 // libraries are the directories (from the repository's root) of the modules
 // that a merchant's module requires, with the README's "go get" lines: "" is
 // the root.
-var libraries = []string{"", "eventstore/pgstore", "eventstore/redisstore", "paymentsotel"}
+var libraries = []string{"", "eventstore/pgstore", "eventstore/redisstore", "openapi", "paymentsotel"}
 
 // commands are the directories of the modules a developer installs with
 // "go install PATH@VERSION" (docs/cli.md): the payments command.
