@@ -240,7 +240,7 @@ func (q *Queue) insert(ctx context.Context, ev *payments.Event) (bool, error) {
 	// deadline pgx closes the connection, which ends the transaction.
 	defer func() { _ = tx.Rollback(ctx) }()
 	// A duplicate finds the id and inserts nothing: the transaction got no
-	// id of its own, so its end writes nothing (TestQueueDuplicateWritesNoWAL).
+	// id of its own, so its end writes nothing (TestWALPerDelivery).
 	var n int
 	if err := tx.QueryRow(ctx, q.q.mark, storedID(ev.ID)).Scan(&n); err != nil {
 		return false, err
