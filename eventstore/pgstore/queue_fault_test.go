@@ -194,6 +194,7 @@ func TestQueueFrozenDatabase(t *testing.T) {
 	srv.Thaw(t)
 
 	inFlight, arriving := 0, 0
+	var slowest time.Duration
 	for _, a := range answers {
 		took := a.end.Sub(a.start)
 		hitByFreeze := a.end.After(frozenAt) && a.start.Before(thawedAt)
@@ -213,6 +214,7 @@ func TestQueueFrozenDatabase(t *testing.T) {
 		default:
 			arriving++
 		}
+		slowest = max(slowest, took)
 		// A delivery whose enqueue committed in the instant of the freeze
 		// may still get its 200.
 		if took > queueFrozenBound {
@@ -222,8 +224,8 @@ func TestQueueFrozenDatabase(t *testing.T) {
 			t.Errorf("a delivery got 200 %v into the freeze", a.end.Sub(frozenAt).Round(time.Millisecond))
 		}
 	}
-	t.Logf("pool of %d connections, %d senders: %d deliveries, %d in flight at the freeze, %d arriving while frozen",
-		pool.Config().MaxConns, senders, len(answers), inFlight, arriving)
+	t.Logf("pool of %d connections, %d senders: %d deliveries, %d in flight at the freeze, %d arriving while frozen; the slowest answered after %v",
+		pool.Config().MaxConns, senders, len(answers), inFlight, arriving, slowest.Round(time.Millisecond))
 	if inFlight <= int(pool.Config().MaxConns) || arriving == 0 {
 		t.Fatalf("%d deliveries in flight at the freeze (want more than the pool's %d), %d arriving: the test proved nothing",
 			inFlight, pool.Config().MaxConns, arriving)
