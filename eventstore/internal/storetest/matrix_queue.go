@@ -104,8 +104,8 @@ func (rs *replicaSet) waitFor(t *testing.T, what string, cond func(*incarnation)
 // matrixSlowWork) then writes one row per event in the job's transaction.
 // Events whose every delivery the sender gave up are reconciled through
 // the queue. It fails when an event has no row once the queue is drained,
-// when one has two, when a 503 came later than Matrix503Bound, and when
-// the fault hit nothing.
+// when one has two, when a delivery was answered a 5xx other than 503,
+// when a 503 came later than Matrix503Bound, and when the fault hit nothing.
 func QueueMatrix(t *testing.T, b QueueBackend, store, restart string) {
 	sz := sizeFromEnv(t)
 	seed := seedFromEnv(t)
@@ -232,6 +232,11 @@ func queueRun(t *testing.T, b QueueBackend, fault Fault, sz matrixSize, seed uin
 	stats.fill(&row)
 	row.Overlaps = w.Overlaps()
 	t.Logf("%s / %s: %d deliveries, drained in %v, answers %v", QueueMode, row.Fault, len(bodies), elapsed.Round(time.Millisecond), stats.answers.String())
+	for code, n := range stats.answers.snapshot() {
+		if code >= 500 && code != http.StatusServiceUnavailable {
+			t.Errorf("%d deliveries answered %d: the Queue answers 200 or 503", n, code)
+		}
+	}
 	switch fault.Name {
 	case "killed worker":
 		if rs.killedJobs.Load() == 0 {
