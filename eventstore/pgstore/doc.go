@@ -56,6 +56,18 @@
 // commit (TestQueueProcessesEachEventOnce). The answer to the service never
 // waits for your function (TestQueueAnswersBeforeTheFunctionRuns).
 //
+// A frozen database (a hung host: connections open, nothing answers) costs
+// every delivery, in flight when it froze or arriving after, a 503 within
+// QueueConfig.Timeout (2 s): the timeout covers the wait for a pool
+// connection as well as each statement, and pgx ends a statement at its
+// deadline by closing the connection. This holds with the pool's default
+// size and more deliveries in flight than it has connections, workers
+// running on the same pool; after the thaw the service's redeliveries get
+// 200 and each event is processed once (TestQueueFrozenDatabase, which
+// allows 2 s more for a loaded machine). A restart of the database under
+// running jobs rolls their transactions back and River runs them again:
+// each event is processed once (TestQueueRestartedDatabase).
+//
 // River cancels your function's context after QueueConfig.JobTimeout (1
 // minute by default) and rescues a job still running after
 // QueueConfig.RescueAfter (1 hour). A job that failed MaxAttempts times is

@@ -64,8 +64,10 @@ type QueueConfig struct {
 	// DefaultRetention, at least MinRetention: twice the signature
 	// tolerance, past which the service's deliveries no longer verify).
 	Retention time.Duration
-	// Timeout bounds each call of Enqueue (default DefaultTimeout): a
-	// database that hangs costs the delivery a 503 within it.
+	// Timeout bounds each call of Enqueue, from the wait for a pool
+	// connection to the commit (default DefaultTimeout): a database that
+	// hangs, or a pool whose connections it holds, costs the delivery a
+	// 503 within it (TestQueueFrozenDatabase).
 	Timeout time.Duration
 	// Table is the table of enqueued event ids (default DefaultQueueTable);
 	// OutcomeTable the outcome tracker's (default DefaultOutcomeTable).
@@ -234,9 +236,12 @@ func (q *Queue) insert(ctx context.Context, ev *payments.Event) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// The rollback shares the enqueue's deadline, so that a database that
+	// froze cannot hold the answer past QueueConfig.Timeout: past the
+	// deadline pgx closes the connection, which ends the transaction.
+	defer func() { _ = tx.Rollback(ctx) }()
 	// A duplicate finds the id and inserts nothing: the transaction got no
-	// id of its own, so its end writes nothing (TestQueueDuplicateWritesNoWAL).
+	// id of its own, so its end writes nothing (TestWALPerDelivery).
 	var n int
 	if err := tx.QueryRow(ctx, q.q.mark, storedID(ev.ID)).Scan(&n); err != nil {
 		return false, err

@@ -24,6 +24,16 @@ type replicaSet struct {
 	// killedInFlight counts the deliveries in flight at the replicas
 	// killed: a kill that hits none proves nothing.
 	killedInFlight atomic.Int64
+	// build, when set, builds a replica's process in place of a handler
+	// on a store of f (the Queue's rows: matrix_queue.go).
+	build func(in *incarnation)
+	// The Queue's kills: killedJobs counts the jobs running at the
+	// processes killed mid-job; with killAfterInsert set, the next
+	// process whose enqueue commits is killed before it answers, and sent
+	// on killedAfterInsert.
+	killedJobs, killedAfterInsertHits atomic.Int64
+	killAfterInsert                   atomic.Bool
+	killedAfterInsert                 chan *incarnation
 }
 
 func newReplicaSet(t *testing.T, f Fixture, fn func(webhook.Store, func() bool) webhook.EventFunc, n int) *replicaSet {
@@ -52,7 +62,15 @@ func (rs *replicaSet) live() *incarnation {
 
 // start starts replica i: a new process, with a pool of its own.
 func (rs *replicaSet) start(i int) {
-	in := &incarnation{killed: make(chan struct{})}
+	in := &incarnation{killed: make(chan struct{}), index: i}
+	if rs.build != nil {
+		rs.build(in)
+		rs.mu.Lock()
+		rs.cur[i] = in
+		rs.all = append(rs.all, in)
+		rs.mu.Unlock()
+		return
+	}
 	store := rs.f.Replica(in.dial)
 	// The function first (Transactional switches a pgstore to
 	// ClaimAndRun), then the handler on the killable store, which keeps
@@ -75,6 +93,10 @@ func (rs *replicaSet) kill(i int) {
 	rs.mu.Lock()
 	in := rs.cur[i]
 	rs.mu.Unlock()
+	rs.killIncarnation(in)
+}
+
+func (rs *replicaSet) killIncarnation(in *incarnation) {
 	in.kill()
 	rs.killedInFlight.Add(in.hitInFlight.Load())
 }
@@ -93,6 +115,11 @@ func (rs *replicaSet) shutdown(t *testing.T) {
 		if err := in.h.Shutdown(ctx); err != nil && in.alive() {
 			t.Errorf("a replica's shutdown: %v", err)
 		}
+		if in.stop != nil {
+			if err := in.stop(ctx); err != nil && in.alive() {
+				t.Errorf("a replica's workers' stop: %v", err)
+			}
+		}
 		cancel()
 	}
 }
@@ -108,6 +135,11 @@ type incarnation struct {
 	killed                chan struct{}
 	mu                    sync.Mutex
 	conns                 []net.Conn
+	index                 int
+	// stop stops the process's queue workers (the Queue's rows); running
+	// counts the jobs its workers are running.
+	stop    func(context.Context) error
+	running atomic.Int64
 }
 
 func (in *incarnation) alive() bool { return !in.dead.Load() }

@@ -132,6 +132,17 @@ func (a *Answers) Count(status int) int {
 }
 
 // String lists the counts.
+// snapshot returns a copy of the counts by status.
+func (a *Answers) snapshot() map[int]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m := make(map[int]int, len(a.counts))
+	for c, n := range a.counts {
+		m[c] = n
+	}
+	return m
+}
+
 func (a *Answers) String() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
