@@ -167,6 +167,7 @@ type Handler struct {
 	recentSize   int
 	recent       *recentlyDone // nil: remembers nothing
 	bg           background
+	clock        clock // realClock{}; tests set another (export_test.go)
 }
 
 // DeliveryOutcome is how the handler answered a delivery, for metrics.
@@ -222,7 +223,7 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 	if fn == nil {
 		panic("webhook: NewHandler with a nil EventFunc")
 	}
-	h := &Handler{verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes,
+	h := &Handler{clock: realClock{}, verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes,
 		storeTimeout: DefaultStoreTimeout, claimWait: DefaultClaimWait, recentSize: DefaultRecentlyDone}
 	for _, o := range opts {
 		o(h)
