@@ -14,6 +14,21 @@
 // *ConflictError naming both events, and a log line), never an overwrite.
 // Event kinds the tracker does not follow pass through untouched.
 //
+// A record's steps (Outcome.Steps) are the events that changed it: the
+// first state and the final one (EffectForward), a late open event after a
+// final one (EffectBackward), a second, different final event
+// (EffectConflict), and the current state again with other flags or a new
+// reference (EffectFlags). Duplicates, repeats of the state and flags, and
+// kinds the tracker does not follow make no step. A record keeps at most
+// MaxSteps steps, whatever the number of events: past that the oldest are
+// dropped and counted (Outcome.DroppedSteps), never the steps that set the
+// state nor the first conflicting one (see MaxSteps).
+//
+// Stuck lists what has no final outcome after a while: payments confirmed
+// (Tracker.Confirmed) before the cut-off, payments never confirmed, known
+// only from their events, first seen before it (ConfirmedAt zero), and
+// recipients first seen before it.
+//
 // Feed the tracker through the webhook handler's once-only path, so that a
 // delivery, its retries and a listed copy of an event count once:
 //

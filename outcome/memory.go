@@ -112,10 +112,10 @@ func isOpen(o Outcome, confirmedBefore, seenBefore time.Time) bool {
 	if o.State.Final() {
 		return false
 	}
-	if o.Kind == KindPayment {
-		return !o.ConfirmedAt.IsZero() && o.ConfirmedAt.Before(confirmedBefore)
+	if o.Kind == KindPayment && !o.ConfirmedAt.IsZero() {
+		return o.ConfirmedAt.Before(confirmedBefore)
 	}
-	return o.Kind == KindRecipient && o.FirstSeen.Before(seenBefore)
+	return (o.Kind == KindPayment || o.Kind == KindRecipient) && o.FirstSeen.Before(seenBefore)
 }
 
 // clone copies an outcome so that no caller shares its steps.

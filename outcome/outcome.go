@@ -114,8 +114,12 @@ type Outcome struct {
 	ConfirmedAt time.Time `json:"confirmed_at,omitzero"`
 	// FirstSeen is when the tracker first recorded anything of it.
 	FirstSeen time.Time `json:"first_seen"`
-	// Steps are the recorded events, in the order they were recorded.
+	// Steps are the recorded events, in the order they were recorded, at
+	// most MaxSteps of them (see MaxSteps for which are kept past that).
 	Steps []Step `json:"steps,omitempty"`
+	// DroppedSteps counts the steps recorded and later dropped to keep
+	// Steps within MaxSteps.
+	DroppedSteps int `json:"dropped_steps,omitempty"`
 	// Conflict, when set, is the first final event that disagreed with the
 	// final state.
 	Conflict *ConflictError `json:"conflict,omitempty"`
@@ -130,6 +134,64 @@ func (o *Outcome) Decided() (Step, bool) {
 		}
 	}
 	return Step{}, false
+}
+
+// MaxSteps bounds the steps an Outcome keeps, so that a payment with any
+// number of events stays one small record that every store can read and
+// write. Past the bound, Decide drops the oldest step that is neither a
+// step that moved the state forward (at most two: the open state and the
+// final one, so Decided always finds its step) nor the step of the first
+// conflicting final event (the one Conflict names); Outcome.DroppedSteps
+// counts what was dropped. So a record keeps its deciding steps, its first
+// conflict and the latest other steps, up to MaxSteps in all.
+//
+// A step is only made by an event that changes the record: a first or
+// forward state (EffectForward), a late open event after a final one
+// (EffectBackward), a second, different final event (EffectConflict), or
+// the current state with other flags or a new reference (EffectFlags).
+// Duplicates, repeats of the state and flags, and kinds the tracker does
+// not follow make no step.
+//
+// Decide recognises a duplicate by the event ids of the steps kept. A
+// duplicate of a dropped step is decided as a late copy of that event: it
+// can never change the state or Conflict (the state only moves forward,
+// the deciding steps and the first conflict are never dropped), but it may
+// be recorded again as a step (one write), and an EffectFlags one sets the
+// flags it carries, as any late delivery does. Once-only processing is the
+// webhook handler's (its store claims each event id) and the pgstore
+// Queue's (one job per event id), not the tracker's. Tests:
+// TestDecideBoundedHistory, and each store's conformance test
+// (BoundedHistory).
+const MaxSteps = 32
+
+// trim drops the oldest steps that Decided and Conflict do not need until
+// at most MaxSteps remain, and counts them in DroppedSteps. It never
+// drops a kept step: a record of only such steps (never more than three)
+// stays as it is.
+func (o *Outcome) trim() {
+	excess := len(o.Steps) - MaxSteps
+	if excess <= 0 {
+		return
+	}
+	kept := o.Steps[:0] // Decide's own copy: filtered in place
+	for _, s := range o.Steps {
+		if excess > 0 && !o.pinned(s) {
+			excess--
+			o.DroppedSteps++
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(o.Steps[len(kept):])
+	o.Steps = kept
+}
+
+// pinned reports whether trim keeps s whatever its age.
+func (o *Outcome) pinned(s Step) bool {
+	if s.Effect == EffectForward {
+		return true
+	}
+	return s.Effect == EffectConflict && o.Conflict != nil && s.EventID == o.Conflict.SecondEvent
 }
 
 func (o *Outcome) has(eventID string) bool {
@@ -309,6 +371,9 @@ func SubjectOf(ev *payments.Event) (s Subject, ok bool, err error) {
 //   - The current state again: EffectFlags when the flags differ (they are
 //     kept as sent), else EffectNone.
 //
+// The record keeps at most MaxSteps steps (see MaxSteps for which, and
+// for what a duplicate of a dropped step does).
+//
 // An event whose data cannot be read fails with an error matching
 // ErrInvalidEvent, and cur is returned unchanged. now is the time recorded.
 // An event about another resource than cur (another id) is an error too.
@@ -334,7 +399,8 @@ func Decide(cur Outcome, ev *payments.Event, now time.Time) (Outcome, Effect, er
 		return cur, EffectNone, nil
 	}
 	next := cur
-	next.Steps = append([]Step(nil), cur.Steps...)
+	next.Steps = make([]Step, len(cur.Steps), len(cur.Steps)+1)
+	copy(next.Steps, cur.Steps)
 	if next.ID == "" {
 		next.Kind, next.ID, next.FirstSeen = sub.Kind, sub.ID, now
 	}
@@ -368,6 +434,7 @@ func Decide(cur Outcome, ev *payments.Event, now time.Time) (Outcome, Effect, er
 		st.Effect = EffectFlags
 	}
 	next.Steps = append(next.Steps, st)
+	next.trim()
 	return next, st.Effect, nil
 }
 

@@ -2,6 +2,7 @@ package outcome_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +173,96 @@ func TestStateFinal(t *testing.T) {
 	}
 	if got := outcome.TrackedTypes(); len(got) != 7 {
 		t.Fatalf("TrackedTypes = %v", got)
+	}
+}
+
+// A payment with 300,000 step-making events stays one record of at most
+// MaxSteps steps that keeps its deciding steps and its first conflict, and
+// decides as before: the first final state stands, the first conflict is
+// named, duplicates of the kept steps write nothing.
+func TestDecideBoundedHistory(t *testing.T) {
+	n := 300_000
+	if testing.Short() {
+		n = 3 * outcome.MaxSteps
+	}
+	const p = "pay-1"
+	o, _ := decideAll(t, ev(t, "init", payments.EventPaymentInitiated, p), ev(t, "done", payments.EventPaymentCompleted, p))
+	now := time.Unix(5000, 0)
+	late, fail := ev(t, "x", payments.EventPaymentInitiated, p), ev(t, "x", payments.EventPaymentFailed, p)
+	var firstBackward string
+	for i := 0; i < n; i++ {
+		// A late initiated (backward) and a second final (conflict), each
+		// a new event id: each makes a step.
+		e := *late
+		e.ID = fmt.Sprintf("late-%d", i)
+		if i%2 == 1 {
+			e = *fail
+			e.ID = fmt.Sprintf("fail-%d", i)
+		}
+		if i == 0 {
+			firstBackward = e.ID
+		}
+		next, eff, err := outcome.Decide(o, &e, now)
+		if err != nil || eff == outcome.EffectNone {
+			t.Fatalf("event %d: %s %v", i, eff, err)
+		}
+		o = next
+		if len(o.Steps) > outcome.MaxSteps {
+			t.Fatalf("after %d events: %d steps, more than MaxSteps %d", i+1, len(o.Steps), outcome.MaxSteps)
+		}
+	}
+	if len(o.Steps) != outcome.MaxSteps || o.DroppedSteps != n+2-outcome.MaxSteps {
+		t.Fatalf("%d steps, %d dropped; want %d and %d", len(o.Steps), o.DroppedSteps, outcome.MaxSteps, n+2-outcome.MaxSteps)
+	}
+	if o.State != outcome.StateCompleted || !o.IsCompleted {
+		t.Fatalf("state %s, is_completed %t: the first final state must stand", o.State, o.IsCompleted)
+	}
+	if d, ok := o.Decided(); !ok || d.EventID != "done" {
+		t.Fatalf("decided by %+v, want the step of done", d)
+	}
+	want := outcome.ConflictError{Kind: outcome.KindPayment, ID: p, FirstEvent: "done", FirstState: outcome.StateCompleted, SecondEvent: "fail-1", SecondState: outcome.StateFailed}
+	if o.Conflict == nil || *o.Conflict != want {
+		t.Fatalf("conflict %+v, want %+v", o.Conflict, want)
+	}
+	kept := map[string]outcome.Effect{}
+	for _, s := range o.Steps {
+		kept[s.EventID] = s.Effect
+	}
+	last := fmt.Sprintf("fail-%d", n-1)
+	if kept["init"] != outcome.EffectForward || kept["done"] != outcome.EffectForward || kept["fail-1"] != outcome.EffectConflict || kept[last] != outcome.EffectConflict {
+		t.Fatalf("kept steps %v: want init, done, fail-1 and the latest (%s)", kept, last)
+	}
+	// Duplicates of kept steps are recognised: nothing to write.
+	for _, d := range []*payments.Event{ev(t, "init", payments.EventPaymentInitiated, p), ev(t, "done", payments.EventPaymentCompleted, p),
+		ev(t, "fail-1", payments.EventPaymentFailed, p), ev(t, last, payments.EventPaymentFailed, p)} {
+		if _, eff, err := outcome.Decide(o, d, now); err != nil || eff != outcome.EffectNone {
+			t.Fatalf("duplicate %s: %s %v, want none", d.ID, eff, err)
+		}
+	}
+	// A duplicate of a dropped step is decided as a late copy: recorded
+	// again, the state and the conflict unchanged (documented at MaxSteps).
+	again, eff, err := outcome.Decide(o, ev(t, firstBackward, payments.EventPaymentInitiated, p), now)
+	if err != nil || eff != outcome.EffectBackward || again.State != outcome.StateCompleted || *again.Conflict != want || len(again.Steps) != outcome.MaxSteps {
+		t.Fatalf("duplicate of a dropped step: %s %v, state %s, conflict %+v, %d steps", eff, err, again.State, again.Conflict, len(again.Steps))
+	}
+}
+
+// A record written before the bound, with more steps than MaxSteps, is
+// cut to MaxSteps by its next event.
+func TestDecideTrimsAnOldLongRecord(t *testing.T) {
+	o, _ := decideAll(t, ev(t, "init", payments.EventPaymentInitiated, "pay-1"), ev(t, "done", payments.EventPaymentCompleted, "pay-1"))
+	for i := 0; i < 3*outcome.MaxSteps; i++ {
+		o.Steps = append(o.Steps, outcome.Step{EventID: fmt.Sprintf("old-%d", i), EventType: payments.EventPaymentInitiated,
+			State: outcome.StatePending, Effect: outcome.EffectBackward})
+	}
+	next, eff, err := outcome.Decide(o, ev(t, "new", payments.EventPaymentInitiated, "pay-1"), time.Now())
+	if err != nil || eff != outcome.EffectBackward {
+		t.Fatal(eff, err)
+	}
+	if len(next.Steps) != outcome.MaxSteps || next.DroppedSteps != 3*outcome.MaxSteps+3-outcome.MaxSteps {
+		t.Fatalf("%d steps, %d dropped", len(next.Steps), next.DroppedSteps)
+	}
+	if d, _ := next.Decided(); d.EventID != "done" || next.Steps[len(next.Steps)-1].EventID != "new" {
+		t.Fatalf("decided by %s, last step %s", d.EventID, next.Steps[len(next.Steps)-1].EventID)
 	}
 }

@@ -75,7 +75,9 @@ type Store interface {
 	// error, and returns fn's error as is.
 	Update(ctx context.Context, id string, fn UpdateFunc) (Outcome, error)
 	// Open returns the outcomes that are not final: payments confirmed
-	// (ConfirmedAt) before confirmedBefore, and recipients first seen before
-	// seenBefore. The order is unspecified.
+	// (ConfirmedAt) before confirmedBefore; payments never confirmed
+	// (ConfirmedAt zero: known only from their events) first seen before
+	// seenBefore; and recipients first seen before seenBefore. The order
+	// is unspecified. Test: the Open case of each store's conformance test.
 	Open(ctx context.Context, confirmedBefore, seenBefore time.Time) ([]Outcome, error)
 }

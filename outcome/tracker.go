@@ -228,7 +228,8 @@ func (t *Tracker) Wrap(fn webhook.EventFunc) webhook.EventFunc {
 
 // Confirmed records that a payment was confirmed (pass the payment
 // PaymentsService.Confirm returned), so that Stuck can tell a payment
-// awaiting its outcome from a quote never confirmed. It sets no final
+// awaiting its outcome (ConfirmedAt set, its age counted from then) from
+// a quote never confirmed (ConfirmedAt zero). It sets no final
 // state, even when the payment says one: the final state comes from the
 // payment's event. Calling it again keeps the first time.
 func (t *Tracker) Confirmed(ctx context.Context, p *payments.Payment) error {
@@ -263,9 +264,15 @@ func (t *Tracker) Get(ctx context.Context, idOrReference string) (Outcome, error
 	return t.store.Load(ctx, idOrReference)
 }
 
-// Stuck returns the payments confirmed (Confirmed) more than olderThan ago
-// that have no final outcome, and the recipients first seen more than
-// olderThan ago that are still unverified, oldest first.
+// Stuck returns what has no final outcome more than olderThan after it
+// started, oldest first: the payments confirmed (Confirmed) more than
+// olderThan ago; the payments never confirmed, known only from their
+// events, first seen more than olderThan ago (their ConfirmedAt is zero:
+// a quote never confirmed, or a payment whose Confirm was not recorded);
+// and the recipients first seen more than olderThan ago, still
+// unverified. A payment's age counts from ConfirmedAt when it is set,
+// else from FirstSeen. Test: the Open case of each store's conformance
+// test.
 func (t *Tracker) Stuck(ctx context.Context, olderThan time.Duration) ([]Outcome, error) {
 	before := t.opts.now().Add(-olderThan)
 	out, err := t.store.Open(ctx, before, before)
@@ -273,7 +280,7 @@ func (t *Tracker) Stuck(ctx context.Context, olderThan time.Duration) ([]Outcome
 		return nil, fmt.Errorf("outcome: listing stuck outcomes: %w", err)
 	}
 	since := func(o Outcome) time.Time {
-		if o.Kind == KindPayment {
+		if o.Kind == KindPayment && !o.ConfirmedAt.IsZero() {
 			return o.ConfirmedAt
 		}
 		return o.FirstSeen

@@ -141,7 +141,16 @@ func WithLogger(l *slog.Logger) HandlerOption {
 // store cannot record it (Complete fails or hangs), the handler answers 200
 // at once and keeps trying in the background, renewing the claim meanwhile,
 // until the completion lands or Shutdown gives up: a redelivery meanwhile
-// finds the claim taken, never a free event to process again.
+// finds the claim taken, never a free event to process again. At most 1,000
+// completions are retried so at once. Past that, and once Shutdown has
+// returned, the handler cannot keep its word that the event is done, so it
+// answers 503 (OutcomeStoreUnavailable) and logs the event: your function's
+// effect stays (it ran and succeeded), the event is not recorded as done,
+// and its claim, no longer renewed, lapses with its lease; the service's
+// next delivery (or Reconcile) then runs your function again. Make your
+// function idempotent for that case, as for any at-least-once delivery.
+// Tests: TestHandlerBackgroundCompletionsAreCapped,
+// TestHandlerNoBackgroundCompletionAfterShutdown.
 //
 // ServeHTTP returns, whatever the database does, within: one store timeout
 // for the claim, the claim wait, your function's run, and one store timeout
@@ -162,6 +171,7 @@ type Handler struct {
 	recent       *recentlyDone // nil: remembers nothing
 	bg           background
 	surprised    surprise.Set // the surprises already logged (surprise.go)
+	clock        clock        // realClock{}; tests set another (export_test.go)
 }
 
 // DeliveryOutcome is how the handler answered a delivery, for metrics.
@@ -223,7 +233,7 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 	if fn == nil {
 		panic("webhook: NewHandler with a nil EventFunc")
 	}
-	h := &Handler{verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes,
+	h := &Handler{clock: realClock{}, verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes,
 		storeTimeout: DefaultStoreTimeout, claimWait: DefaultClaimWait, recentSize: DefaultRecentlyDone}
 	for _, o := range opts {
 		o(h)
@@ -334,6 +344,11 @@ func ClaimFromContext(ctx context.Context) (Claim, bool) {
 // failed otherwise or panicked.
 func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *payments.Event, claim Claim, claimed time.Time) {
 	attrs, err := h.runClaimed(ctx, ev, claim, claimed)
+	var nr *notRecordedError
+	if errors.As(err, &nr) {
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event processed but not recorded as done", attrs...)
+		return
+	}
 	if err != nil {
 		h.failed(ctx, w, ev, err, attrs...)
 		return

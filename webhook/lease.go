@@ -69,7 +69,7 @@ func (h *Handler) claim(ctx context.Context, id string) (Claim, error) {
 // (awaitClaim). It returns the claim and the time the Claim that returned
 // it was sent, from which its lease runs.
 func (h *Handler) claimOrWait(ctx context.Context, id string, wait time.Duration) (Claim, time.Time, error) {
-	claimed := time.Now()
+	claimed := h.clock.now()
 	claim, err := h.claim(ctx, id)
 	if err == nil && claim.Status == ClaimInProgress && wait > 0 {
 		return h.awaitClaim(ctx, id, wait)
@@ -136,7 +136,7 @@ type heartbeat struct {
 	cancel context.CancelCauseFunc
 	every  time.Duration // 0: the claim has no lease
 	margin time.Duration // the function stops this long before the lease ends
-	timer  *time.Timer
+	timer  func() bool   // stops the first renewal; nil: no lease
 	// Made when the renewal loop starts (most functions end before):
 	stopCh chan struct{} // closed by stop
 	done   chan struct{} // closed when the loop has ended
@@ -162,7 +162,7 @@ func (h *Handler) startHeartbeat(ctx context.Context, ev *payments.Event, claim 
 	hb.margin = leaseMargin(lease)
 	// Timed from when the Claim was sent, not from when it returned: a
 	// slow Claim must not eat the renewal's margin.
-	hb.timer = time.AfterFunc(max(time.Until(claimed.Add(hb.every)), 0), hb.loop)
+	hb.timer = h.clock.afterFunc(max(claimed.Add(hb.every).Sub(h.clock.now()), 0), hb.loop)
 	return hb
 }
 
@@ -207,7 +207,7 @@ func (hb *heartbeat) loop() {
 	defer close(hb.done)
 	for {
 		c := hb.current()
-		if !time.Now().Before(hb.stopAt(c)) {
+		if !hb.h.clock.now().Before(hb.stopAt(c)) {
 			hb.h.log(hb.ctx, slog.LevelWarn, "claim's lease is ending and no renewal succeeded; cancelling the function", hb.ev,
 				slog.String("margin", hb.margin.String()))
 			hb.end(errLeaseRanOut)
@@ -218,7 +218,7 @@ func (hb *heartbeat) loop() {
 			hb.mu.Unlock()
 			return
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), earliest(time.Now().Add(hb.h.storeTimeout), hb.stopAt(c)))
+		ctx, cancel := hb.h.clock.withDeadline(context.Background(), earliest(hb.h.clock.now().Add(hb.h.storeTimeout), hb.stopAt(c)))
 		hb.abortRenew = cancel
 		hb.mu.Unlock()
 		renewed, err := hb.h.store.Renew(ctx, c)
@@ -245,12 +245,12 @@ func (hb *heartbeat) loop() {
 			hb.h.log(hb.ctx, slog.LevelWarn, "could not renew the claim; trying again", hb.ev, slog.String("error", err.Error()))
 			next = min(hb.every/4, renewRetryPause)
 		}
-		t := time.NewTimer(min(next, time.Until(hb.stopAt(hb.current()))))
+		tc, tstop := hb.h.clock.timer(min(next, hb.stopAt(hb.current()).Sub(hb.h.clock.now())))
 		select {
 		case <-hb.stopCh:
-			t.Stop()
+			tstop()
 			return
-		case <-t.C:
+		case <-tc:
 		}
 	}
 }
@@ -262,7 +262,7 @@ func (hb *heartbeat) stop() Claim {
 	if hb.timer == nil {
 		return hb.claim
 	}
-	if hb.timer.Stop() {
+	if hb.timer() {
 		return hb.claim // the loop never started
 	}
 	hb.mu.Lock()

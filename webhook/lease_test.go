@@ -91,17 +91,23 @@ func whLeasedStore(lease time.Duration) *whScriptedStore {
 	return s
 }
 
-// A function that runs for six leases keeps its claim: the handler renews
-// it, another replica's deliveries are refused meanwhile, and the function's
-// context is never cancelled.
+// A function that runs for ten renewals (over three leases) keeps its
+// claim: the handler renews it, another replica's deliveries are refused
+// meanwhile, and the function's context is never cancelled. The handler and
+// the store run on a fake clock that moves a third of the lease at a time,
+// once the previous renewal has landed, so no renewal is late however slow
+// the machine (it failed 7 of 15 runs on wall-clock time at a high load).
 func TestHandlerRenewsTheClaimWhileTheFunctionRuns(t *testing.T) {
 	const lease = 200 * time.Millisecond
+	clock := webhook.NewFakeClock(time.Now())
 	store := whLeasedStore(lease)
+	webhook.WithMemoryClock(clock.Now)(&store.MemoryStore)
 	var calls atomic.Int64
+	finish := make(chan struct{})
 	slow := func(ctx context.Context, _ *payments.Event) error {
 		calls.Add(1)
 		select {
-		case <-time.After(6 * lease):
+		case <-finish:
 			return nil
 		case <-ctx.Done():
 			return context.Cause(ctx)
@@ -109,16 +115,21 @@ func TestHandlerRenewsTheClaimWhileTheFunctionRuns(t *testing.T) {
 	}
 	a := whHandler(t, slow, webhook.WithStore(store))
 	b := whHandler(t, slow, webhook.WithStore(store), webhook.WithClaimWait(0))
+	webhook.SetClock(a, clock)
+	webhook.SetClock(b, clock)
 	answer := make(chan int, 1)
 	go func() { answer <- whServe(a, whDelivery(whPayload(), whNow, whSecret)).Code }()
-	require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
-	for range 10 {
-		time.Sleep(lease / 2)
+	require.Eventually(t, func() bool { return calls.Load() == 1 && clock.Pending() == 1 }, 10*time.Second, time.Millisecond)
+	for i := range 10 {
+		clock.Advance(lease / 3) // the renewal is due
+		require.Eventually(t, func() bool { return store.renews.Load() == int32(i+1) && clock.Pending() == 1 }, 10*time.Second, time.Millisecond,
+			"renewal %d and the next one scheduled", i+1)
 		assert.Equal(t, http.StatusConflict, whServe(b, whDelivery(whPayload(), whNow, whSecret)).Code, "the live replica's claim holds past its first lease")
 	}
+	close(finish)
 	assert.Equal(t, http.StatusOK, <-answer, "the slow function was not cancelled")
 	assert.EqualValues(t, 1, calls.Load(), "never started a second time")
-	assert.GreaterOrEqual(t, store.renews.Load(), int32(10), "renewed every third of the lease")
+	assert.EqualValues(t, 10, store.renews.Load(), "renewed every third of the lease")
 }
 
 // The first renewal is timed from when the Claim was sent: a Claim whose

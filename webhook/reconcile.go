@@ -244,7 +244,12 @@ func (h *Handler) reconcileEvent(ctx context.Context, ev *payments.Event) (Deliv
 		return "", fmt.Errorf("webhook: reconcile: the store gave the unknown claim status %v for event %s", claim.Status, ev.ID)
 	}
 	attrs, err := h.runClaimed(ctx, ev, claim, claimed)
+	var nr *notRecordedError
 	switch {
+	case errors.As(err, &nr):
+		h.log(ctx, slog.LevelError, "reconcile: event processed but not recorded as done; it will be processed again once its claim lapses", ev,
+			append(attrs, slog.String("error", err.Error()))...)
+		return OutcomeStoreUnavailable, nil
 	case err != nil && ctx.Err() != nil:
 		h.log(ctx, slog.LevelWarn, "reconcile: event processing interrupted; released for the next delivery", ev,
 			append(attrs, slog.String("error", err.Error()))...)

@@ -12,15 +12,51 @@ import (
 	"github.com/paymentsapi/payments-go"
 )
 
+// maxPendingCompletions is how many completions a handler retries in the
+// background at most (a goroutine each). Past it, a delivery whose
+// completion fails is answered 503 (see Handler).
+const maxPendingCompletions = 1000
+
 // background tracks the deliveries in flight and the completions retried
-// after them, for Shutdown.
+// after them, for Shutdown. Its life: open; closing once Shutdown is
+// called (new deliveries and Reconcile refused, background completions
+// still start and are waited for); stopped once Shutdown returns (no
+// background completion starts any more).
 type background struct {
 	closing  atomic.Bool
 	inflight atomic.Int64 // deliveries past their parsing
 	pending  atomic.Int64 // completions retried in the background
+	limit    int64        // most pending at once (maxPendingCompletions; tests lower it)
 	stopOnce sync.Once
 	stopMu   sync.Mutex
+	stopped  bool          // Shutdown returned: start no background completion
 	stop     chan struct{} // closed when Shutdown gives up waiting
+}
+
+// startCompletion counts a background completion in, unless the queue is
+// full or Shutdown has returned; the caller starts it only then.
+func (b *background) startCompletion() (bool, string) {
+	b.stopMu.Lock()
+	defer b.stopMu.Unlock()
+	limit := b.limit
+	if limit == 0 {
+		limit = maxPendingCompletions
+	}
+	switch {
+	case b.stopped:
+		return false, "the handler has shut down"
+	case b.pending.Load() >= limit:
+		return false, fmt.Sprintf("%d completions are already being retried in the background", limit)
+	}
+	b.pending.Add(1)
+	return true, ""
+}
+
+// markStopped makes every later startCompletion refuse.
+func (b *background) markStopped() {
+	b.stopMu.Lock()
+	b.stopped = true
+	b.stopMu.Unlock()
 }
 
 // enter counts a delivery in, unless Shutdown was called. The count comes
@@ -61,11 +97,19 @@ const shutdownGrace = 100 * time.Millisecond
 // done), until they are all done or ctx ends. Then it stops retrying,
 // logs each event left unrecorded (a redelivery may process it again), and
 // returns an error matching ctx's; it does not wait for functions still
-// running. Call it after http.Server.Shutdown, with the time your platform
-// leaves between SIGTERM and SIGKILL.
+// running. Once it has returned, no background work starts: a delivery
+// still running whose completion fails is answered 503, as past the cap of
+// background completions (see Handler), instead of handing the completion
+// to a retry nobody waits for. Calling it again waits again for what is
+// left. Call it after http.Server.Shutdown, with the time your platform
+// leaves between SIGTERM and SIGKILL. Tests:
+// TestHandlerShutdownWaitsForPendingCompletions,
+// TestHandlerShutdownGivesUpAtItsDeadline,
+// TestHandlerNoBackgroundCompletionAfterShutdown.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	stop := h.bg.stopping()
 	h.bg.closing.Store(true)
+	defer h.bg.markStopped()
 	t := time.NewTicker(shutdownPoll)
 	defer t.Stop()
 	// A delivery counts its completion as pending before it leaves: read
@@ -73,6 +117,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	for h.bg.inflight.Load() != 0 || h.bg.pending.Load() != 0 {
 		select {
 		case <-ctx.Done():
+			h.bg.markStopped()
 			left := h.bg.pending.Load()
 			h.bg.stopOnce.Do(func() { close(stop) })
 			// Closing stop cancels the store call each retry loop may be
@@ -88,13 +133,32 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// notRecordedError is runClaimed's error when the function succeeded but
+// the store could not record the event as done and no background retry
+// could take the completion (the queue full, or the handler shut down).
+type notRecordedError struct {
+	eventID string
+	why     string
+	err     error
+}
+
+func (e *notRecordedError) Error() string {
+	return fmt.Sprintf("webhook: event %s was processed but could not be recorded as done (%v), and no background retry could take it: %s; "+
+		"it will be delivered and processed again once its claim's lease lapses, so make the function idempotent, and bring the event store back",
+		e.eventID, e.err, e.why)
+}
+
+func (e *notRecordedError) Unwrap() error { return e.err }
+
 // runClaimed runs fn for a claimed event, renewing the claim meanwhile, and
 // settles the claim: Complete after success (retried in the background when
 // the store fails), Release after an error or a panic, so that the next
-// delivery processes the event. It returns fn's error (a panic as an error)
-// and the attributes to log with the outcome: the duration, and on failure
-// the panic's stack and why the heartbeat cancelled the function. ServeHTTP
-// and Reconcile both run events through it.
+// delivery processes the event. It returns fn's error (a panic as an error),
+// or a *notRecordedError when fn succeeded but its completion could be
+// neither recorded nor retried, and the attributes to log with the outcome:
+// the duration, and on failure the panic's stack and why the heartbeat
+// cancelled the function. ServeHTTP and Reconcile both run events through
+// it.
 func (h *Handler) runClaimed(ctx context.Context, ev *payments.Event, claim Claim, claimed time.Time) ([]slog.Attr, error) {
 	// The claim must be settled even when the service has hung up.
 	settleCtx := context.WithoutCancel(ctx)
@@ -114,8 +178,8 @@ func (h *Handler) runClaimed(ctx context.Context, ev *payments.Event, claim Clai
 		}
 		return attrs, err
 	}
-	h.complete(settleCtx, ev, claim, hb.every)
-	return []slog.Attr{slog.String("duration", time.Since(start).String())}, nil
+	attrs := []slog.Attr{slog.String("duration", time.Since(start).String())}
+	return attrs, h.complete(settleCtx, ev, claim, hb.every)
 }
 
 // storeCtx bounds one store call. A MemoryStore never waits on anything,
@@ -137,21 +201,27 @@ func (h *Handler) release(ctx context.Context, ev *payments.Event, claim Claim) 
 
 // complete records a processed event as done. When the store fails, it
 // hands the claim to a goroutine that keeps trying; every renews the claim
-// meanwhile (0: the claim has no lease).
-func (h *Handler) complete(ctx context.Context, ev *payments.Event, claim Claim, every time.Duration) {
+// meanwhile (0: the claim has no lease). When no goroutine may start (the
+// background queue is full, or Shutdown returned), it leaves the claim to
+// lapse and returns a *notRecordedError.
+func (h *Handler) complete(ctx context.Context, ev *payments.Event, claim Claim, every time.Duration) error {
 	cctx, cancel := h.storeCtx(ctx)
 	err := h.store.Complete(cctx, claim)
 	cancel()
 	if err == nil {
-		return
+		return nil
+	}
+	ok, why := h.bg.startCompletion() // before the delivery leaves: Shutdown sees one or the other
+	if !ok {
+		return &notRecordedError{eventID: claim.EventID, why: why, err: err}
 	}
 	if errors.Is(err, ErrClaimLost) {
 		h.log(ctx, slog.LevelError, "event processed but its claim was lost to another delivery, which may process it again", ev, slog.String("error", err.Error()))
 	} else {
 		h.log(ctx, slog.LevelWarn, "event processed but not recorded as done yet; retrying in the background", ev, slog.String("error", err.Error()))
 	}
-	h.bg.pending.Add(1) // before the delivery leaves: Shutdown sees one or the other
 	go h.completeLater(context.WithoutCancel(ctx), ev, claim, every, errors.Is(err, ErrClaimLost))
+	return nil
 }
 
 // Pauses between the background attempts to record a processed event:

@@ -154,3 +154,59 @@ func TestHandlerShutdownDoesNotWaitPastItsContext(t *testing.T) {
 	assert.Contains(t, err.Error(), "0 processed events not recorded")
 	assert.Less(t, time.Since(start), 3*time.Second)
 }
+
+// Past the cap of background completions, a delivery whose function
+// succeeded but whose completion failed is answered 503, not 200: the
+// function ran once, the event is not recorded as done, and no retry was
+// started for it.
+func TestHandlerBackgroundCompletionsAreCapped(t *testing.T) {
+	store := &whFailingStore{}
+	store.completeFails.Store(true)
+	var rec whRecorder
+	var logs bytes.Buffer
+	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	webhook.SetMaxPendingCompletions(h, 1)
+	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "the first goes to the background")
+	second := whEventJSON("ev-second", payments.EventPaymentCompleted, `{"id":"p-2","amount":"100.00","currency":"NGN"}`)
+	assert.Equal(t, http.StatusServiceUnavailable, whServe(h, whDelivery(second, whNow, whSecret)).Code, "past the cap: 503")
+	assert.EqualValues(t, 2, rec.calls.Load(), "both functions ran once")
+	assert.Contains(t, logs.String(), "processed but could not be recorded as done")
+	assert.Contains(t, logs.String(), "1 completions are already being retried")
+
+	store.completeFails.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, h.Shutdown(ctx), "only the first was pending")
+	c, err := store.MemoryStore.Claim(context.Background(), whEventID)
+	require.NoError(t, err)
+	assert.Equal(t, webhook.ClaimDone, c.Status, "the first recorded by its background retry")
+	c, err = store.MemoryStore.Claim(context.Background(), "ev-second")
+	require.NoError(t, err)
+	assert.Equal(t, webhook.ClaimInProgress, c.Status, "the second left to its lease, not recorded as done")
+}
+
+// Once Shutdown has returned (its context ended with a delivery still
+// running), no background completion starts: the delivery whose
+// completion fails is answered 503, and Shutdown's count stays as it was.
+func TestHandlerNoBackgroundCompletionAfterShutdown(t *testing.T) {
+	store := &whFailingStore{}
+	store.completeFails.Store(true)
+	running, finish := make(chan struct{}), make(chan struct{})
+	h := whHandler(t, func(context.Context, *payments.Event) error {
+		close(running)
+		<-finish
+		return nil
+	}, webhook.WithStore(store))
+	answer := make(chan int, 1)
+	go func() { answer <- whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code }()
+	<-running
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, h.Shutdown(ctx), context.Canceled)
+	close(finish)
+	assert.Equal(t, http.StatusServiceUnavailable, <-answer, "no background retry after Shutdown: the answer cannot say done")
+	require.NoError(t, h.Shutdown(context.Background()), "nothing pending, nothing in flight")
+	c, err := store.MemoryStore.Claim(context.Background(), whEventID)
+	require.NoError(t, err)
+	assert.Equal(t, webhook.ClaimInProgress, c.Status, "left to its lease")
+}

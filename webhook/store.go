@@ -272,6 +272,16 @@ func (s *MemoryStore) elapsed() time.Duration {
 	return time.Since(s.epoch)
 }
 
+// wall is the time a Claim's LeaseExpires counts from: WithMemoryClock's
+// when set, so that a handler on the same fake clock sees the lease it
+// times its renewals by.
+func (s *MemoryStore) wall() time.Time {
+	if s.clock {
+		return s.now()
+	}
+	return time.Now()
+}
+
 // live returns the unsettled claim on id that is within its lease.
 func (s *MemoryStore) live(id string) (memClaim, bool) {
 	c, ok := s.claims[id]
@@ -299,7 +309,7 @@ func (s *MemoryStore) Claim(_ context.Context, id string) (Claim, error) {
 		return Claim{EventID: id, Status: ClaimInProgress}, nil
 	}
 	s.tokens++
-	start := time.Now() // the handler's clock, read first: LeaseExpires comes first
+	start := s.wall() // the handler's clock, read first: LeaseExpires comes first
 	s.claims[id] = memClaim{token: s.tokens, expires: s.elapsed() + s.lease}
 	return Claim{EventID: id, Status: ClaimAcquired, Token: strconv.FormatUint(s.tokens, 10), LeaseExpires: start.Add(s.lease)}, nil
 }
@@ -319,7 +329,7 @@ func (s *MemoryStore) Renew(_ context.Context, c Claim) (Claim, error) {
 	if cl, ok := s.claims[c.EventID]; !ok || cl.token != tok {
 		return c, ErrClaimLost
 	}
-	start := time.Now()
+	start := s.wall()
 	s.claims[c.EventID] = memClaim{token: tok, expires: s.elapsed() + s.lease}
 	c.LeaseExpires = start.Add(s.lease)
 	return c, nil

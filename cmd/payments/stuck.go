@@ -24,9 +24,10 @@ Usage:
   payments payments stuck --older-than 1h   payments with no final outcome, recipients unverified
 `
 
-const stuckUsage = `payments payments stuck: list the payments confirmed more than --older-than ago that
-have no final outcome, and the recipients first seen more than --older-than ago that are
-still unverified, from the store of your receivers' outcome tracker (package outcome).
+const stuckUsage = `payments payments stuck: list the payments confirmed (or, never confirmed, first seen)
+more than --older-than ago that have no final outcome, and the recipients first seen more
+than --older-than ago that are still unverified, from the store of your receivers' outcome
+tracker (package outcome).
 
 Usage:
   payments payments stuck [--older-than 1h] [--store URL] [--table NAME | --prefix PREFIX] [--json]
@@ -37,7 +38,9 @@ the keys of redisstore.OutcomeStore). Give it with --store, or in PAYMENTS_OUTCO
 keep its password out of shell history. A MemoryStore lives inside one process: there is
 nothing to read from outside it.
 
-A payment counts from when Tracker.Confirmed recorded its confirmation. Each line shows the
+A payment counts from when Tracker.Confirmed recorded its confirmation; one never confirmed
+(known only from its events: a quote not confirmed, or a Confirm not recorded) counts from
+when its first event was recorded, and says "seen, never confirmed". Each line shows the
 kind, id, reference, state, since when, and the events recorded; --json prints one JSON
 object per line instead (the tracker's record). Exit code 0 whether or not any is stuck.
 `
@@ -115,7 +118,11 @@ func printStuck(c *cli, out []outcomes.Outcome, olderThan time.Duration, now tim
 	for _, o := range out {
 		since, what := o.FirstSeen, "first seen"
 		if o.Kind == outcomes.KindPayment {
-			since, what = o.ConfirmedAt, "confirmed"
+			if !o.ConfirmedAt.IsZero() {
+				since, what = o.ConfirmedAt, "confirmed"
+			} else {
+				what = "seen, never confirmed:"
+			}
 			payments++
 		} else {
 			recipients++

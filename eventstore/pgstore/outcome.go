@@ -147,7 +147,7 @@ version = version + 1, record = $7 WHERE id = $1 AND version = $8 RETURNING 1)
 		channel: channel,
 		listen:  `LISTEN "` + channel + `"`,
 		open: `SELECT record FROM ` + quoted + ` WHERE NOT final AND ((kind = 'payment' AND confirmed_at < $1)
-OR (kind = 'recipient' AND first_seen < $2))`,
+OR (kind = 'payment' AND confirmed_at IS NULL AND first_seen < $2) OR (kind = 'recipient' AND first_seen < $2))`,
 	}
 }
 

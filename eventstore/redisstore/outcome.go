@@ -291,6 +291,7 @@ func (s *OutcomeStore) Open(ctx context.Context, confirmedBefore, seenBefore tim
 			return nil, err
 		}
 		open := !o.State.Final() && ((o.Kind == outcome.KindPayment && !o.ConfirmedAt.IsZero() && o.ConfirmedAt.Before(confirmedBefore)) ||
+			(o.Kind == outcome.KindPayment && o.ConfirmedAt.IsZero() && o.FirstSeen.Before(seenBefore)) ||
 			(o.Kind == outcome.KindRecipient && o.FirstSeen.Before(seenBefore)))
 		if open {
 			out = append(out, o)

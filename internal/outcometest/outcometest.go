@@ -12,6 +12,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -221,8 +223,10 @@ func Conformance(t *testing.T, open Opener) {
 				t.Fatal(err)
 			}
 		}
+		clock = clock.Add(time.Second)
 		apply(payments.EventPaymentInitiated, unconfirmed, "r-q")
 		apply(payments.EventPaymentCompleted, done, "r-"+done)
+		clock = clock.Add(time.Second)
 		apply(payments.EventRecipientCreated, rcpt, "")
 		apply(payments.EventRecipientCreated, verified, "")
 		apply(payments.EventRecipientVerified, verified, "")
@@ -230,6 +234,7 @@ func Conformance(t *testing.T, open Opener) {
 		if err := tr.Confirmed(ctx, &payments.Payment{ID: fresh, Reference: "r-" + fresh}); err != nil {
 			t.Fatal(err)
 		}
+		apply(payments.EventPaymentInitiated, NewID("pay-fresh-q-"), "r-fq")
 		got, err := outcome.NewTracker(s[1], outcome.WithClock(func() time.Time { return now })).Stuck(ctx, time.Hour)
 		if err != nil {
 			t.Fatal(err)
@@ -238,10 +243,18 @@ func Conformance(t *testing.T, open Opener) {
 		for _, o := range got {
 			ids = append(ids, o.ID)
 		}
-		if len(ids) != 2 || !(ids[0] == old && ids[1] == rcpt || ids[0] == rcpt && ids[1] == old) {
-			t.Fatalf("Stuck = %v, want [%s %s]", ids, old, rcpt)
+		// Oldest first: the unconfirmed payment and the recipient were
+		// first seen after old's confirmation, in that order; fresh
+		// (confirmed now) and freshQuote (first seen now) are too recent.
+		want := []string{old, unconfirmed, rcpt}
+		if strings.Join(ids, " ") != strings.Join(want, " ") {
+			t.Fatalf("Stuck = %v, want %v", ids, want)
+		}
+		if !got[1].ConfirmedAt.IsZero() || got[1].State != outcome.StatePending || len(got[1].Steps) != 1 {
+			t.Fatalf("the payment never confirmed: %+v, want pending with ConfirmedAt zero and its one step", got[1])
 		}
 	})
+	t.Run("BoundedHistory", func(t *testing.T) { boundedHistory(t, open(t)) })
 	t.Run("CancelledContext", func(t *testing.T) {
 		s := open(t)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -283,4 +296,54 @@ func StuckFixture(t *testing.T, s outcome.Store) (payment, recipient string) {
 		}
 	}
 	return payment, recipient
+}
+
+// boundedHistory feeds a payment three times MaxSteps step-making events
+// through the store's Update (a tracker's Apply) and checks the record
+// another replica loads: at most MaxSteps steps, the dropped ones
+// counted, the first final state and the first conflict kept, and
+// duplicates of kept steps recognised.
+func boundedHistory(t *testing.T, s [2]outcome.Store) {
+	ctx := Ctx(t)
+	tr := outcome.NewTracker(s[0])
+	id, ref := NewID("pay-"), NewID("order-")
+	apply := func(evID string, typ payments.EventType, want outcome.Effect) {
+		t.Helper()
+		if _, eff, err := tr.Apply(ctx, Event(t, evID, typ, id, ref)); err != nil || eff != want {
+			t.Fatalf("event %s (%s): %s %v, want %s", evID, typ, eff, err, want)
+		}
+	}
+	apply("init", payments.EventPaymentInitiated, outcome.EffectForward)
+	apply("done", payments.EventPaymentCompleted, outcome.EffectForward)
+	n := 3 * outcome.MaxSteps
+	for i := 0; i < n; i++ {
+		if i%2 == 0 {
+			apply("late-"+strconv.Itoa(i), payments.EventPaymentInitiated, outcome.EffectBackward)
+		} else {
+			apply("fail-"+strconv.Itoa(i), payments.EventPaymentFailed, outcome.EffectConflict)
+		}
+	}
+	last := "fail-" + strconv.Itoa(n-1)
+	for _, d := range []struct {
+		id  string
+		typ payments.EventType
+	}{{"init", payments.EventPaymentInitiated}, {"done", payments.EventPaymentCompleted}, {"fail-1", payments.EventPaymentFailed}, {last, payments.EventPaymentFailed}} {
+		apply(d.id, d.typ, outcome.EffectNone)
+	}
+	o, err := s[1].Load(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Steps) != outcome.MaxSteps || o.DroppedSteps != n+2-outcome.MaxSteps {
+		t.Fatalf("%d steps, %d dropped; want %d and %d", len(o.Steps), o.DroppedSteps, outcome.MaxSteps, n+2-outcome.MaxSteps)
+	}
+	if d, _ := o.Decided(); o.State != outcome.StateCompleted || d.EventID != "done" {
+		t.Fatalf("state %s decided by %q, want completed by done", o.State, d.EventID)
+	}
+	if o.Conflict == nil || o.Conflict.FirstEvent != "done" || o.Conflict.SecondEvent != "fail-1" {
+		t.Fatalf("conflict %+v, want done then fail-1", o.Conflict)
+	}
+	if o.Steps[0].EventID != "init" || o.Steps[len(o.Steps)-1].EventID != last {
+		t.Fatalf("steps from %s to %s, want from init to %s", o.Steps[0].EventID, o.Steps[len(o.Steps)-1].EventID, last)
+	}
 }
