@@ -71,7 +71,7 @@ func roundTripCases() map[string]any {
 		Effect: outcome.EffectForward, IsCompleted: true, IsReversed: true}
 	oc := outcome.Outcome{Kind: outcome.KindPayment, ID: "p-1", Reference: "order-1042", State: outcome.StateCompleted,
 		IsCompleted: true, IsReversed: true, FirstSeen: rtTime, ConfirmedAt: rtTime.Add(time.Minute),
-		Steps: []outcome.Step{step}, Conflict: conflict}
+		Steps: []outcome.Step{step}, DroppedSteps: 7, Conflict: conflict}
 	checkpoint := webhook.Checkpoint{ID: "evt-9", CreatedAt: rtTime}
 
 	return map[string]any{
