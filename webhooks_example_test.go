@@ -16,7 +16,7 @@ import (
 )
 
 // A test event sent by Webhooks.Trigger to paymentstest or the sandbox is
-// recognisable (paymentstest.Triggered), so a receiver can acknowledge it
+// recognisable (webhook.Triggered), so a receiver can acknowledge it
 // without booking anything.
 func Example_triggeredEvent() {
 	const secret = "whsec_example"
@@ -25,7 +25,7 @@ func Example_triggeredEvent() {
 		log.Fatal(err)
 	}
 	handler := webhook.NewHandler(verifier, func(ctx context.Context, ev *payments.Event) error {
-		if paymentstest.Triggered(ev) {
+		if webhook.Triggered(ev) {
 			fmt.Println("test event, skipped:", ev.Type)
 			return nil // acknowledged: the service does not send it again
 		}
@@ -100,7 +100,7 @@ func ExampleWebhooksService_Trigger() {
 	fmt.Println("asked for", res.EventType)
 	select {
 	case ev := <-received: // delivered asynchronously, signed like any other
-		fmt.Println("received", ev.Type, "test:", paymentstest.Triggered(ev))
+		fmt.Println("received", ev.Type, "test:", webhook.Triggered(ev))
 	case <-time.After(10 * time.Second):
 		fmt.Println("no delivery: check the URL and the secret")
 	}

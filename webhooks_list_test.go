@@ -14,6 +14,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // Webhooks.ListEvents against paymentstest's event log. Each recipient
@@ -205,6 +206,6 @@ func TestListEventsIncludesTriggeredEvents(t *testing.T) {
 		evs = append(evs, ev)
 	}
 	require.Len(t, evs, 1)
-	assert.True(t, paymentstest.Triggered(evs[0]))
+	assert.True(t, webhook.Triggered(evs[0]))
 	assert.True(t, slices.Equal(whLogIDs(srv, nil), []string{evs[0].ID}))
 }

@@ -73,7 +73,7 @@ const (
 //   - field-errors: field problems come as
 //     {"errors": {"fields": [{"name", "reason"}]}}.
 //   - test-marker: triggered test events mark their resource's reference
-//     with sandbox_test_ instead of TriggeredReferencePrefix.
+//     with sandbox_test_ instead of triggeredPrefix.
 //
 // An unknown name makes StartServer fail, naming the known ones.
 func WithDifferences(names ...string) Option {
@@ -285,8 +285,8 @@ func (s *Server) differEvent(t payments.EventType, data json.RawMessage) json.Ra
 	if strings.HasPrefix(string(t), "payment.") {
 		changed = s.differPayment(o)
 	}
-	if ref, _ := o["reference"].(string); s.differences[diffTestMarker] && strings.HasPrefix(ref, TriggeredReferencePrefix) {
-		o["reference"], changed = differentTestPrefix+strings.TrimPrefix(ref, TriggeredReferencePrefix), true
+	if ref, _ := o["reference"].(string); s.differences[diffTestMarker] && strings.HasPrefix(ref, triggeredPrefix) {
+		o["reference"], changed = differentTestPrefix+strings.TrimPrefix(ref, triggeredPrefix), true
 	}
 	if !changed {
 		return data

@@ -86,7 +86,7 @@
 //   - Test events: POST /webhooks/events/trigger/{event_id} sends an event of
 //     that kind with a made-up resource that the server does not store. So
 //     that a receiver can tell it from a real one, its resource carries a
-//     reference starting with TriggeredReferencePrefix
+//     reference starting with triggeredPrefix
 //     ("test_trigger_"; the member is added to resources that have none),
 //     and its ids (id, recipient_id, quote_id, virtual_account_id) are UUIDs
 //     starting with "00000000-0000-4000-8000-". No other event carries

@@ -101,14 +101,14 @@ func (s *Server) testID() string {
 
 // sample makes the data of a test event: a made-up resource of the kind the
 // event carries, which the server does not store. Its reference starts with
-// TriggeredReferencePrefix (a member added where the resource has
+// triggeredPrefix (a member added where the resource has
 // none) and its ids with testIDPrefix, so that a receiver can tell it from
 // a real one; no other event carries either.
 func (s *Server) sample(kind payments.EventType) any {
 	now := s.clock.now()
 	amount := decimal.NewFromInt(1000)
 	u := s.ids.uuid()
-	ref := TriggeredReferencePrefix + strings.ReplaceAll(string(kind), ".", "_") + "_" + u[:8]
+	ref := triggeredPrefix + strings.ReplaceAll(string(kind), ".", "_") + "_" + u[:8]
 	switch {
 	case strings.HasPrefix(string(kind), "payment."):
 		status := map[payments.EventType]payments.PaymentStatus{
@@ -162,24 +162,9 @@ func (s *Server) sample(kind payments.EventType) any {
 	return map[string]string{"merchant_id": s.merchantID, "updated_at": stamp(now), "reference": ref}
 }
 
-// TriggeredReferencePrefix starts the reference of the resource in every
-// test event that this server sends for Webhooks.Trigger (or the sandbox's
-// trigger actions), and of no other event. The specification does not say
-// how the service marks test events (see the Assumptions): this marker is
-// the fake's.
-const TriggeredReferencePrefix = "test_trigger_"
-
-// Triggered reports whether ev is a test event sent for Webhooks.Trigger by
-// this server or the sandbox: its resource's reference starts with
-// TriggeredReferencePrefix. An EventFunc that books orders can acknowledge
-// such an event without booking it.
-func Triggered(ev *payments.Event) bool {
-	var d struct {
-		Reference any `json:"reference"`
-	}
-	if ev == nil || json.Unmarshal(ev.Data, &d) != nil { // data that is not an object has no reference
-		return false
-	}
-	ref, _ := d.Reference.(string)
-	return strings.HasPrefix(ref, TriggeredReferencePrefix)
-}
+// triggeredPrefix starts the reference of the resource in every test event
+// that this server sends for Webhooks.Trigger (or the sandbox's trigger
+// actions), and of no other event: the marker webhook.Triggered checks. The
+// specification does not say how the service marks test events (see the
+// Assumptions): this marker is the fake's.
+const triggeredPrefix = "test_trigger_"

@@ -13,6 +13,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 type eventPageData struct {
@@ -143,8 +144,8 @@ func TestListEventsIncludesTriggeredEvents(t *testing.T) {
 	require.Len(t, p.Events, 1)
 	ev, err := payments.ParseEvent(p.Events[0])
 	require.NoError(t, err)
-	assert.True(t, paymentstest.Triggered(ev))
-	assert.True(t, strings.Contains(string(p.Events[0]), paymentstest.TriggeredReferencePrefix))
+	assert.True(t, webhook.Triggered(ev))
+	assert.True(t, strings.Contains(string(p.Events[0]), "test_trigger_"))
 	assert.Len(t, listPage(t, srv, "").Events, 3, "live and triggered alike")
 }
 

@@ -127,10 +127,10 @@ func (s *Server) initiatePayment(rq *apiRequest) *response {
 	pay.RecipientID = o.required("recipient_id", maxNameLen)
 	p.uuid("recipient_id", pay.RecipientID)
 	pay.Reference = o.required("reference", maxNameLen)
-	if strings.HasPrefix(pay.Reference, TriggeredReferencePrefix) {
+	if strings.HasPrefix(pay.Reference, triggeredPrefix) {
 		// Reserved, so that the prefix always means a test event.
 		p.add("reference", "must not start with %q, which marks the test events of POST /webhooks/events/trigger",
-			TriggeredReferencePrefix)
+			triggeredPrefix)
 	}
 	pay.Description = o.text("description", maxTextLen)
 	pay.Type = o.text("transaction_type", maxCodeLen)

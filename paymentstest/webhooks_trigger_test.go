@@ -13,7 +13,6 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/eventkind"
-	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -48,7 +47,7 @@ func marks(t *testing.T, data json.RawMessage) (reference string, hasReference b
 
 // TestTriggeredEventsAreMarked: every resource of a test event from POST
 // /webhooks/events/trigger/{event_id} carries a reference starting with
-// paymentstest.TriggeredReferencePrefix, and ids that are UUIDs starting with
+// "test_trigger_", and ids that are UUIDs starting with
 // eight zeros; the SDK's typed accessors still read them.
 func TestTriggeredEventsAreMarked(t *testing.T) {
 	rc := newReceiver(t, nil)
@@ -66,7 +65,8 @@ func TestTriggeredEventsAreMarked(t *testing.T) {
 		require.NoError(t, err)
 		ref, ok, ids := marks(t, ev.Data)
 		require.True(t, ok, "%s has a reference: %s", ev.Type, ev.Data)
-		assert.True(t, strings.HasPrefix(ref, paymentstest.TriggeredReferencePrefix), "%s: reference %q", ev.Type, ref)
+		assert.True(t, strings.HasPrefix(ref, "test_trigger_"), "%s: reference %q", ev.Type, ref)
+		assert.True(t, webhook.Triggered(ev), "%s: webhook.Triggered", ev.Type)
 		assert.False(t, refs[ref], "%s: reference %q is not reused", ev.Type, ref)
 		refs[ref] = true
 
@@ -127,7 +127,8 @@ func TestOrdinaryEventsAreNotMarked(t *testing.T) {
 		ev, err := webhook.ConstructEvent(d.body, d.header, secret)
 		require.NoError(t, err)
 		kinds[ev.Type] = true
-		assert.NotContains(t, string(d.body), paymentstest.TriggeredReferencePrefix, "%s", ev.Type)
+		assert.NotContains(t, string(d.body), "test_trigger_", "%s", ev.Type)
+		assert.False(t, webhook.Triggered(ev), "%s: webhook.Triggered", ev.Type)
 		_, _, ids := marks(t, ev.Data)
 		for name, id := range ids {
 			assert.False(t, strings.HasPrefix(id, testIDPrefix), "%s: %s %q", ev.Type, name, id)
@@ -137,9 +138,9 @@ func TestOrdinaryEventsAreNotMarked(t *testing.T) {
 		kinds[payments.EventVirtualAccountPaymentReceived], "the flow covered payments and money received: %v", kinds)
 
 	res := send(t, srv, http.MethodPost, "/payments/initiate",
-		`{"amount": 10, "currency": "NGN", "recipient_id": "`+r.ID+`", "reference": "`+paymentstest.TriggeredReferencePrefix+`order-3"}`, nil)
+		`{"amount": 10, "currency": "NGN", "recipient_id": "`+r.ID+`", "reference": "`+"test_trigger_"+`order-3"}`, nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, res.status)
 	assert.Equal(t, string(payments.CodeValidationFailed), res.env.Code)
 	assert.Equal(t, []string{"reference"}, res.fields())
-	assert.Len(t, srv.PaymentsByReference(paymentstest.TriggeredReferencePrefix+"order-3"), 0)
+	assert.Len(t, srv.PaymentsByReference("test_trigger_"+"order-3"), 0)
 }

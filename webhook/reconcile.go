@@ -77,7 +77,7 @@ type ReconcileResult struct {
 // waits for) or Release after a failure. A delivery that arrives while
 // Reconcile holds its event's claim is treated as any duplicate: it waits,
 // then gets 200 or 409. Triggered test events are passed to the function
-// like live ones: it decides (paymentstest.Triggered).
+// like live ones: it decides (webhook.Triggered).
 //
 // The dedupe key is the event's id. With Standard Webhooks the handler
 // dedupes deliveries on the webhook-id header instead: Reconcile assumes

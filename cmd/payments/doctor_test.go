@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // sinkSecret is the secret startFake's deliveries are signed with.
@@ -94,8 +96,11 @@ func TestDoctorDiffers(t *testing.T) {
 	}
 }
 
+// TestDoctorTestReferencePrefix: doctor's test-event marker is the one
+// webhook.Triggered checks.
 func TestDoctorTestReferencePrefix(t *testing.T) {
-	assert.Equal(t, paymentstest.TriggeredReferencePrefix, testReferencePrefix)
+	ev := &payments.Event{Data: json.RawMessage(`{"reference":"` + testReferencePrefix + `1"}`)}
+	assert.True(t, webhook.Triggered(ev), "reference prefix %q", testReferencePrefix)
 }
 
 // TestDoctorText: the rows as text, each with its result, and the override

@@ -17,7 +17,7 @@ import (
 )
 
 // testReferencePrefix is how the sandbox marks a triggered event's
-// resource (paymentstest.TriggeredReferencePrefix; doctor_test.go holds
+// resource ("test_trigger_"; doctor_test.go holds
 // the two equal): the "Test events" assumption.
 const testReferencePrefix = "test_trigger_"
 

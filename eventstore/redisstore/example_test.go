@@ -10,7 +10,6 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/redisstore"
-	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -44,7 +43,7 @@ func Example() {
 	// idempotent (keyed on the payment's reference): a replica that dies
 	// after them and before the store records the event lets another run it.
 	processEvent := func(ctx context.Context, ev *payments.Event) error {
-		if paymentstest.Triggered(ev) || ev.Type != payments.EventPaymentCompleted {
+		if webhook.Triggered(ev) || ev.Type != payments.EventPaymentCompleted {
 			return nil // a test event from Webhooks.Trigger, or a kind you do not book
 		}
 		p, err := ev.Payment()
