@@ -231,8 +231,11 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 	if h.store == nil {
 		h.store = NewMemoryStore(DefaultMemoryStoreSize)
 	}
-	_, h.inMemory = h.store.(*MemoryStore)
-	if !h.inMemory {
+	var mem *MemoryStore
+	mem, h.inMemory = h.store.(*MemoryStore)
+	if h.inMemory {
+		mem.logTo(h.logger)
+	} else {
 		h.recent = newRecentlyDone(h.recentSize)
 	}
 	return h

@@ -58,42 +58,34 @@ type Verifier interface {
 	Verify(payload []byte, header http.Header) error
 }
 
-// verifierConfig is what VerifierOptions set; every verifier embeds it, so
+// verifierConfig is what VerifierOptions set; every verifier holds one, so
 // that the same options configure each scheme.
 type verifierConfig struct {
 	tolerance time.Duration
-	now       func() time.Time
+	now       func() time.Time // time.Now; the package's tests set another
 }
 
 func defaultVerifierConfig() verifierConfig {
 	return verifierConfig{tolerance: DefaultSignatureTolerance, now: time.Now}
 }
 
-// VerifierOption configures a SignatureVerifier or a StandardVerifier.
-type VerifierOption func(*verifierConfig) error
+// VerifierOption configures a SignatureVerifier or a StandardVerifier; the
+// one there is is WithSignatureTolerance.
+type VerifierOption struct {
+	apply func(*verifierConfig) error
+}
 
 // WithSignatureTolerance sets how far the signing time may be from now, in
 // either direction (default DefaultSignatureTolerance). It must be positive.
+// If you raise it, give a MemoryStore WithReplayWindow of twice as much.
 func WithSignatureTolerance(d time.Duration) VerifierOption {
-	return func(v *verifierConfig) error {
+	return VerifierOption{func(v *verifierConfig) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: WithSignatureTolerance(%s) must be positive", payments.ErrInvalidConfig, d)
 		}
 		v.tolerance = d
 		return nil
-	}
-}
-
-// WithSignatureClock makes the verifier read the current time from now
-// instead of time.Now; use it in tests.
-func WithSignatureClock(now func() time.Time) VerifierOption {
-	return func(v *verifierConfig) error {
-		if now == nil {
-			return fmt.Errorf("%w: WithSignatureClock(nil)", payments.ErrInvalidConfig)
-		}
-		v.now = now
-		return nil
-	}
+	}}
 }
 
 // SignatureVerifier verifies the Payments-Signature header:
@@ -106,7 +98,7 @@ func WithSignatureClock(now func() time.Time) VerifierOption {
 // forms never show the secrets.
 type SignatureVerifier struct {
 	secrets []string
-	verifierConfig
+	cfg     verifierConfig
 }
 
 // NewSignatureVerifier returns a verifier that accepts deliveries signed
@@ -124,7 +116,7 @@ func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureV
 	if err != nil {
 		return nil, err
 	}
-	return &SignatureVerifier{verifierConfig: cfg, secrets: kept}, nil
+	return &SignatureVerifier{cfg: cfg, secrets: kept}, nil
 }
 
 // newVerifier checks secrets with check (which turns each into what the
@@ -144,7 +136,10 @@ func newVerifier[K any](name string, secrets []string, opts []VerifierOption, ch
 		kept = append(kept, k)
 	}
 	for _, o := range opts {
-		if err := o(&cfg); err != nil {
+		if o.apply == nil {
+			continue // the zero VerifierOption changes nothing
+		}
+		if err := o.apply(&cfg); err != nil {
 			return cfg, nil, err
 		}
 	}
@@ -171,7 +166,7 @@ func (v *SignatureVerifier) Verify(payload []byte, header http.Header) error {
 	if !anyMatch(v.secrets, func(secret string) []byte { return computeSignature(payload, sh.t, secret) }, sh.v1) {
 		return ErrNoMatchingSignature
 	}
-	return v.checkTimestamp(sh.unix)
+	return v.cfg.checkTimestamp(sh.unix)
 }
 
 // The hints of a delivery signed with the other scheme than the verifier's:
@@ -239,13 +234,15 @@ func (c verifierConfig) logValue(secrets int) slog.Value {
 }
 
 // String describes the verifier without its secrets.
-func (v SignatureVerifier) String() string { return v.describe("SignatureVerifier", len(v.secrets)) }
+func (v SignatureVerifier) String() string {
+	return v.cfg.describe("SignatureVerifier", len(v.secrets))
+}
 
 // GoString describes the verifier without its secrets.
 func (v SignatureVerifier) GoString() string { return v.String() }
 
 // LogValue logs the verifier without its secrets.
-func (v SignatureVerifier) LogValue() slog.Value { return v.logValue(len(v.secrets)) }
+func (v SignatureVerifier) LogValue() slog.Value { return v.cfg.logValue(len(v.secrets)) }
 
 // ConstructEvent verifies a delivery with the default scheme and the given
 // secrets (see SignatureVerifier, with the default tolerance), then parses

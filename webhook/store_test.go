@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/webhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -197,9 +198,10 @@ func TestMemoryEventStoreReplayWindow(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var logs bytes.Buffer
-	s := webhook.NewMemoryStore(3,
-		webhook.WithMemoryClock(func() time.Time { return now }),
-		webhook.WithMemoryLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	s := webhook.NewMemoryStore(3, webhook.WithMemoryClock(func() time.Time { return now }))
+	// The store logs to the handler's logger: it has no option of its own.
+	webhook.NewHandler(whVerifier(t, whSecret), func(context.Context, *payments.Event) error { return nil },
+		webhook.WithStore(s), webhook.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	process := func(id string) {
 		c, err := s.Claim(ctx, id)
 		require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/paymentsapi/payments-go/internal/testhook"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -121,7 +122,7 @@ func Conformance(t *testing.T, open Opener) {
 		s := open(t)
 		ctx := Ctx(t)
 		clock := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
-		tr := outcome.NewTracker(s[0], outcome.WithClock(func() time.Time { return clock }))
+		tr := outcome.NewTracker(s[0], trackerClock(func() time.Time { return clock }))
 		ref, expired, paid, later := NewID("order-"), NewID("pay-a-"), NewID("pay-b-"), NewID("pay-c-")
 		apply := func(typ payments.EventType, id string) {
 			clock = clock.Add(time.Second)
@@ -208,7 +209,7 @@ func Conformance(t *testing.T, open Opener) {
 		ctx := Ctx(t)
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		clock := now.Add(-2 * time.Hour)
-		tr := outcome.NewTracker(s[0], outcome.WithClock(func() time.Time { return clock }))
+		tr := outcome.NewTracker(s[0], trackerClock(func() time.Time { return clock }))
 		old, done, fresh, unconfirmed := NewID("pay-old-"), NewID("pay-done-"), NewID("pay-new-"), NewID("pay-q-")
 		rcpt, verified := NewID("rcp-"), NewID("rcp-ok-")
 		for _, id := range []string{old, done} {
@@ -230,7 +231,7 @@ func Conformance(t *testing.T, open Opener) {
 		if err := tr.Confirmed(ctx, &payments.Payment{ID: fresh, Reference: "r-" + fresh}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := outcome.NewTracker(s[1], outcome.WithClock(func() time.Time { return now })).Stuck(ctx, time.Hour)
+		got, err := outcome.NewTracker(s[1], trackerClock(func() time.Time { return now })).Stuck(ctx, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +265,7 @@ func StuckFixture(t *testing.T, s outcome.Store) (payment, recipient string) {
 	t.Helper()
 	ctx := Ctx(t)
 	clock := time.Now().Add(-2 * time.Hour)
-	tr := outcome.NewTracker(s, outcome.WithClock(func() time.Time { return clock }))
+	tr := outcome.NewTracker(s, trackerClock(func() time.Time { return clock }))
 	payment, recipient = NewID("pay-stuck-"), NewID("rcp-stuck-")
 	done, verified := NewID("pay-done-"), NewID("rcp-ok-")
 	for _, id := range []string{payment, done} {
@@ -283,4 +284,10 @@ func StuckFixture(t *testing.T, s outcome.Store) (payment, recipient string) {
 		}
 	}
 	return payment, recipient
+}
+
+// trackerClock is the tracker's test clock (internal/testhook: the outcome
+// package exports none).
+func trackerClock(now func() time.Time) outcome.Option {
+	return testhook.TrackerClock(now).(outcome.Option)
 }
