@@ -123,10 +123,13 @@ func (t *Tracker) Await(ctx context.Context, idOrReference string) (Result, erro
 }
 
 func (t *Tracker) awaitErr(ctx context.Context, key string, lastErr error) error {
+	const next = "it may still come: Await again later, or see it in Tracker.Stuck"
 	if lastErr != nil {
-		return fmt.Errorf("outcome: awaiting %s (last error: %v): %w", key, lastErr, context.Cause(ctx))
+		// One level, not the chain of the store's or the client's wrappers:
+		// the last error is text here; the context's error stays matchable.
+		return fmt.Errorf("outcome: no final outcome for %s before the context ended (%s; last error: %v): %w", key, next, lastErr, context.Cause(ctx))
 	}
-	return fmt.Errorf("outcome: awaiting %s: %w", key, context.Cause(ctx))
+	return fmt.Errorf("outcome: no final outcome for %s before the context ended (%s): %w", key, next, context.Cause(ctx))
 }
 
 func result(o Outcome) (Result, error) {

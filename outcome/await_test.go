@@ -75,6 +75,9 @@ func TestAwaitUnknownWaitsForContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || res.State != outcome.StateUnknown {
 		t.Fatalf("Await = %+v, %v; want no state and the context's error", res, err)
 	}
+	if !strings.Contains(err.Error(), "no final outcome for pay-never") || !strings.Contains(err.Error(), "Await again later") {
+		t.Fatalf("Await's error %q does not say what to do", err)
+	}
 	if _, err := tr.Await(context.Background(), ""); !errors.Is(err, outcome.ErrInvalidEvent) {
 		t.Fatalf("Await(\"\") = %v", err)
 	}

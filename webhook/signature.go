@@ -37,7 +37,9 @@ var (
 	// payload under any of the secrets: the body (or, for a
 	// StandardVerifier, the event id or timestamp) was altered, or it was
 	// signed with another secret.
-	ErrNoMatchingSignature = errors.New("webhook: no webhook signature matches the payload")
+	ErrNoMatchingSignature = errors.New("webhook: no signature matches the payload under the verifier's secrets: " +
+		"check that the verifier has this endpoint's signing secret (the old and the new one while a secret rotates) " +
+		"and that the body reaches it byte for byte (no proxy or middleware re-encoding it)")
 	// ErrTimestampOutOfTolerance means the signature is valid but its
 	// timestamp is further from now than the tolerance, in the past (an old
 	// delivery replayed) or in the future. Check the receiver's clock if it
@@ -125,13 +127,13 @@ func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureV
 func newVerifier[K any](name string, secrets []string, opts []VerifierOption, check func(string) (K, error)) (verifierConfig, []K, error) {
 	cfg := defaultVerifierConfig()
 	if len(secrets) == 0 {
-		return cfg, nil, fmt.Errorf("%w: %s needs at least one secret", payments.ErrInvalidConfig, name)
+		return cfg, nil, fmt.Errorf("%w: %s needs at least one secret: give this endpoint's signing secret, as the service's dashboard shows it", payments.ErrInvalidConfig, name)
 	}
 	kept := make([]K, 0, len(secrets))
 	for i, s := range secrets {
 		k, err := check(s)
 		if err != nil {
-			return cfg, nil, fmt.Errorf("%w: %s: secret %d %s", payments.ErrInvalidConfig, name, i, err)
+			return cfg, nil, fmt.Errorf("%w: %s: secret %d %s: give this endpoint's signing secret, as the service's dashboard shows it (an unset environment variable gives an empty one)", payments.ErrInvalidConfig, name, i, err)
 		}
 		kept = append(kept, k)
 	}

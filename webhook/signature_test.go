@@ -306,6 +306,10 @@ func TestNewSignatureVerifierRejectsBadConfig(t *testing.T) {
 		assert.ErrorIs(t, err, payments.ErrInvalidConfig, name)
 		assert.Nil(t, v, name)
 	}
+	// Each says what to do: which secret to give, or to check.
+	_, err := webhook.NewSignatureVerifier([]string{""})
+	assert.ErrorContains(t, err, "give this endpoint's signing secret")
+	assert.ErrorContains(t, webhook.ErrNoMatchingSignature, "check that the verifier has this endpoint's signing secret")
 }
 
 func TestSignatureVerifierNeverPrintsSecrets(t *testing.T) {
