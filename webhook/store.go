@@ -327,7 +327,7 @@ func (s *MemoryStore) evict(ctx context.Context, now time.Time) {
 		if now.Sub(oldest.at) < s.window {
 			if s.logger != nil && now.Sub(s.lastWarn) >= time.Minute {
 				s.lastWarn = now
-				s.logger.LogAttrs(ctx, slog.LevelWarn, "webhook: event store holds more processed ids than its bound, all inside the replay window; raise its size",
+				s.logger.LogAttrs(ctx, slog.LevelWarn, "webhook: claim store holds more processed ids than its bound, all inside the replay window; raise its size",
 					slog.Int("ids", len(s.done)), slog.Int("bound", s.max), slog.String("replay_window", s.window.String()))
 			}
 			return
