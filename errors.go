@@ -29,7 +29,7 @@ var (
 	ErrInvalidParams = errors.New("payments: invalid parameters")
 
 	// ErrInvalidConfig matches every error NewClient returns for bad options.
-	ErrInvalidConfig = errors.New("payments: invalid client configuration")
+	ErrInvalidConfig = errors.New("payments: invalid configuration")
 )
 
 var statusSentinels = map[int]error{
@@ -365,8 +365,10 @@ const (
 	// input. Nothing was done.
 	CodeValidationFailed ErrorCode = "validation_failed"
 	// CodeQuoteExpired: the service refused a Confirm because the quote's
-	// five minutes ran out. Nothing was paid: initiate a new payment, with
-	// new idempotency keys (the old keys replay the old answers).
+	// five minutes ran out. Nothing was paid: initiate again with a NEW
+	// initiate key (the reference is free again: the same one is accepted)
+	// and confirm the new quote with a NEW confirm key; the old keys replay
+	// the old answers. See docs/retries.md, "After a refusal".
 	CodeQuoteExpired ErrorCode = "quote_expired"
 	// CodeQuoteAlreadyConfirmed: this quote was confirmed before, by a call
 	// with another idempotency key. The payment may be done: look it up by
@@ -407,9 +409,11 @@ const (
 	// CodeInsufficientBalance: Confirm was refused because the merchant's
 	// balance in the payment's currency cannot cover the quote's total.
 	// Nothing was paid. Fund the account (the sandbox:
-	// paymentstest.WithBalance), then confirm again with a NEW idempotency
-	// key before the quote expires: the same key replays this refusal
-	// (APIError.Replayed).
+	// paymentstest.WithBalance), then confirm the same quote again with a
+	// NEW confirm key before the quote expires: the same key replays this
+	// refusal (APIError.Replayed). Keep the initiate key: the live quote owns
+	// the reference, so a new initiate key gets CodeDuplicateReference. See
+	// docs/retries.md, "After a refusal".
 	CodeInsufficientBalance ErrorCode = "insufficient_balance"
 	// CodeRecipientVerificationFailed: Initiate was refused because the
 	// recipient failed verification (recipient.verification_failed). Update

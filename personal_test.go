@@ -195,7 +195,6 @@ var notData = map[string]string{
 	"webhook.VerifierOption":          "an option",
 	"outcome.MemoryStore":             "a store",
 	"outcome.Option":                  "an option",
-	"outcome.Reconciler":              "an interface",
 	"outcome.Store":                   "an interface",
 	"outcome.Subscriber":              "an interface",
 	"outcome.Tracker":                 "a tracker over a store",

@@ -33,25 +33,21 @@ type Result struct {
 	Outcome Outcome
 }
 
-// Reconciler runs listed events through the once-only path of a webhook
-// receiver: *webhook.Handler is one.
-type Reconciler interface {
-	Reconcile(ctx context.Context, events iter.Seq2[*payments.Event, error]) (webhook.ReconcileResult, error)
-}
+// reconcileFunc runs listed events through a receiver's once-only path.
+type reconcileFunc = func(context.Context, iter.Seq2[*payments.Event, error]) (webhook.ReconcileResult, error)
 
-type reconcilerBox struct{ r Reconciler }
+type reconcilerBox struct{ r reconcileFunc }
 
-// ReconcileThrough makes Await run the events it lists (WithEventList)
-// through r, usually the handler whose function Wrap made: the listed
-// events then reach the merchant's function too, once, whichever of a
-// delivery or a listing brings them first. nil goes back to recording
-// listed events in the tracker only.
-func (t *Tracker) ReconcileThrough(r Reconciler) {
-	if r == nil {
-		t.reconciler.Store(nil)
-		return
-	}
-	t.reconciler.Store(&reconcilerBox{r})
+// NewHandler returns webhook.NewHandler(verifier, t.Wrap(fn), opts...), the
+// receiver that records each event in the tracker before fn sees it, and
+// makes Await run the events it lists (WithEventList) through that
+// handler's Reconcile: they reach fn too, once, whichever of a delivery or a
+// listing brings them first. A reconcile given by WithReconcile, or the
+// handler of an earlier NewHandler call, stays the one Await uses.
+func (t *Tracker) NewHandler(verifier webhook.Verifier, fn webhook.EventFunc, opts ...webhook.HandlerOption) *webhook.Handler {
+	h := webhook.NewHandler(verifier, t.Wrap(fn), opts...)
+	t.reconciler.CompareAndSwap(nil, &reconcilerBox{h.Reconcile})
+	return h
 }
 
 // Await waits for the final outcome of a payment (by id or reference) or of
@@ -61,7 +57,7 @@ func (t *Tracker) ReconcileThrough(r Reconciler) {
 // (a store that is a Subscriber: the subscription runs while some Await
 // waits), and at least every poll interval (WithPollInterval). With WithEventList, when no final outcome arrived
 // within its time, it asks the service's event list itself and records what
-// it finds (see ReconcileThrough), then asks again, less and less often, so
+// it finds (see NewHandler), then asks again, less and less often, so
 // that the outcome comes even when no delivery does. An id the tracker has
 // never seen is waited for in the same way, never answered with a state.
 //
@@ -127,10 +123,13 @@ func (t *Tracker) Await(ctx context.Context, idOrReference string) (Result, erro
 }
 
 func (t *Tracker) awaitErr(ctx context.Context, key string, lastErr error) error {
+	const next = "it may still come: Await again later, or see it in Tracker.Stuck"
 	if lastErr != nil {
-		return fmt.Errorf("outcome: awaiting %s (last error: %v): %w", key, lastErr, context.Cause(ctx))
+		// One level, not the chain of the store's or the client's wrappers:
+		// the last error is text here; the context's error stays matchable.
+		return fmt.Errorf("outcome: no final outcome for %s before the context ended (%s; last error: %v): %w", key, next, lastErr, context.Cause(ctx))
 	}
-	return fmt.Errorf("outcome: awaiting %s: %w", key, context.Cause(ctx))
+	return fmt.Errorf("outcome: no final outcome for %s before the context ended (%s): %w", key, next, context.Cause(ctx))
 }
 
 func result(o Outcome) (Result, error) {
@@ -170,7 +169,7 @@ func (t *Tracker) list(ctx context.Context, l *lister, start time.Time) error {
 	var err error
 	if box := t.reconciler.Load(); box != nil {
 		var res webhook.ReconcileResult
-		res, err = box.r.Reconcile(ctx, events)
+		res, err = box.r(ctx, events)
 		if err == nil && res.Failed > 0 {
 			last = "" // list them again next time
 			l.after = ""

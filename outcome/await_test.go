@@ -3,6 +3,7 @@ package outcome_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -73,6 +74,9 @@ func TestAwaitUnknownWaitsForContext(t *testing.T) {
 	res, err := tr.Await(ctx, "pay-never")
 	if !errors.Is(err, context.DeadlineExceeded) || res.State != outcome.StateUnknown {
 		t.Fatalf("Await = %+v, %v; want no state and the context's error", res, err)
+	}
+	if !strings.Contains(err.Error(), "no final outcome for pay-never") || !strings.Contains(err.Error(), "Await again later") {
+		t.Fatalf("Await's error %q does not say what to do", err)
 	}
 	if _, err := tr.Await(context.Background(), ""); !errors.Is(err, outcome.ErrInvalidEvent) {
 		t.Fatalf("Await(\"\") = %v", err)
@@ -158,8 +162,7 @@ func TestAwaitThroughEventList(t *testing.T) {
 	defer srv.Close()
 	p, rcpt := fakePayment(t, srv, "order-7", paymentstest.AmountFails)
 	tr := outcome.NewTracker(nil, outcome.WithEventList(srv.Client(), 20*time.Millisecond))
-	h, calls := handler(t, tr, nil)
-	tr.ReconcileThrough(h.(*webhook.Handler))
+	h, calls := handler(t, tr, nil) // tr.NewHandler: Await lists through it
 	ctx := outcometest.Ctx(t)
 
 	res, err := tr.Await(ctx, "order-7")
@@ -177,6 +180,41 @@ func TestAwaitThroughEventList(t *testing.T) {
 	o, _ := tr.Get(ctx, p.ID)
 	if calls[failed.ID] != 1 || len(o.Steps) != 2 {
 		t.Fatalf("%d calls of the function for %s, %d steps (%+v); want 1 and 2", calls[failed.ID], failed.ID, len(o.Steps), o.Steps)
+	}
+}
+
+// WithReconcile's function gets the listed events, and a handler that
+// NewHandler makes afterwards does not replace it (pgstore's Queue.Tracker
+// relies on both).
+func TestAwaitThroughWithReconcile(t *testing.T) {
+	srv := paymentstest.NewServer() // no webhook URL: nothing is delivered
+	defer srv.Close()
+	p, _ := fakePayment(t, srv, "order-9", paymentstest.AmountFails)
+	var tr *outcome.Tracker
+	var listed int
+	reconcile := func(ctx context.Context, evs iter.Seq2[*payments.Event, error]) (webhook.ReconcileResult, error) {
+		var res webhook.ReconcileResult
+		for ev, err := range evs {
+			if err != nil {
+				return res, err
+			}
+			listed++
+			if _, _, err := tr.Apply(ctx, ev); err != nil {
+				return res, err
+			}
+			res.Processed++
+		}
+		return res, nil
+	}
+	tr = outcome.NewTracker(nil, outcome.WithEventList(srv.Client(), 20*time.Millisecond), outcome.WithReconcile(reconcile))
+	_, calls := handler(t, tr, nil)
+
+	res, err := tr.Await(outcometest.Ctx(t), p.ID)
+	if err != nil || res.State != outcome.StateFailed {
+		t.Fatalf("Await = %+v, %v; want failed", res, err)
+	}
+	if listed == 0 || len(calls) != 0 {
+		t.Fatalf("WithReconcile's function saw %d events, the handler's function %d; want > 0 and 0", listed, len(calls))
 	}
 }
 

@@ -33,8 +33,7 @@
 // delivery, its retries and a listed copy of an event count once:
 //
 //	tracker := outcome.NewTracker(store) // nil: a MemoryStore
-//	h := webhook.NewHandler(verifier, tracker.Wrap(processEvent), webhook.WithStore(events))
-//	tracker.ReconcileThrough(h)
+//	h := tracker.NewHandler(verifier, processEvent, webhook.WithStore(claims))
 //
 // then wait for a payment in any replica with Await, and list the payments
 // that have no outcome with Stuck (the payments command prints them:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"sort"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/testhook"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -62,6 +64,7 @@ type options struct {
 	pollMin     time.Duration
 	pollMax     time.Duration
 	listEveryMx time.Duration
+	reconcile   reconcileFunc
 }
 
 // Defaults of the options.
@@ -80,23 +83,13 @@ const (
 // (event ids, kinds and states only; never the event's data).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithClock sets the clock the tracker records times with (default
-// time.Now), for tests.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) {
-		if now != nil {
-			o.now = now
-		}
-	}
-}
-
 // WithEventList lets Await ask the service's event list (client's
 // Webhooks.ListEvents) when no outcome arrived within after (0 keeps
 // DefaultListAfter), so that an Await never depends on a delivery. The
-// listed events go through the Reconciler set by ReconcileThrough (the
-// webhook handler's Reconcile: once-only, the merchant's function included)
-// or, without one, straight into the tracker (each event id counts once
-// there too). The first listing covers DefaultListWindow before the Await
+// listed events go through the receiver's once-only path (the handler that
+// Tracker.NewHandler made, or WithReconcile's function: the merchant's
+// function included) or, without one, straight into the tracker (each event
+// id counts once there too). The first listing covers DefaultListWindow before the Await
 // began; the next ones, the events after the last one listed. Without this
 // option Await only waits.
 func WithEventList(client *payments.Client, after time.Duration) Option {
@@ -120,6 +113,28 @@ func WithPollInterval(d time.Duration) Option {
 	}
 }
 
+// WithReconcile makes Await run the events it lists (WithEventList) through
+// reconcile, the once-only path of a receiver that is not a webhook.Handler
+// made by Tracker.NewHandler: pgstore's Queue.Tracker passes its
+// Queue.Reconcile. A nil reconcile changes nothing.
+func WithReconcile(reconcile func(context.Context, iter.Seq2[*payments.Event, error]) (webhook.ReconcileResult, error)) Option {
+	return func(o *options) {
+		if reconcile != nil {
+			o.reconcile = reconcile
+		}
+	}
+}
+
+func init() {
+	testhook.TrackerClock = func(now func() time.Time) any {
+		return Option(func(o *options) {
+			if now != nil {
+				o.now = now
+			}
+		})
+	}
+}
+
 // NewTracker returns a tracker on store (a new MemoryStore when nil).
 func NewTracker(store Store, opts ...Option) *Tracker {
 	t := &Tracker{store: store, changed: make(chan struct{})}
@@ -133,6 +148,9 @@ func NewTracker(store Store, opts ...Option) *Tracker {
 		t.store = NewMemoryStore()
 	}
 	t.memory, _ = t.store.(*MemoryStore)
+	if t.opts.reconcile != nil {
+		t.reconciler.Store(&reconcilerBox{t.opts.reconcile})
+	}
 	return t
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/outcometest"
 	"github.com/paymentsapi/payments-go/outcome"
-	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // downStore fails every call while down is set.
@@ -50,13 +49,13 @@ func (s *downStore) Update(ctx context.Context, id string, fn outcome.UpdateFunc
 // merchant's function per event id.
 func handler(t *testing.T, tr *outcome.Tracker, fail func(*payments.Event) error) (http.Handler, map[string]int) {
 	calls := map[string]int{}
-	h := webhook.NewHandler(outcometest.Verifier(t), tr.Wrap(func(_ context.Context, ev *payments.Event) error {
+	h := tr.NewHandler(outcometest.Verifier(t), func(_ context.Context, ev *payments.Event) error {
 		calls[ev.ID]++
 		if fail != nil {
 			return fail(ev)
 		}
 		return nil
-	}))
+	})
 	return h, calls
 }
 

@@ -72,7 +72,7 @@
 // headers, as a SERVER span; when the request's context already carries a
 // span of this process (your server is instrumented with otelhttp, say) it is
 // an INTERNAL child of that span instead. Its status is Error when your
-// function failed (outcome "failed", 500) or the event store did
+// function failed (outcome "failed", 500) or the claim store did
 // ("store_unavailable", 503); refusals (bad signature, not an event,
 // duplicate) are answers, not errors. Your EventFunc's context carries the
 // span, so the spans of your own processing are its children.

@@ -236,7 +236,7 @@ func BenchmarkWebhookConstructEventPayment(b *testing.B) {
 // handler, through ServeHTTP with an httptest.ResponseRecorder: read,
 // verify, parse, claim the event id, call the function (which decodes the
 // payment), record it done, answer 200. Every wbRing deliveries a fresh
-// handler (and event store) takes over, so that no delivery is a duplicate.
+// handler (and claim store) takes over, so that no delivery is a duplicate.
 func BenchmarkWebhookHandler(b *testing.B) {
 	ring := wbDeliveries(b, wbRing)
 	b.Run("impl=sdk", func(b *testing.B) {

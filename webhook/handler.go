@@ -185,7 +185,7 @@ const (
 	OutcomeFailed            DeliveryOutcome = "failed"             // 500: your function failed or panicked
 	OutcomeRejectedSignature DeliveryOutcome = "rejected_signature" // 401
 	OutcomeInvalid           DeliveryOutcome = "invalid"            // 400, 405, 413: not a delivery
-	OutcomeStoreUnavailable  DeliveryOutcome = "store_unavailable"  // 503: the event store, or one the function needs (ErrUnavailable)
+	OutcomeStoreUnavailable  DeliveryOutcome = "store_unavailable"  // 503: the claim store, or one the function needs (ErrUnavailable)
 	OutcomeShuttingDown      DeliveryOutcome = "shutting_down"      // 503: Shutdown was called
 )
 
@@ -241,8 +241,11 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 	if h.store == nil {
 		h.store = NewMemoryStore(DefaultMemoryStoreSize)
 	}
-	_, h.inMemory = h.store.(*MemoryStore)
-	if !h.inMemory {
+	var mem *MemoryStore
+	mem, h.inMemory = h.store.(*MemoryStore)
+	if h.inMemory {
+		mem.logTo(h.logger)
+	} else {
 		h.recent = newRecentlyDone(h.recentSize)
 	}
 	return h
@@ -302,7 +305,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	claim, claimed, err := h.claimOrWait(ctx, id, wait)
 	switch {
 	case err != nil:
-		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "event store unavailable")
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "claim store unavailable")
 		return
 	case claim.Status == ClaimDone:
 		h.recent.add(id)
@@ -312,7 +315,7 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.refuse(ctx, w, http.StatusConflict, ev, OutcomeInProgress, nil, "event is being processed by another delivery")
 		return
 	case claim.Status != ClaimAcquired:
-		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, nil, "event store gave an unknown claim status")
+		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, nil, "claim store gave an unknown claim status")
 		return
 	}
 	h.process(ctx, w, ev, claim, claimed)
@@ -360,7 +363,7 @@ func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *paymen
 // ErrUnavailable marks an EventFunc's error as a passing one: something the
 // function needs (a store, a database) cannot be reached right now. The
 // handler answers such an error with 503 instead of 500, as it does when its
-// own event store is down, and releases the event like any failure, so the
+// own claim store is down, and releases the event like any failure, so the
 // service delivers it again. Wrap it: fmt.Errorf("ledger: %w: %w",
 // webhook.ErrUnavailable, err). outcome.Tracker.Wrap marks its store's
 // failures so. Test: TestFunctionErrUnavailableAnswers503.

@@ -37,7 +37,9 @@ var (
 	// payload under any of the secrets: the body (or, for a
 	// StandardVerifier, the event id or timestamp) was altered, or it was
 	// signed with another secret.
-	ErrNoMatchingSignature = errors.New("webhook: no webhook signature matches the payload")
+	ErrNoMatchingSignature = errors.New("webhook: no signature matches the payload under the verifier's secrets: " +
+		"check that the verifier has this endpoint's signing secret (the old and the new one while a secret rotates) " +
+		"and that the body reaches it byte for byte (no proxy or middleware re-encoding it)")
 	// ErrTimestampOutOfTolerance means the signature is valid but its
 	// timestamp is further from now than the tolerance, in the past (an old
 	// delivery replayed) or in the future. Check the receiver's clock if it
@@ -58,42 +60,34 @@ type Verifier interface {
 	Verify(payload []byte, header http.Header) error
 }
 
-// verifierConfig is what VerifierOptions set; every verifier embeds it, so
+// verifierConfig is what VerifierOptions set; every verifier holds one, so
 // that the same options configure each scheme.
 type verifierConfig struct {
 	tolerance time.Duration
-	now       func() time.Time
+	now       func() time.Time // time.Now; the package's tests set another
 }
 
 func defaultVerifierConfig() verifierConfig {
 	return verifierConfig{tolerance: DefaultSignatureTolerance, now: time.Now}
 }
 
-// VerifierOption configures a SignatureVerifier or a StandardVerifier.
-type VerifierOption func(*verifierConfig) error
+// VerifierOption configures a SignatureVerifier or a StandardVerifier; the
+// one there is is WithSignatureTolerance.
+type VerifierOption struct {
+	apply func(*verifierConfig) error
+}
 
 // WithSignatureTolerance sets how far the signing time may be from now, in
 // either direction (default DefaultSignatureTolerance). It must be positive.
+// If you raise it, give a MemoryStore WithReplayWindow of twice as much.
 func WithSignatureTolerance(d time.Duration) VerifierOption {
-	return func(v *verifierConfig) error {
+	return VerifierOption{func(v *verifierConfig) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: WithSignatureTolerance(%s) must be positive", payments.ErrInvalidConfig, d)
 		}
 		v.tolerance = d
 		return nil
-	}
-}
-
-// WithSignatureClock makes the verifier read the current time from now
-// instead of time.Now; use it in tests.
-func WithSignatureClock(now func() time.Time) VerifierOption {
-	return func(v *verifierConfig) error {
-		if now == nil {
-			return fmt.Errorf("%w: WithSignatureClock(nil)", payments.ErrInvalidConfig)
-		}
-		v.now = now
-		return nil
-	}
+	}}
 }
 
 // SignatureVerifier verifies the Payments-Signature header:
@@ -106,7 +100,7 @@ func WithSignatureClock(now func() time.Time) VerifierOption {
 // forms never show the secrets.
 type SignatureVerifier struct {
 	secrets []string
-	verifierConfig
+	cfg     verifierConfig
 }
 
 // NewSignatureVerifier returns a verifier that accepts deliveries signed
@@ -124,7 +118,7 @@ func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureV
 	if err != nil {
 		return nil, err
 	}
-	return &SignatureVerifier{verifierConfig: cfg, secrets: kept}, nil
+	return &SignatureVerifier{cfg: cfg, secrets: kept}, nil
 }
 
 // newVerifier checks secrets with check (which turns each into what the
@@ -133,18 +127,21 @@ func NewSignatureVerifier(secrets []string, opts ...VerifierOption) (*SignatureV
 func newVerifier[K any](name string, secrets []string, opts []VerifierOption, check func(string) (K, error)) (verifierConfig, []K, error) {
 	cfg := defaultVerifierConfig()
 	if len(secrets) == 0 {
-		return cfg, nil, fmt.Errorf("%w: %s needs at least one secret", payments.ErrInvalidConfig, name)
+		return cfg, nil, fmt.Errorf("%w: %s needs at least one secret: give this endpoint's signing secret, as the service's dashboard shows it", payments.ErrInvalidConfig, name)
 	}
 	kept := make([]K, 0, len(secrets))
 	for i, s := range secrets {
 		k, err := check(s)
 		if err != nil {
-			return cfg, nil, fmt.Errorf("%w: %s: secret %d %s", payments.ErrInvalidConfig, name, i, err)
+			return cfg, nil, fmt.Errorf("%w: %s: secret %d %s: give this endpoint's signing secret, as the service's dashboard shows it (an unset environment variable gives an empty one)", payments.ErrInvalidConfig, name, i, err)
 		}
 		kept = append(kept, k)
 	}
 	for _, o := range opts {
-		if err := o(&cfg); err != nil {
+		if o.apply == nil {
+			continue // the zero VerifierOption changes nothing
+		}
+		if err := o.apply(&cfg); err != nil {
 			return cfg, nil, err
 		}
 	}
@@ -171,7 +168,7 @@ func (v *SignatureVerifier) Verify(payload []byte, header http.Header) error {
 	if !anyMatch(v.secrets, func(secret string) []byte { return computeSignature(payload, sh.t, secret) }, sh.v1) {
 		return ErrNoMatchingSignature
 	}
-	return v.checkTimestamp(sh.unix)
+	return v.cfg.checkTimestamp(sh.unix)
 }
 
 // The hints of a delivery signed with the other scheme than the verifier's:
@@ -239,13 +236,15 @@ func (c verifierConfig) logValue(secrets int) slog.Value {
 }
 
 // String describes the verifier without its secrets.
-func (v SignatureVerifier) String() string { return v.describe("SignatureVerifier", len(v.secrets)) }
+func (v SignatureVerifier) String() string {
+	return v.cfg.describe("SignatureVerifier", len(v.secrets))
+}
 
 // GoString describes the verifier without its secrets.
 func (v SignatureVerifier) GoString() string { return v.String() }
 
 // LogValue logs the verifier without its secrets.
-func (v SignatureVerifier) LogValue() slog.Value { return v.logValue(len(v.secrets)) }
+func (v SignatureVerifier) LogValue() slog.Value { return v.cfg.logValue(len(v.secrets)) }
 
 // ConstructEvent verifies a delivery with the default scheme and the given
 // secrets (see SignatureVerifier, with the default tolerance), then parses

@@ -64,15 +64,14 @@ type EventIDVerifier interface {
 // never show the secrets. It implements EventIDVerifier.
 type StandardVerifier struct {
 	keys [][]byte
-	verifierConfig
+	cfg  verifierConfig
 }
 
 // NewStandardVerifier returns a verifier that accepts deliveries signed with
 // any of secrets (give the old and the new one while you rotate). A secret is
 // "whsec_" followed by the standard, padded base64 of the key bytes, as the
-// sender shows it; the base64 alone is accepted too. The options
-// (WithSignatureTolerance, WithSignatureClock) are those of
-// NewSignatureVerifier. It fails, with an error matching ErrInvalidConfig
+// sender shows it; the base64 alone is accepted too. The option
+// (WithSignatureTolerance) is that of NewSignatureVerifier. It fails, with an error matching ErrInvalidConfig
 // that never repeats a secret, when secrets is empty, a secret is not valid
 // or an option is invalid.
 func NewStandardVerifier(secrets []string, opts ...VerifierOption) (*StandardVerifier, error) {
@@ -80,7 +79,7 @@ func NewStandardVerifier(secrets []string, opts ...VerifierOption) (*StandardVer
 	if err != nil {
 		return nil, err
 	}
-	return &StandardVerifier{verifierConfig: cfg, keys: keys}, nil
+	return &StandardVerifier{cfg: cfg, keys: keys}, nil
 }
 
 // Verify returns nil when header carries a valid Standard Webhooks signature
@@ -125,7 +124,7 @@ func (v *StandardVerifier) Verify(payload []byte, header http.Header) error {
 	if !anyMatch(v.keys, func(key []byte) []byte { return standardSignature(key, id, ts, payload) }, sigs) {
 		return ErrNoMatchingSignature
 	}
-	return v.checkTimestamp(unix)
+	return v.cfg.checkTimestamp(unix)
 }
 
 // EventID returns the webhook-id header: the event's id, the same on every
@@ -140,13 +139,13 @@ func (v *StandardVerifier) EventID(header http.Header) string {
 }
 
 // String describes the verifier without its secrets.
-func (v StandardVerifier) String() string { return v.describe("StandardVerifier", len(v.keys)) }
+func (v StandardVerifier) String() string { return v.cfg.describe("StandardVerifier", len(v.keys)) }
 
 // GoString describes the verifier without its secrets.
 func (v StandardVerifier) GoString() string { return v.String() }
 
 // LogValue logs the verifier without its secrets.
-func (v StandardVerifier) LogValue() slog.Value { return v.logValue(len(v.keys)) }
+func (v StandardVerifier) LogValue() slog.Value { return v.cfg.logValue(len(v.keys)) }
 
 // SignStandard signs payload as a Standard Webhooks sender would, for event
 // id at time t, with each of secrets (whsec_ secrets, as NewStandardVerifier

@@ -473,7 +473,6 @@ func TestNewStandardVerifierRejectsBadConfig(t *testing.T) {
 	for name, opt := range map[string]webhook.VerifierOption{
 		"zero tolerance":     webhook.WithSignatureTolerance(0),
 		"negative tolerance": webhook.WithSignatureTolerance(-time.Second),
-		"nil clock":          webhook.WithSignatureClock(nil),
 	} {
 		v, err := webhook.NewStandardVerifier([]string{swSecret}, opt)
 		assert.Nil(t, v, name)

@@ -150,38 +150,6 @@ func WithReplayWindow(d time.Duration) MemoryStoreOption {
 	}
 }
 
-// WithMemoryLogger makes the store log a warning (at most once a minute) when
-// it holds more ids than its bound because all of them are inside the replay
-// window.
-func WithMemoryLogger(l *slog.Logger) MemoryStoreOption {
-	return func(s *MemoryStore) { s.logger = l }
-}
-
-// WithMemoryClock makes the store read the time from now instead of
-// time.Now; use it in tests. It measures the replay window and the leases
-// inside the store (from the differences between its readings); the
-// LeaseExpires it returns stays on the real clock, which the handler's
-// timers run on. Without it, leases run on the monotonic clock, so a step
-// of the wall clock lapses no claim and extends none.
-func WithMemoryClock(now func() time.Time) MemoryStoreOption {
-	return func(s *MemoryStore) {
-		if now != nil {
-			s.now, s.clock = now, true
-		}
-	}
-}
-
-// WithMemoryLease sets how long a claim lasts unless renewed (default
-// DefaultLease). The handler renews it while your function runs, so it lapses
-// only when renewals stop. d <= 0 keeps the default.
-func WithMemoryLease(d time.Duration) MemoryStoreOption {
-	return func(s *MemoryStore) {
-		if d > 0 {
-			s.lease = d
-		}
-	}
-}
-
 // MemoryStore is a Store in memory. It remembers every processed
 // id for its replay window (DefaultReplayWindow), and beyond that the most
 // recent ones up to its size bound. When more ids than the bound fall inside
@@ -192,7 +160,7 @@ func WithMemoryLease(d time.Duration) MemoryStoreOption {
 //
 // It is private to the process: it does not survive a restart and replicas
 // do not share it (see Store for shared ones). Its claims have a lease
-// (DefaultLease, WithMemoryLease) like those of the shared stores: the
+// (DefaultLease) like those of the shared stores: the
 // handler renews it while your function runs, so in one process a claim
 // lapses only if its handler stops renewing it, and a lapsed claim is taken
 // over by the next delivery. The zero value is ready to use with the
@@ -203,9 +171,9 @@ type MemoryStore struct {
 	window   time.Duration
 	lease    time.Duration
 	now      func() time.Time // the wall clock: the replay window
-	clock    bool             // now was set by WithMemoryClock: leases run on it too
+	clock    bool             // now was set by the package's tests: leases run on it too
 	epoch    time.Time        // the leases' origin: a monotonic reading, or now's first
-	logger   *slog.Logger
+	logger   *slog.Logger     // the handler's (NewHandler sets it), or none
 	tokens   uint64
 	claims   map[string]memClaim // unsettled: id -> claim
 	done     map[string]uint64   // processed: id -> the token that completed it
@@ -263,7 +231,7 @@ func (s *MemoryStore) init() {
 }
 
 // elapsed is the leases' clock: the time since the store's epoch, on the
-// monotonic clock (on WithMemoryClock's when set), so that a step of the
+// monotonic clock (on the tests' clock when set), so that a step of the
 // wall clock moves no lease.
 func (s *MemoryStore) elapsed() time.Duration {
 	if s.clock {
@@ -369,7 +337,7 @@ func (s *MemoryStore) evict(ctx context.Context, now time.Time) {
 		if now.Sub(oldest.at) < s.window {
 			if s.logger != nil && now.Sub(s.lastWarn) >= time.Minute {
 				s.lastWarn = now
-				s.logger.LogAttrs(ctx, slog.LevelWarn, "webhook: event store holds more processed ids than its bound, all inside the replay window; raise its size",
+				s.logger.LogAttrs(ctx, slog.LevelWarn, "webhook: claim store holds more processed ids than its bound, all inside the replay window; raise its size",
 					slog.Int("ids", len(s.done)), slog.Int("bound", s.max), slog.String("replay_window", s.window.String()))
 			}
 			return
@@ -395,6 +363,17 @@ func (s *MemoryStore) Release(_ context.Context, c Claim) error {
 	}
 	delete(s.claims, c.EventID)
 	return nil
+}
+
+// logTo makes the store log its warnings (more ids than its bound, all
+// inside the replay window; at most once a minute) to l, unless it has a
+// logger already: the first handler's WithLogger serves the store.
+func (s *MemoryStore) logTo(l *slog.Logger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logger == nil {
+		s.logger = l
+	}
 }
 
 // Len returns how many processed event ids the store remembers.

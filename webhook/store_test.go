@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/webhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,7 +100,7 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 	})
 }
 
-func TestMemoryEventStoreClaims(t *testing.T) {
+func TestMemoryStoreClaims(t *testing.T) {
 	ctx := context.Background()
 	s := webhook.NewMemoryStore(2)
 	claim := func(id string) webhook.Claim {
@@ -144,11 +145,11 @@ func TestMemoryEventStoreClaims(t *testing.T) {
 	assert.Equal(t, "ClaimStatus(0)", webhook.ClaimStatus(0).String())
 }
 
-// TestMemoryEventStoreLease: a claim that is not renewed lapses after its
+// TestMemoryStoreLease: a claim that is not renewed lapses after its
 // lease and the next claim takes it over; the lapsed owner can no longer
 // renew, complete or release; a lapsed claim that nobody took over can still
 // be completed.
-func TestMemoryEventStoreLease(t *testing.T) {
+func TestMemoryStoreLease(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := webhook.NewMemoryStore(0, webhook.WithMemoryLease(time.Second),
@@ -189,17 +190,18 @@ func TestMemoryEventStoreLease(t *testing.T) {
 	assert.Equal(t, webhook.ClaimDone, c.Status)
 }
 
-// TestMemoryEventStoreReplayWindow: past its bound the store forgets only ids
+// TestMemoryStoreReplayWindow: past its bound the store forgets only ids
 // processed longer ago than the replay window; inside the window it keeps
 // every id and warns, so a captured delivery cannot be replayed while its
 // signature still verifies, however many events arrive meanwhile.
-func TestMemoryEventStoreReplayWindow(t *testing.T) {
+func TestMemoryStoreReplayWindow(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var logs bytes.Buffer
-	s := webhook.NewMemoryStore(3,
-		webhook.WithMemoryClock(func() time.Time { return now }),
-		webhook.WithMemoryLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	s := webhook.NewMemoryStore(3, webhook.WithMemoryClock(func() time.Time { return now }))
+	// The store logs to the handler's logger: it has no option of its own.
+	webhook.NewHandler(whVerifier(t, whSecret), func(context.Context, *payments.Event) error { return nil },
+		webhook.WithStore(s), webhook.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	process := func(id string) {
 		c, err := s.Claim(ctx, id)
 		require.NoError(t, err)
@@ -234,11 +236,11 @@ func TestMemoryEventStoreReplayWindow(t *testing.T) {
 	assert.Equal(t, webhook.ClaimDone, status("late"))
 }
 
-// TestMemoryEventStoreReplayAfterManyEvents replays the attack of the issue:
+// TestMemoryStoreReplayAfterManyEvents replays the attack of the issue:
 // a captured delivery sent again within the signature tolerance, after more
 // events than the default bound, on the real clock. It must not be processed
 // twice.
-func TestMemoryEventStoreReplayAfterManyEvents(t *testing.T) {
+func TestMemoryStoreReplayAfterManyEvents(t *testing.T) {
 	var rec whRecorder
 	store := webhook.NewMemoryStore(0)
 	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))

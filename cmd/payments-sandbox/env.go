@@ -124,7 +124,7 @@ func resolveCredentials(getenv func(string) string, set map[string]bool, apiKey,
 func fitsScheme(scheme paymentstest.WebhookScheme, secrets []string) error {
 	if scheme == paymentstest.SchemeStandard {
 		if _, err := webhook.NewStandardVerifier(secrets); err != nil {
-			// "payments: invalid client configuration: NewStandardVerifier:
+			// "payments: invalid configuration: NewStandardVerifier:
 			// secret 0 is hex, ...": keep what is about the secret.
 			msg := err.Error()
 			if i := strings.Index(msg, "secret "); i >= 0 {

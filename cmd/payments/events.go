@@ -37,8 +37,10 @@ var eventsListUsage = `Usage: payments events list [--since TIME|DURATION] [--af
 Lists the service's events, oldest first (Webhooks.ListEvents), one a line:
 its creation time (RFC 3339, UTC, which --since takes back), type and id.
 With --json, each event's body exactly as the service gave it, one a line.
-When more events follow the last one printed, a note on stderr says how to
-go on (--after the last id).
+--limit N prints the N newest (like tail), and a note on stderr says how
+many older ones it left out. With --after ID it pages forward instead: the
+N events after ID, and a note on stderr says how to go on (--after the last
+id printed).
 
 Event types of the specification (for --type):
 ` + eventTypeList()
@@ -89,30 +91,68 @@ func (c *cli) eventsList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer client.Close()
-	params := &payments.EventListParams{After: *after, Types: types, Limit: min(*limit, payments.EventListMaxLimit)}
+	// Paging forward (--after) asks for pages of --limit and stops after it;
+	// otherwise every page is read and the newest --limit are kept.
+	tail := *after == "" && *limit > 0
+	pageSize := min(*limit, payments.EventListMaxLimit)
+	if tail || *limit == 0 {
+		pageSize = payments.EventListMaxLimit
+	}
+	params := &payments.EventListParams{After: *after, Types: types, Limit: pageSize}
 	if since.set {
 		params.Since = since.resolve(time.Now())
 	}
-	printed, last := 0, ""
+	var kept []*payments.Event // tail: the newest --limit, oldest first
+	skipped, printed, last := 0, 0, ""
 	for ev, err := range client.Webhooks.ListEvents(ctx, params) {
 		if err != nil {
 			return err
+		}
+		if tail {
+			if len(kept) == *limit {
+				kept = kept[1:] // append copies what is left when it grows
+				skipped++
+			}
+			kept = append(kept, ev)
+			continue
 		}
 		if *limit > 0 && printed == *limit {
 			fmt.Fprintf(c.stderr, "More events follow: payments events list --after %s\n", show(last))
 			break
 		}
-		if *asJSON {
-			var line bytes.Buffer
-			if json.Compact(&line, ev.RawJSON()) != nil { // cannot happen: ParseEvent took it
-				return fmt.Errorf("event %s: the service's JSON does not compact", show(ev.ID))
-			}
-			fmt.Fprintf(c.stdout, "%s\n", line.Bytes())
-		} else {
-			fmt.Fprintf(c.stdout, "%s  %-32s  %s\n", eventTime(ev), show(string(ev.Type)), show(ev.ID))
+		if err := c.printEvent(ev, *asJSON); err != nil {
+			return err
 		}
 		printed, last = printed+1, ev.ID
 	}
+	for _, ev := range kept {
+		if err := c.printEvent(ev, *asJSON); err != nil {
+			return err
+		}
+	}
+	if skipped > 0 {
+		noun := "events"
+		if skipped == 1 {
+			noun = "event"
+		}
+		fmt.Fprintf(c.stderr, "%d older %s not shown (--limit %d prints the newest): --limit 0 prints them all, --since narrows the window\n",
+			skipped, noun, *limit)
+	}
+	return nil
+}
+
+// printEvent prints one event of "events list": its line, or its compact
+// JSON body with --json.
+func (c *cli) printEvent(ev *payments.Event, asJSON bool) error {
+	if asJSON {
+		var line bytes.Buffer
+		if json.Compact(&line, ev.RawJSON()) != nil { // cannot happen: ParseEvent took it
+			return fmt.Errorf("event %s: the service's JSON does not compact", show(ev.ID))
+		}
+		fmt.Fprintf(c.stdout, "%s\n", line.Bytes())
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "%s  %-32s  %s\n", eventTime(ev), show(string(ev.Type)), show(ev.ID))
 	return nil
 }
 

@@ -77,19 +77,16 @@ func TestEventsListJSON(t *testing.T) {
 	}
 }
 
-// TestEventsListLimit: --limit prints that many events and says how to go
-// on; the pages asked for are no larger than needed.
+// TestEventsListLimit: --limit prints the newest events (oldest of them
+// first, like tail) and says how many older ones it left out; with --after it
+// pages forward, asks for pages no larger than needed and says how to go on.
 func TestEventsListLimit(t *testing.T) {
 	f := startFake(t)
 	evs := triggerEvents(t, f, payments.EventPaymentCompleted, payments.EventPaymentFailed, payments.EventPaymentRejected)
-	before := len(f.Requests())
 	code, stdout, stderr := runCLI(t, f.env, "events", "list", "--limit", "2")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, eventLine(evs[0])+eventLine(evs[1]), stdout)
-	assert.Equal(t, "More events follow: payments events list --after "+evs[1].ID+"\n", stderr)
-	reqs := f.Requests()[before:]
-	require.Len(t, reqs, 2, "two pages of 2")
-	assert.Equal(t, "/webhooks/events", reqs[0].Path)
+	assert.Equal(t, eventLine(evs[1])+eventLine(evs[2]), stdout, "the 2 newest")
+	assert.Equal(t, "1 older event not shown (--limit 2 prints the newest): --limit 0 prints them all, --since narrows the window\n", stderr)
 
 	// Exactly as many as there are: no note.
 	code, stdout, stderr = runCLI(t, f.env, "events", "list", "--limit", "3")
@@ -100,6 +97,16 @@ func TestEventsListLimit(t *testing.T) {
 	code, stdout, _ = runCLI(t, f.env, "events", "list", "--limit", "0")
 	require.Equal(t, exitOK, code)
 	assert.Equal(t, 3, strings.Count(stdout, "\n"))
+
+	// Paging forward from the first event: the next one, then how to go on.
+	before := len(f.Requests())
+	code, stdout, stderr = runCLI(t, f.env, "events", "list", "--after", evs[0].ID, "--limit", "1")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, eventLine(evs[1]), stdout)
+	assert.Equal(t, "More events follow: payments events list --after "+evs[1].ID+"\n", stderr)
+	reqs := f.Requests()[before:]
+	require.Len(t, reqs, 2, "two pages of 1")
+	assert.Equal(t, "/webhooks/events", reqs[0].Path)
 }
 
 // TestEventsListSince: --since takes an RFC 3339 time or a duration

@@ -137,7 +137,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{noKey, []string{"trigger", "payment.completed"}, "payments: PAYMENTS_API_KEY is not set: export the API key (it is never taken as a flag, to keep it out of shell history)"},
 		{noKey, []string{"events", "list"}, "payments: PAYMENTS_API_KEY is not set: export the API key (it is never taken as a flag, to keep it out of shell history)"},
 		{f.with(envBaseURL, ""), []string{"listen", "--forward-to", "http://localhost/"}, "payments: PAYMENTS_BASE_URL is not set: export the service's base URL (cmd/payments-sandbox prints both lines)"},
-		{f.with(envBaseURL, "http://payments.example"), []string{"events", "list"}, "payments: invalid client configuration: the base URL http://payments.example is plain http and not loopback: the API key would travel in clear text (WithInsecurePlainHTTP allows it, for sandboxes only)"},
+		{f.with(envBaseURL, "http://payments.example"), []string{"events", "list"}, "payments: invalid configuration: the base URL http://payments.example is plain http and not loopback: the API key would travel in clear text (WithInsecurePlainHTTP allows it, for sandboxes only)"},
 	} {
 		before := len(f.Requests())
 		code, stdout, stderr := runCLI(t, tc.env, tc.args...)

@@ -24,7 +24,7 @@ import (
 const DefaultOutcomeTable = "payments_outcomes"
 
 // OutcomeStore is an outcome.Store in a PostgreSQL table, shared by every
-// replica: the outcome tracker's rows beside the event store's, on the same
+// replica: the outcome tracker's rows beside the claim store's, on the same
 // pool. Besides the outcome.Store methods (for outcome.NewTracker), ApplyTx
 // records an event inside a caller's transaction: a Queue's workers record
 // each event so, in the transaction that runs the merchant's function and

@@ -151,7 +151,7 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 
 }
 
-// The database is down: the delivery gets 503 (the event store's claim
+// The database is down: the delivery gets 503 (the claim store's claim
 // fails first), nothing is marked, and the service's retry after the
 // restart records the outcome once.
 func TestOutcomeStoreDown(t *testing.T) {

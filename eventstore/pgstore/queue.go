@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -294,9 +295,7 @@ func (q *Queue) Reconcile(ctx context.Context, events iter.Seq2[*payments.Event,
 // that Await lists (outcome.WithEventList) are enqueued like deliveries, so
 // they reach your function too.
 func (q *Queue) Tracker(opts ...outcome.Option) *outcome.Tracker {
-	t := outcome.NewTracker(q.outcomes, opts...)
-	t.ReconcileThrough(q)
-	return t
+	return outcome.NewTracker(q.outcomes, append(slices.Clip(opts), outcome.WithReconcile(q.Reconcile))...)
 }
 
 // Migrate creates or upgrades River's tables (rivermigrate), the table of

@@ -23,7 +23,7 @@ const (
 )
 
 // OutcomeStore is an outcome.Store in Redis, shared by every replica: the
-// outcome tracker's keys beside the event store's, on the same client. Make
+// outcome tracker's keys beside the claim store's, on the same client. Make
 // it with NewOutcomeStore; it needs no migration. It is safe for
 // concurrent use.
 //

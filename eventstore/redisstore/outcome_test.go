@@ -52,7 +52,7 @@ func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 	}
 }
 
-// outcomeStores opens two outcome stores and two event stores, each pair on
+// outcomeStores opens two outcome stores and two claim stores, each pair on
 // a client of its own, under one fresh prefix of the server at url.
 func outcomeStores(tb testing.TB, url string, c *commandCounter) ([2]*redisstore.OutcomeStore, [2]*redisstore.Store, string) {
 	tb.Helper()
@@ -124,7 +124,7 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 	}
 }
 
-// Redis is down: the delivery gets 503 (the event store's claim fails
+// Redis is down: the delivery gets 503 (the claim store's claim fails
 // first), nothing is marked, and the retry after the restart records the
 // outcome once.
 func TestOutcomeStoreDown(t *testing.T) {
@@ -212,7 +212,7 @@ func (h *stackHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 }
 
 // On a client with ContextTimeoutEnabled, the outcome store sends each
-// command from the caller's goroutine, as the event store does: no
+// command from the caller's goroutine, as the claim store does: no
 // goroutine per command.
 func TestOutcomeStoreCommandsOnTheCallersGoroutine(t *testing.T) {
 	t.Parallel()

@@ -58,7 +58,7 @@
 // with -webhook-scheme standard), then run this program.
 //
 // The files: main.go reads the environment, starts and serves; config.go
-// checks the environment; store.go opens the event store; events.go
+// checks the environment; store.go opens the claim store; events.go
 // processes each event; reconcile.go recovers the events whose deliveries
 // never arrived.
 package main
@@ -104,7 +104,7 @@ func main() {
 	}
 }
 
-// run opens the event store, reconciles when asked to and serves until ctx
+// run opens the claim store, reconciles when asked to and serves until ctx
 // ends, then stops reconciling, and closes the store once the deliveries in
 // flight are done.
 func run(ctx context.Context, cfg config, logger *slog.Logger) error {

@@ -43,17 +43,17 @@ func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (webhoo
 	default:
 		// Private to this process: a redelivery that reaches another
 		// replica would be processed again. Run one replica only.
-		logger.Info("event store", slog.String("kind", "memory"))
+		logger.Info("claim store", slog.String("kind", "memory"))
 		return webhook.NewMemoryStore(webhook.DefaultMemoryStoreSize), func() {}, nil
 	}
 	if err != nil {
 		// Only the text: a driver's error value might quote the password.
 		return nil, nil, errors.New(mask(fmt.Sprintf("%s=%s (%s): %v", envStore, sc.redacted, database, err), sc.secrets))
 	}
-	logger.Info("event store", slog.String("kind", sc.kind), slog.String("url", sc.redacted))
+	logger.Info("claim store", slog.String("kind", sc.kind), slog.String("url", sc.redacted))
 	return store, func() {
 		closeFn()
-		logger.Info("event store closed", slog.String("kind", sc.kind))
+		logger.Info("claim store closed", slog.String("kind", sc.kind))
 	}, nil
 }
 

@@ -84,7 +84,7 @@ func TestShutdownClosesTheStore(t *testing.T) {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
-			if !strings.Contains(in.logs.String(), `"msg":"event store closed"`) {
+			if !strings.Contains(in.logs.String(), `"msg":"claim store closed"`) {
 				t.Errorf("no closing line:\n%s", in.logs)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/paymentsapi/payments-go/internal/testhook"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -123,7 +124,7 @@ func Conformance(t *testing.T, open Opener) {
 		s := open(t)
 		ctx := Ctx(t)
 		clock := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
-		tr := outcome.NewTracker(s[0], outcome.WithClock(func() time.Time { return clock }))
+		tr := outcome.NewTracker(s[0], trackerClock(func() time.Time { return clock }))
 		ref, expired, paid, later := NewID("order-"), NewID("pay-a-"), NewID("pay-b-"), NewID("pay-c-")
 		apply := func(typ payments.EventType, id string) {
 			clock = clock.Add(time.Second)
@@ -210,7 +211,7 @@ func Conformance(t *testing.T, open Opener) {
 		ctx := Ctx(t)
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		clock := now.Add(-2 * time.Hour)
-		tr := outcome.NewTracker(s[0], outcome.WithClock(func() time.Time { return clock }))
+		tr := outcome.NewTracker(s[0], trackerClock(func() time.Time { return clock }))
 		old, done, fresh, unconfirmed := NewID("pay-old-"), NewID("pay-done-"), NewID("pay-new-"), NewID("pay-q-")
 		rcpt, verified := NewID("rcp-"), NewID("rcp-ok-")
 		for _, id := range []string{old, done} {
@@ -235,7 +236,7 @@ func Conformance(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		apply(payments.EventPaymentInitiated, NewID("pay-fresh-q-"), "r-fq")
-		got, err := outcome.NewTracker(s[1], outcome.WithClock(func() time.Time { return now })).Stuck(ctx, time.Hour)
+		got, err := outcome.NewTracker(s[1], trackerClock(func() time.Time { return now })).Stuck(ctx, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +278,7 @@ func StuckFixture(t *testing.T, s outcome.Store) (payment, recipient string) {
 	t.Helper()
 	ctx := Ctx(t)
 	clock := time.Now().Add(-2 * time.Hour)
-	tr := outcome.NewTracker(s, outcome.WithClock(func() time.Time { return clock }))
+	tr := outcome.NewTracker(s, trackerClock(func() time.Time { return clock }))
 	payment, recipient = NewID("pay-stuck-"), NewID("rcp-stuck-")
 	done, verified := NewID("pay-done-"), NewID("rcp-ok-")
 	for _, id := range []string{payment, done} {
@@ -346,4 +347,10 @@ func boundedHistory(t *testing.T, s [2]outcome.Store) {
 	if o.Steps[0].EventID != "init" || o.Steps[len(o.Steps)-1].EventID != last {
 		t.Fatalf("steps from %s to %s, want from init to %s", o.Steps[0].EventID, o.Steps[len(o.Steps)-1].EventID, last)
 	}
+}
+
+// trackerClock is the tracker's test clock (internal/testhook: the outcome
+// package exports none).
+func trackerClock(now func() time.Time) outcome.Option {
+	return testhook.TrackerClock(now).(outcome.Option)
 }

@@ -302,7 +302,7 @@ func Records(tb testing.TB, buf string, msg string) []map[string]any {
 }
 
 // StoreDown checks a receiver whose stores share one server that goes
-// down: a delivery gets 503 (the event store's claim fails first), the
+// down: a delivery gets 503 (the claim store's claim fails first), the
 // function does not run, nothing is marked (read through reader, another
 // replica's store), and the service's retries after the restart record the
 // outcome once. stop and start stop and restart the server.

@@ -1,4 +1,4 @@
-// Package lease holds what the shared-database EventStores agree on: their
+// Package lease holds what the shared-database claim stores and outcome stores agree on: their
 // defaults, the checks of their options and the random claim token.
 package lease
 
@@ -32,7 +32,7 @@ const (
 
 // ErrInvalidOption matches every error a store's constructor returns for a
 // bad option.
-var ErrInvalidOption = errors.New("invalid event store option")
+var ErrInvalidOption = errors.New("invalid claim store option")
 
 // Invalid returns an error matching ErrInvalidOption.
 func Invalid(pkg, format string, args ...any) error {

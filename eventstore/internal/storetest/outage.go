@@ -134,7 +134,7 @@ func Outage(t *testing.T, b Backend, p *Processor) {
 			t.Errorf("event %s: effects happened %d times, want once", id, n)
 		}
 	}
-	refused := logs.Records(t, "webhook refused: event store unavailable")
+	refused := logs.Records(t, "webhook refused: claim store unavailable")
 	if len(refused) == 0 {
 		t.Error("no log of the refusals")
 	} else if e, _ := refused[0]["error"].(string); e == "" || refused[0]["status"] != float64(503) {

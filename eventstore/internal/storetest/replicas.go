@@ -73,7 +73,7 @@ func Replicas(t *testing.T, b Backend, cfg ReplicaConfig) {
 	if met.Load() == 0 {
 		t.Error("no delivery met another in progress: the run did not exercise concurrent claims")
 	}
-	for _, msg := range []string{"event processed but not recorded", "could not release", "webhook refused: event store"} {
+	for _, msg := range []string{"event processed but not recorded", "could not release", "webhook refused: claim store"} {
 		if r := logs.Records(t, msg); len(r) > 0 {
 			t.Errorf("%d log records %q, first: %v", len(r), msg, r[0])
 		}

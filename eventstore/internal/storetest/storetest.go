@@ -1,4 +1,4 @@
-// Package storetest proves the shared-database EventStores against real
+// Package storetest proves the shared-database claim stores and outcome stores against real
 // servers: the same suite runs on every store, through the handler that
 // merchants use (webhook.Handler), with several replicas, dead
 // replicas and a server that goes down. Only the stores' tests import it.
