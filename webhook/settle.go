@@ -144,7 +144,7 @@ type notRecordedError struct {
 
 func (e *notRecordedError) Error() string {
 	return fmt.Sprintf("webhook: event %s was processed but could not be recorded as done (%v), and no background retry could take it: %s; "+
-		"it will be delivered and processed again once its claim's lease lapses, so make the function idempotent, and bring the event store back",
+		"it will be delivered and processed again once its claim's lease lapses, so make the function idempotent, and bring the claim store back",
 		e.eventID, e.err, e.why)
 }
 

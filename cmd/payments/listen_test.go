@@ -268,7 +268,7 @@ func TestListenReusesASecret(t *testing.T) {
 	code, stdout, stderr := runCLI(t, f.env, "listen", "--forward-to", "http://127.0.0.1:1/", "--scheme", "standard", "--secret", "deadbeefcafe0123")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, stdout)
-	assert.Equal(t, "payments: --scheme standard needs Standard Webhooks secrets (whsec_ and base64; without a secret, listen makes one), but in --secret, secret 0 is hex, the form of a Payments-Signature secret: a Standard Webhooks secret is whsec_ followed by base64 (use a SignatureVerifier for this one)\n", stderr)
+	assert.Equal(t, "payments: --scheme standard needs Standard Webhooks secrets (whsec_ and base64; without a secret, listen makes one), but in --secret, secret 0 is hex, the form of a Payments-Signature secret: a Standard Webhooks secret is whsec_ followed by base64 (use a SignatureVerifier for this one): give this endpoint's signing secret, as the service's dashboard shows it (an unset environment variable gives an empty one)\n", stderr)
 }
 
 // TestListenSince: --since replays from a time; a duration counts back
