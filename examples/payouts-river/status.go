@@ -22,9 +22,9 @@ type runRow struct {
 
 // readRun reads a run's rows, in the file's order, with their jobs.
 func (a *app) readRun(ctx context.Context, run string) ([]runRow, error) {
-	rows, err := a.pool.Query(ctx, `SELECT `+prefixed(recordColumns, "p.")+`, coalesce(j.state::text, ''),
+	rows, err := a.pool.Query(ctx, `SELECT p.*, coalesce(j.state::text, ''),
  coalesce(j.errors[array_length(j.errors, 1)]->>'error', ''), coalesce(j.attempt, 0)
-FROM payouts p LEFT JOIN river_job j ON j.id = p.job_id WHERE p.run = $1 ORDER BY p.line`, run)
+FROM (SELECT `+recordColumns+` FROM payouts WHERE run = $1) p LEFT JOIN river_job j ON j.id = p.job_id ORDER BY p.line`, run)
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", run, err)
 	}
@@ -51,21 +51,6 @@ FROM payouts p LEFT JOIN river_job j ON j.id = p.job_id WHERE p.run = $1 ORDER B
 		return nil, fmt.Errorf("run %q has no rows: load its file first (payouts-river load -csv FILE -run %s)", run, run)
 	}
 	return out, nil
-}
-
-// prefixed qualifies each column of cols with p.
-func prefixed(cols, p string) string {
-	parts := strings.Split(cols, ",")
-	for i, c := range parts {
-		c = strings.TrimSpace(c)
-		if strings.HasPrefix(c, "coalesce(") {
-			c = "coalesce(" + p + strings.TrimPrefix(c, "coalesce(")
-		} else {
-			c = p + c
-		}
-		parts[i] = c
-	}
-	return strings.Join(parts, ", ")
 }
 
 // fromTracker fills in the final state of confirmed rows whose job has not

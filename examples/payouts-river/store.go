@@ -88,7 +88,7 @@ type record struct {
 	UpdatedAt                 time.Time
 }
 
-const recordColumns = `payout_id, run, line, recipient_id, amount, currency, coalesce(job_id, 0), generation, step, event, code,
+const recordColumns = `payout_id, run, line, recipient_id, amount, currency, coalesce(job_id, 0) AS job_id, generation, step, event, code,
  quote_id, payment_id, fee, stan, state, event_id, reason, refusals, updated_at`
 
 func scanRecord(s pgx.Row) (record, error) {
