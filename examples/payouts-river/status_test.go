@@ -104,7 +104,9 @@ func TestStatus(t *testing.T) {
 }
 
 // parseFakeEvent is the fake's event as the SDK reads it.
-func parseFakeEvent(ev paymentstest.Event) (*payments.Event, error) { return payments.ParseEvent(ev.Body) }
+func parseFakeEvent(ev paymentstest.Event) (*payments.Event, error) {
+	return payments.ParseEvent(ev.Body)
+}
 
 // testApp is the program's app on db, without workers.
 func testApp(t *testing.T, db string) *app {
