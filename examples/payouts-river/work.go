@@ -93,7 +93,7 @@ func newApp(ctx context.Context, pool *pgxpool.Pool, client *payments.Client, cf
 			func() (river.JobArgs, *river.InsertOpts) { return listArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true})}
 	}
 	if a.river, err = river.NewClient(riverpgxv5.New(pool), rc); err != nil {
-		return nil, fmt.Errorf("River: %w", err)
+		return nil, fmt.Errorf("river client: %w", err)
 	}
 	return a, nil
 }
