@@ -44,6 +44,12 @@
 //
 //	go run ./examples/payouts
 //
+// This program is for one machine: its journal is a file on that machine's
+// disk. When a run must be shared by several machines or outlive the one
+// that started it, use examples/payouts-river: the same file, keys and
+// report, as River jobs on PostgreSQL, with a rate limit shared by every
+// worker.
+//
 // Against the sandbox, make a demo file of 50 recipients saved there, then
 // pay it:
 //

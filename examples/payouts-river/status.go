@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsapi/payments-go/outcome"
+)
+
+// runRow is a payout's row with its job's state.
+type runRow struct {
+	record
+	JobState, JobError string
+	JobAttempts        int
+}
+
+// readRun reads a run's rows, in the file's order, with their jobs.
+func (a *app) readRun(ctx context.Context, run string) ([]runRow, error) {
+	rows, err := a.pool.Query(ctx, `SELECT p.*, coalesce(j.state::text, ''),
+ coalesce(j.errors[array_length(j.errors, 1)]->>'error', ''), coalesce(j.attempt, 0)
+FROM (SELECT `+recordColumns+` FROM payouts WHERE run = $1) p LEFT JOIN river_job j ON j.id = p.job_id ORDER BY p.line`, run)
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", run, err)
+	}
+	defer rows.Close()
+	var out []runRow
+	for rows.Next() {
+		var r runRow
+		var amount string
+		err := rows.Scan(&r.PayoutID, &r.Run, &r.Line, &r.RecipientID, &amount, &r.Currency, &r.JobID, &r.Generation, &r.Step, &r.Event,
+			&r.Code, &r.QuoteID, &r.PaymentID, &r.Fee, &r.Stan, &r.State, &r.EventID, &r.Reason, &r.Refusals, &r.UpdatedAt,
+			&r.JobState, &r.JobError, &r.JobAttempts)
+		if err != nil {
+			return nil, fmt.Errorf("read run %s: %w", run, err)
+		}
+		if r.Amount, err = decimal.NewFromString(amount); err != nil {
+			return nil, fmt.Errorf("read run %s: payout %s: amount %q: %w", run, r.PayoutID, amount, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read run %s: %w", run, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("run %q has no rows: load its file first (payouts-river load -csv FILE -run %s)", run, run)
+	}
+	return out, nil
+}
+
+// fromTracker fills in the final state of confirmed rows whose job has not
+// recorded it yet but the tracker has (its job completes them next).
+func (a *app) fromTracker(ctx context.Context, rows []runRow) error {
+	for i := range rows {
+		r := &rows[i]
+		if r.Event != eventDone || r.PaymentID == "" {
+			continue
+		}
+		o, err := a.tracker.Get(ctx, r.PaymentID)
+		if errors.Is(err, outcome.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read the outcome of payout %s: %w", r.PayoutID, err)
+		}
+		if step, ok := o.Decided(); ok && o.State.Final() {
+			r.Event, r.State, r.EventID = eventOutcome, string(o.State), step.EventID
+		}
+	}
+	return nil
+}
+
+// reportOf gives each row its report state, as the single-machine
+// example's report does from its journal.
+func reportOf(rows []runRow) []reportRow {
+	out := make([]reportRow, len(rows))
+	for i, r := range rows {
+		rr := reportRow{row: r.row, PaymentID: r.PaymentID, Stan: r.Stan, EventID: r.EventID}
+		rr.Fee, _ = decimal.NewFromString(r.Fee) // "" (no quote) is zero
+		switch r.Event {
+		case eventOutcome:
+			rr.State, rr.Cause = r.State, r.Reason
+			if rr.State != stateCompleted && rr.Cause == "" {
+				rr.Cause = "the service sent payment." + r.State
+			}
+		case eventDone:
+			rr.State, rr.Cause = statePending, "confirmed; no final outcome yet"
+		case eventFailed, eventRefused:
+			rr.State, rr.Cause = stateRefused, r.Reason
+		case "":
+			rr.State, rr.Cause = stateUnknown, "not paid yet"
+		default: // initiated, unknown
+			rr.State, rr.Cause = stateUnknown, r.Reason
+			if rr.Cause == "" {
+				rr.Cause = "quoted, not confirmed yet"
+			}
+		}
+		if r.JobState == "discarded" {
+			rr.Cause = fmt.Sprintf("the job was discarded after %d attempts (last error: %s): retry it with River UI or the river CLI; it pays with the same keys",
+				r.JobAttempts, r.JobError)
+		}
+		rr.Why = rr.Cause
+		switch {
+		case r.Event == eventOutcome && rr.State != stateCompleted:
+			rr.Why = fmt.Sprintf("payment.%s (event %s, payment %s)", r.State, r.EventID, r.PaymentID)
+		case r.Event == eventRefused && r.Code != "":
+			rr.Why = r.Code + ": nothing paid; the job tries again after a wait (new keys)"
+		case r.Event == eventFailed && r.Code != "":
+			rr.Why = r.Code + ": refused for good; see the report"
+		}
+		out[i] = rr
+	}
+	return out
+}
+
+// progress counts a run's rows by where they are.
+type progress struct {
+	total                                  int
+	completed, failed, rejected, refused   int // decided
+	pending, waiting, paying, queued, lost int // not yet
+}
+
+func progressOf(rows []runRow) progress {
+	p := progress{total: len(rows)}
+	for _, r := range rows {
+		switch {
+		case r.JobState == "discarded":
+			p.lost++
+		case r.Event == eventOutcome && r.State == stateCompleted:
+			p.completed++
+		case r.Event == eventOutcome && r.State == stateRejected:
+			p.rejected++
+		case r.Event == eventOutcome:
+			p.failed++
+		case r.Event == eventFailed:
+			p.refused++
+		case r.Event == eventDone:
+			p.pending++
+		case r.Event == eventRefused:
+			p.waiting++
+		case r.Event == "" && r.JobState != "running":
+			p.queued++
+		default:
+			p.paying++
+		}
+	}
+	return p
+}
+
+func (p progress) decided() int { return p.completed + p.failed + p.rejected + p.refused }
+
+// counts is the progress in words.
+func (p progress) counts() string {
+	s := fmt.Sprintf("%d completed, %d failed, %d rejected, %d refused; %d pending, %d waiting (refused, tried again later), %d paying, %d queued",
+		p.completed, p.failed, p.rejected, p.refused, p.pending, p.waiting, p.paying, p.queued)
+	if p.lost > 0 {
+		s += fmt.Sprintf(", %d discarded jobs (see the report)", p.lost)
+	}
+	return s
+}
+
+// barWidth is the progress bar's width in characters.
+const barWidth = 30
+
+// bar is the progress on a terminal: a bar of the decided rows, rewritten
+// in place.
+func (p progress) bar() string {
+	n := 0
+	if p.total > 0 {
+		n = p.decided() * barWidth / p.total
+	}
+	return fmt.Sprintf("\r\033[K[%s%s] %d/%d decided: %s", strings.Repeat("#", n), strings.Repeat(".", barWidth-n), p.decided(), p.total, p.counts())
+}
+
+// line is the progress elsewhere (a pipe, a log): one plain line.
+func (p progress) line(run string, now time.Time) string {
+	return fmt.Sprintf("%s run %s: %d of %d rows decided: %s\n", now.UTC().Format(time.RFC3339), run, p.decided(), p.total, p.counts())
+}
+
+// status shows the run's progress (every watch until every row is decided,
+// or once), then writes the report and the summary, and returns the exit
+// status.
+func (a *app) status(ctx context.Context, run, reportPath string, watch time.Duration, out io.Writer, tty bool) (int, error) {
+	var rows []runRow
+	for {
+		var err error
+		if rows, err = a.readRun(ctx, run); err != nil {
+			return exitStopped, err
+		}
+		if err := a.fromTracker(ctx, rows); err != nil {
+			return exitStopped, err
+		}
+		p := progressOf(rows)
+		if tty {
+			fmt.Fprint(out, p.bar())
+		} else {
+			fmt.Fprint(out, p.line(run, time.Now()))
+		}
+		if watch == 0 || p.decided() == p.total || p.lost > 0 {
+			break
+		}
+		t := time.NewTimer(watch)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if tty {
+				fmt.Fprintln(out)
+			}
+			return exitStopped, ctx.Err()
+		case <-t.C:
+		}
+	}
+	if tty {
+		fmt.Fprintln(out)
+	}
+	rep := reportOf(rows)
+	if err := writeReport(reportPath, rep); err != nil {
+		return exitStopped, err
+	}
+	printSummary(out, rep, reportPath)
+	return exitStatus(rep), nil
+}
