@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/request"
@@ -42,9 +41,9 @@ type Client struct {
 	// userAgentHeader is {userAgent}, shared read-only by every call.
 	userAgentHeader []string
 	logger          *slog.Logger
-	// pipe is the request path: attempts, waits, retry budget, 429 pause
-	// (internal/request).
-	pipe *request.Pipeline
+	// shared is what all its calls share: the transport, the retry
+	// budget, the 429 pause, the rate limit (internal/request).
+	shared *request.Shared
 	// idle is the transport NewClient made, for Close; nil with WithHTTPClient.
 	idle       interface{ CloseIdleConnections() }
 	middleware bool // the client has middleware
@@ -128,14 +127,14 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		t := request.DefaultTransport()
 		hc, c.idle = &http.Client{Transport: t, Timeout: 60 * time.Second}, t
 	}
-	rc := request.Config{HTTPClient: hc, Middleware: middlewareFuncs(cfg.middleware), Limiter: cfg.limiter, MaxPause: cfg.retryWaitMax}
+	c.shared = &request.Shared{HTTPClient: hc, Middleware: middlewareFuncs(cfg.middleware), Limiter: cfg.limiter}
 	if b := cfg.budget; b != nil {
-		rc.Budget = request.NewBudget(b.Tokens, b.RetryCost, b.TimeoutCost, b.SuccessRefund)
+		c.shared.Budget = request.NewBudget(b.Tokens, b.RetryCost, b.TimeoutCost, b.SuccessRefund)
 	}
 	if c.logger != nil {
-		rc.OnRetry = c.logRetry
+		c.shared.OnRetry = c.logRetry
 	}
-	c.pipe = request.New(rc)
+	c.shared.Init(cfg.retryWaitMax)
 	c.Recipients = &RecipientsService{c}
 	c.Payments = &PaymentsService{c}
 	c.VirtualAccounts = &VirtualAccountsService{c}
@@ -176,10 +175,11 @@ type operation struct {
 	// quote of an initiated payment): see finisher.
 	whole bool
 	// agree, when set, returns why the decoded resource disagrees with
-	// what was sent ("" when it agrees), after every other check: a
-	// *MalformedResponseError whose reason keeps the amounts it names
+	// sent, the params sent ("" when it agrees), after every other check:
+	// a *MalformedResponseError whose reason keeps the amounts it names
 	// (keep).
-	agree func(out any) (reason string, keep []string)
+	agree func(sent, out any) (reason string, keep []string)
+	sent  any
 }
 
 // do runs op, as every call of the SDK: it checks the options, sends body (JSON,
@@ -193,7 +193,7 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	if path == "" {
 		path = op.PathTemplate
 	}
-	st := &request.Call{Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
+	st := &request.Call{Shared: c.shared, Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
 		AttemptTimeout: c.attemptTimeout, Middleware: middlewareFuncs(rc.middleware),
 		MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}
 	if rc.attemptTimeout > 0 {
@@ -213,13 +213,11 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		st.Key = u.String()
 	}
 	st.Retryable = st.Key != "" || (op.Method != http.MethodPost && op.Method != http.MethodPatch)
-	var payload any
+	var payload []byte
 	if body != nil || rc.bodyFields != nil {
-		b, err := c.encodeBody(op, body, rc.bodyFields)
-		if err != nil {
+		if payload, err = c.encodeBody(op, body, rc.bodyFields); err != nil {
 			return nil, err
 		}
-		payload = b
 	}
 	var found surprises
 	if c.hook != nil {
@@ -233,18 +231,17 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		// may have processed.
 		ctx = st.CountWrites(ctx)
 	}
-	st.Context = ctx
-	r, err = c.send(st, rc.header, payload, out, op, &found)
+	r, err = c.send(ctx, st, rc.header, payload, out, op, &found)
 	if len(found) > 0 {
 		c.report(ctx, op.Name, found)
 	}
 	return r, err
 }
 
-// send makes the request, with its retries, and decodes the answer.
-func (c *Client) send(st *request.Call, header http.Header, payload, out any, op *operation, found *surprises) (*Response, error) {
-	ctx := context.Context(st)
-	req, err := retryablehttp.NewRequestWithContext(ctx, st.Method, c.baseURL+st.Path, payload)
+// send makes the request, sends it with its retries (st.Do), and decodes
+// the answer.
+func (c *Client) send(ctx context.Context, st *request.Call, header http.Header, payload []byte, out any, op *operation, found *surprises) (*Response, error) {
+	req, err := http.NewRequestWithContext(ctx, st.Method, c.baseURL+st.Path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("payments: building the request: %w", err)
 	}
@@ -272,7 +269,7 @@ func (c *Client) send(st *request.Call, header http.Header, payload, out any, op
 			}
 		}
 	}
-	resp, err := c.pipe.Do(st, req)
+	resp, err := st.Do(req, payload)
 	if err != nil {
 		// net/http's *url.Error names the whole URL, query included, which
 		// may carry personal data: the error keeps the path only, as logs do.

@@ -132,7 +132,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 		return malformed(unusable, nil)
 	}
 	if op.agree != nil {
-		if reason, keep := op.agree(out); reason != "" {
+		if reason, keep := op.agree(op.sent, out); reason != "" {
 			return newMalformedKeep(reason, keep, r, nil, c.key.raw)
 		}
 	}
