@@ -182,6 +182,13 @@ type operation struct {
 	sent  any
 }
 
+// call is one call as the Client runs it: its state on the request path,
+// and what decoding its answer needs, in one allocation.
+type call struct {
+	request.Call
+	scratch decodeScratch
+}
+
 // do runs op, as every call of the SDK: it checks the options, sends body (JSON,
 // when non-nil) to path (op's template with ids escaped in; "" for the template)
 // with retries, and decodes the envelope's data into out (when non-nil).
@@ -193,9 +200,10 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	if path == "" {
 		path = op.PathTemplate
 	}
-	st := &request.Call{Shared: c.shared, Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
+	cl := &call{Call: request.Call{Shared: c.shared, Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
 		AttemptTimeout: c.attemptTimeout, Middleware: middlewareFuncs(rc.middleware),
-		MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}
+		MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}}
+	st := &cl.Call
 	if rc.attemptTimeout > 0 {
 		st.AttemptTimeout = rc.attemptTimeout
 	}
@@ -231,7 +239,7 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		// may have processed.
 		ctx = st.CountWrites(ctx)
 	}
-	r, err = c.send(ctx, st, rc.header, payload, out, op, &found)
+	r, err = c.send(ctx, cl, rc.header, payload, out, op, &found)
 	if len(found) > 0 {
 		c.report(ctx, op.Name, found)
 	}
@@ -240,7 +248,8 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 
 // send makes the request, sends it with its retries (st.Do), and decodes
 // the answer.
-func (c *Client) send(ctx context.Context, st *request.Call, header http.Header, payload []byte, out any, op *operation, found *surprises) (*Response, error) {
+func (c *Client) send(ctx context.Context, cl *call, header http.Header, payload []byte, out any, op *operation, found *surprises) (*Response, error) {
+	st := &cl.Call
 	req, err := http.NewRequestWithContext(ctx, st.Method, c.baseURL+st.Path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("payments: building the request: %w", err)
@@ -270,6 +279,7 @@ func (c *Client) send(ctx context.Context, st *request.Call, header http.Header,
 		}
 	}
 	resp, err := st.Do(req, payload)
+	defer st.End() // after the body is read and closed: the attempt's timeout covers reading it
 	if err != nil {
 		// net/http's *url.Error names the whole URL, query included, which
 		// may carry personal data: the error keeps the path only, as logs do.
@@ -285,7 +295,7 @@ func (c *Client) send(ctx context.Context, st *request.Call, header http.Header,
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.Key, Attempts: st.Attempts(),
 		Replayed: idempotentReplay(resp.Header)}
 	raw, readErr := readBody(resp)
-	err = c.decode(r, raw, readErr, out, op, found)
+	err = c.decode(r, raw, readErr, out, op, found, &cl.scratch)
 	if err != nil {
 		if st.BudgetExhausted {
 			markBudgetExhausted(err)

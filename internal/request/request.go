@@ -91,9 +91,10 @@ type Call struct {
 	// pause (payments.OperationResult.Waited).
 	Waited time.Duration
 
-	ctx       context.Context // the call's, which every wait honours
-	attempts  int             // attempts made (RoundTrip); a wait is not one
-	retryCost int             // what the last retry spent of the budget
+	ctx        context.Context    // the call's, which every wait honours
+	endAttempt context.CancelFunc // ends the last attempt's context (End)
+	attempts   int                // attempts made (RoundTrip); a wait is not one
+	retryCost  int                // what the last retry spent of the budget
 
 	// The call's own retry client, its http.Client and request, held
 	// here so that a call allocates them at once.
@@ -174,9 +175,9 @@ func (c *Call) setUp() {
 		RetryWaitMax: c.WaitMax,
 		CheckRetry:   c.checkRetry,
 		Backoff:      s.backoff,
-		// PrepareRetry waits, before a retry, for what every attempt waits
-		// for; ResponseLogHook notes a 429's pause for the whole Client.
-		PrepareRetry:    c.prepareRetry,
+		// PrepareRetry (c.prepareRetry) is set by checkRetry when the call
+		// first retries; ResponseLogHook notes a 429's pause for the whole
+		// Client.
 		ResponseLogHook: s.noteResponse,
 		ErrorHandler:    keepLastResponse,
 	}
@@ -242,6 +243,10 @@ func (c *Call) checkRetry(_ context.Context, resp *http.Response, err error) (bo
 		}
 		c.retryCost = cost
 	}
+	// A retry waits, after the back-off, for what every attempt waits for:
+	// PrepareRetry, set here rather than in setUp so that a call that
+	// never retries does not allocate it.
+	c.retrying.PrepareRetry = c.prepareRetry
 	return true, nil
 }
 
@@ -296,6 +301,7 @@ func AttemptOf(ctx context.Context) (Attempt, bool) {
 // call's middleware, sets the headers the SDK owns again, and sends the
 // request on the Client's transport.
 func (c *Call) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.End() // the attempt before, whose answer go-retryablehttp has drained
 	c.attempts++
 	s := c.Shared
 	timeout := c.AttemptTimeout
@@ -314,9 +320,12 @@ func (c *Call) RoundTrip(req *http.Request) (*http.Response, error) {
 		ctx = context.WithValue(ctx, attemptKey{}, Attempt{Name: c.Name, Method: c.Method, Template: c.Template, Number: c.attempts, Key: c.Key})
 	}
 	req = req.WithContext(ctx)
-	next := s.transport.RoundTrip
-	if hasMiddleware {
-		next = func(r *http.Request) (*http.Response, error) {
+	var resp *http.Response
+	var err error
+	if !hasMiddleware {
+		resp, err = s.transport.RoundTrip(req)
+	} else {
+		next := func(r *http.Request) (*http.Response, error) {
 			for name, v := range c.Owned {
 				if !slices.Equal(r.Header[name], v) {
 					r = r.Clone(r.Context())
@@ -330,29 +339,23 @@ func (c *Call) RoundTrip(req *http.Request) (*http.Response, error) {
 			inner := next
 			next = func(r *http.Request) (*http.Response, error) { return mw(r, inner) }
 		}
+		resp, err = next(req)
 	}
-	resp, err := next(req)
-	switch {
-	case cancel == nil:
-	case err != nil || resp == nil:
+	if cancel != nil && (err != nil || resp == nil) {
 		cancel()
-	default:
-		resp.Body = cancelOnClose{resp.Body, cancel}
+	} else {
+		c.endAttempt = cancel
 	}
 	return resp, err
 }
 
-// cancelOnClose ends an attempt's context when its body is closed: the
-// attempt timeout covers reading the answer too.
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b cancelOnClose) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
+// End ends the call's last attempt, whose timeout covers the reading of
+// its answer: call it once the answer is read.
+func (c *Call) End() {
+	if c.endAttempt != nil {
+		c.endAttempt()
+		c.endAttempt = nil
+	}
 }
 
 // DefaultTransport pools enough idle connections per host for many
