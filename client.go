@@ -37,6 +37,9 @@ type Client struct {
 	// key is a pointer so that %+v of *c shows an address, never the key.
 	key       *credentials
 	baseURL   string // scheme://host[/prefix], no trailing slash
+	// fixedURLs holds the URL of each operation whose path has no id, by
+	// path, made once.
+	fixedURLs map[string]string
 	userAgent string
 	// userAgentHeader is {userAgent}, shared read-only by every call.
 	userAgentHeader []string
@@ -122,6 +125,10 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		retryWaitMax:   cfg.retryWaitMax,
 	}
 	c.userAgentHeader = []string{c.userAgent}
+	c.fixedURLs = make(map[string]string, len(fixedPathOps))
+	for _, op := range fixedPathOps {
+		c.fixedURLs[op.PathTemplate] = c.baseURL + op.PathTemplate
+	}
 	hc := cfg.httpClient
 	if hc == nil {
 		t := request.DefaultTransport()
@@ -182,11 +189,15 @@ type operation struct {
 	sent  any
 }
 
+// fixedPathOps are the operations whose path is their template.
+var fixedPathOps = []*operation{opPaymentsInitiate, opPaymentsConfirm, opRecipientsCreate, opVirtualAccountsCreate}
+
 // call is one call as the Client runs it: its state on the request path,
 // and what decoding its answer needs, in one allocation.
 type call struct {
 	request.Call
 	scratch decodeScratch
+	key     [1]string // the Idempotency-Key header's value
 }
 
 // do runs op, as every call of the SDK: it checks the options, sends body (JSON,
@@ -250,7 +261,11 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 // the answer.
 func (c *Client) send(ctx context.Context, cl *call, header http.Header, payload []byte, out any, op *operation, found *surprises) (*Response, error) {
 	st := &cl.Call
-	req, err := http.NewRequestWithContext(ctx, st.Method, c.baseURL+st.Path, nil)
+	u, ok := c.fixedURLs[st.Path]
+	if !ok {
+		u = c.baseURL + st.Path
+	}
+	req, err := http.NewRequestWithContext(ctx, st.Method, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("payments: building the request: %w", err)
 	}
@@ -265,7 +280,8 @@ func (c *Client) send(ctx context.Context, cl *call, header http.Header, payload
 		h["Content-Type"] = jsonMediaType
 	}
 	if st.Key != "" {
-		h["Idempotency-Key"] = []string{st.Key}
+		cl.key[0] = st.Key
+		h["Idempotency-Key"] = cl.key[:]
 	}
 	if c.middleware || len(st.Middleware) > 0 {
 		// Middleware may change the headers, even write into their
