@@ -35,8 +35,8 @@ type Client struct {
 	Webhooks *WebhooksService
 
 	// key is a pointer so that %+v of *c shows an address, never the key.
-	key       *credentials
-	baseURL   string // scheme://host[/prefix], no trailing slash
+	key     *credentials
+	baseURL string // scheme://host[/prefix], no trailing slash
 	// fixedURLs holds the URL of each operation whose path has no id, by
 	// path, made once.
 	fixedURLs map[string]string
