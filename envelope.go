@@ -43,8 +43,7 @@ var discardData discard
 // decodeScratch is where a call's answer is decoded: part of the call's
 // allocation (see call), not one of its own.
 type decodeScratch struct {
-	env     envelope
-	ownData dataView
+	env envelope
 }
 
 type envelope struct {
@@ -87,7 +86,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 	}
 	var fin finisher
 	var own dataDecoder // decodes the data member after the envelope
-	ownData := &scratch.ownData
+	var ownData *dataView
 	env := &scratch.env
 	*env = envelope{Data: out}
 	switch o := out.(type) {
@@ -99,7 +98,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 		fin = o.decoder()
 		env.Data = fin
 	case dataDecoder:
-		own = o
+		own, ownData = o, new(dataView)
 		env.Data = ownData
 	}
 	if err := json.Unmarshal(raw, env); err != nil {

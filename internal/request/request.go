@@ -93,17 +93,16 @@ type Call struct {
 
 	ctx        context.Context    // the call's, which every wait honours
 	endAttempt context.CancelFunc // ends the last attempt's context (End)
-	attempts   int                // attempts made (RoundTrip); a wait is not one
-	retryCost  int                // what the last retry spent of the budget
+	attempts   int32              // attempts made (RoundTrip); a wait is not one
+	retryCost  int32              // what the last retry spent of the budget
 
 	// The call's own retry client, its http.Client and request, held
 	// here so that a call allocates them at once.
-	retrying  retryablehttp.Client
-	http      http.Client
-	req       retryablehttp.Request
-	body      bytes.Reader  // the body of the first attempt
-	firstBody io.ReadCloser // body, as sent
-	bodies    int           // bodies handed out
+	retrying retryablehttp.Client
+	http     http.Client
+	req      retryablehttp.Request
+	body     bytes.Reader // the body of the first attempt
+	bodies   int32        // bodies handed out
 
 	// Requests written on the wire, net/http's own re-sends included:
 	// net/http writes a replayable request a second time, within one
@@ -112,7 +111,7 @@ type Call struct {
 	trace         httptrace.ClientTrace
 	written       atomic.Int32
 	writtenBefore int32 // written when the current attempt started
-	resent        int   // writes beyond one in an attempt
+	resent        int32 // writes beyond one in an attempt
 }
 
 // Context is the call's context: the one Do was given.
@@ -121,7 +120,7 @@ func (c *Call) Context() context.Context { return c.ctx }
 // Attempts is the number of attempts the call made, as reported: its own,
 // plus every request net/http re-sent on its own, which the service may
 // have processed as well.
-func (c *Call) Attempts() int { return c.attempts + c.resent }
+func (c *Call) Attempts() int { return int(c.attempts + c.resent) }
 
 // CountWrites returns ctx with a trace that counts the requests written on
 // the wire (see Call.written). The call's requests must carry it.
@@ -146,7 +145,6 @@ func (c *Call) Do(req *http.Request, body []byte) (*http.Response, error) {
 		if err := c.req.SetBody(retryablehttp.ReaderFunc(func() (io.Reader, error) { return c.nextBody(body), nil })); err != nil {
 			return nil, err
 		}
-		c.req.ContentLength = int64(len(body)) // go-retryablehttp cannot see it through io.NopCloser
 	}
 	if err := c.Shared.beforeAttempt(c); err != nil {
 		return nil, err
@@ -196,19 +194,17 @@ func (c *Call) Retrying() *retryablehttp.Client {
 // learn its length, then for each attempt, and net/http for each re-send.
 // The first two are the same reader, rewound (the first is only measured);
 // every later one is new, since net/http may still be closing the one
-// before. Each is a *bytes.Reader in io.NopCloser, which net/http knows to
-// be in memory: it then writes the headers and the body at once, and does
-// not report a request the service received whole as failed to write.
+// before. Each is a *bytes.Reader, which go-retryablehttp puts in
+// io.NopCloser and net/http knows to be in memory: it then writes the
+// headers and the body at once, and does not report a request the service
+// received whole as failed to write.
 func (c *Call) nextBody(body []byte) io.Reader {
 	c.bodies++
 	if c.bodies <= 2 {
 		c.body.Reset(body)
-		if c.firstBody == nil {
-			c.firstBody = io.NopCloser(&c.body)
-		}
-		return c.firstBody
+		return &c.body
 	}
-	return io.NopCloser(bytes.NewReader(body))
+	return bytes.NewReader(body)
 }
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -220,19 +216,19 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 // the call ends now, marked as budget-exhausted).
 func (c *Call) checkRetry(_ context.Context, resp *http.Response, err error) (bool, error) {
 	if w := c.written.Load() - c.writtenBefore; w > 1 {
-		c.resent += int(w - 1)
+		c.resent += w - 1
 	}
 	c.writtenBefore = c.written.Load()
 	b := c.Shared.Budget
 	if resp != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && b != nil {
 		if c.retryCost > 0 {
-			b.refund(c.retryCost)
+			b.refund(int(c.retryCost))
 		} else {
 			b.refund(b.SuccessRefund)
 		}
 	}
 	ok, cerr := retry.Check(c.ctx, c.Retryable, resp, err)
-	if !ok || cerr != nil || c.attempts > c.MaxRetries {
+	if !ok || cerr != nil || int(c.attempts) > c.MaxRetries {
 		return false, cerr
 	}
 	if b != nil {
@@ -241,7 +237,7 @@ func (c *Call) checkRetry(_ context.Context, resp *http.Response, err error) (bo
 			c.BudgetExhausted = true
 			return false, nil
 		}
-		c.retryCost = cost
+		c.retryCost = int32(cost)
 	}
 	// A retry waits, after the back-off, for what every attempt waits for:
 	// PrepareRetry, set here rather than in setUp so that a call that
@@ -317,7 +313,7 @@ func (c *Call) RoundTrip(req *http.Request) (*http.Response, error) {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	if hasMiddleware {
-		ctx = context.WithValue(ctx, attemptKey{}, Attempt{Name: c.Name, Method: c.Method, Template: c.Template, Number: c.attempts, Key: c.Key})
+		ctx = context.WithValue(ctx, attemptKey{}, Attempt{Name: c.Name, Method: c.Method, Template: c.Template, Number: int(c.attempts), Key: c.Key})
 	}
 	req = req.WithContext(ctx)
 	var resp *http.Response
