@@ -110,7 +110,7 @@ type Call struct {
 	// never hide a request the service may have processed.
 	trace         httptrace.ClientTrace
 	written       atomic.Int32
-	writtenBefore int32 // written when the current attempt started
+	writtenBefore int32 // written when the attempt before ended
 	resent        int32 // writes beyond one in an attempt
 }
 
