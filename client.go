@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/request"
@@ -36,15 +35,18 @@ type Client struct {
 	Webhooks *WebhooksService
 
 	// key is a pointer so that %+v of *c shows an address, never the key.
-	key       *credentials
-	baseURL   string // scheme://host[/prefix], no trailing slash
+	key     *credentials
+	baseURL string // scheme://host[/prefix], no trailing slash
+	// fixedURLs holds the URL of each operation whose path has no id, by
+	// path, made once.
+	fixedURLs map[string]string
 	userAgent string
 	// userAgentHeader is {userAgent}, shared read-only by every call.
 	userAgentHeader []string
 	logger          *slog.Logger
-	// pipe is the request path: attempts, waits, retry budget, 429 pause
-	// (internal/request).
-	pipe *request.Pipeline
+	// shared is what all its calls share: the transport, the retry
+	// budget, the 429 pause, the rate limit (internal/request).
+	shared *request.Shared
 	// idle is the transport NewClient made, for Close; nil with WithHTTPClient.
 	idle       interface{ CloseIdleConnections() }
 	middleware bool // the client has middleware
@@ -123,19 +125,23 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		retryWaitMax:   cfg.retryWaitMax,
 	}
 	c.userAgentHeader = []string{c.userAgent}
+	c.fixedURLs = make(map[string]string, len(fixedPathOps))
+	for _, op := range fixedPathOps {
+		c.fixedURLs[op.PathTemplate] = c.baseURL + op.PathTemplate
+	}
 	hc := cfg.httpClient
 	if hc == nil {
 		t := request.DefaultTransport()
 		hc, c.idle = &http.Client{Transport: t, Timeout: 60 * time.Second}, t
 	}
-	rc := request.Config{HTTPClient: hc, Middleware: middlewareFuncs(cfg.middleware), Limiter: cfg.limiter, MaxPause: cfg.retryWaitMax}
+	c.shared = &request.Shared{HTTPClient: hc, Middleware: middlewareFuncs(cfg.middleware), Limiter: cfg.limiter}
 	if b := cfg.budget; b != nil {
-		rc.Budget = request.NewBudget(b.Tokens, b.RetryCost, b.TimeoutCost, b.SuccessRefund)
+		c.shared.Budget = request.NewBudget(b.Tokens, b.RetryCost, b.TimeoutCost, b.SuccessRefund)
 	}
 	if c.logger != nil {
-		rc.OnRetry = c.logRetry
+		c.shared.OnRetry = c.logRetry
 	}
-	c.pipe = request.New(rc)
+	c.shared.Init(cfg.retryWaitMax)
 	c.Recipients = &RecipientsService{c}
 	c.Payments = &PaymentsService{c}
 	c.VirtualAccounts = &VirtualAccountsService{c}
@@ -176,10 +182,22 @@ type operation struct {
 	// quote of an initiated payment): see finisher.
 	whole bool
 	// agree, when set, returns why the decoded resource disagrees with
-	// what was sent ("" when it agrees), after every other check: a
-	// *MalformedResponseError whose reason keeps the amounts it names
+	// sent, the params sent ("" when it agrees), after every other check:
+	// a *MalformedResponseError whose reason keeps the amounts it names
 	// (keep).
-	agree func(out any) (reason string, keep []string)
+	agree func(sent, out any) (reason string, keep []string)
+	sent  any
+}
+
+// fixedPathOps are the operations whose path is their template.
+var fixedPathOps = []*operation{opPaymentsInitiate, opPaymentsConfirm, opRecipientsCreate, opVirtualAccountsCreate}
+
+// call is one call as the Client runs it: its state on the request path,
+// and what decoding its answer needs, in one allocation.
+type call struct {
+	request.Call
+	scratch decodeScratch
+	key     [1]string // the Idempotency-Key header's value
 }
 
 // do runs op, as every call of the SDK: it checks the options, sends body (JSON,
@@ -193,9 +211,10 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	if path == "" {
 		path = op.PathTemplate
 	}
-	st := &request.Call{Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
+	cl := &call{Call: request.Call{Shared: c.shared, Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
 		AttemptTimeout: c.attemptTimeout, Middleware: middlewareFuncs(rc.middleware),
-		MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}
+		MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}}
+	st := &cl.Call
 	if rc.attemptTimeout > 0 {
 		st.AttemptTimeout = rc.attemptTimeout
 	}
@@ -213,13 +232,11 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		st.Key = u.String()
 	}
 	st.Retryable = st.Key != "" || (op.Method != http.MethodPost && op.Method != http.MethodPatch)
-	var payload any
+	var payload []byte
 	if body != nil || rc.bodyFields != nil {
-		b, err := c.encodeBody(op, body, rc.bodyFields)
-		if err != nil {
+		if payload, err = c.encodeBody(op, body, rc.bodyFields); err != nil {
 			return nil, err
 		}
-		payload = b
 	}
 	var found surprises
 	if c.hook != nil {
@@ -233,18 +250,22 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		// may have processed.
 		ctx = st.CountWrites(ctx)
 	}
-	st.Context = ctx
-	r, err = c.send(st, rc.header, payload, out, op, &found)
+	r, err = c.send(ctx, cl, rc.header, payload, out, op, &found)
 	if len(found) > 0 {
 		c.report(ctx, op.Name, found)
 	}
 	return r, err
 }
 
-// send makes the request, with its retries, and decodes the answer.
-func (c *Client) send(st *request.Call, header http.Header, payload, out any, op *operation, found *surprises) (*Response, error) {
-	ctx := context.Context(st)
-	req, err := retryablehttp.NewRequestWithContext(ctx, st.Method, c.baseURL+st.Path, payload)
+// send makes the request, sends it with its retries (st.Do), and decodes
+// the answer.
+func (c *Client) send(ctx context.Context, cl *call, header http.Header, payload []byte, out any, op *operation, found *surprises) (*Response, error) {
+	st := &cl.Call
+	u, ok := c.fixedURLs[st.Path]
+	if !ok {
+		u = c.baseURL + st.Path
+	}
+	req, err := http.NewRequestWithContext(ctx, st.Method, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("payments: building the request: %w", err)
 	}
@@ -259,7 +280,8 @@ func (c *Client) send(st *request.Call, header http.Header, payload, out any, op
 		h["Content-Type"] = jsonMediaType
 	}
 	if st.Key != "" {
-		h["Idempotency-Key"] = []string{st.Key}
+		cl.key[0] = st.Key
+		h["Idempotency-Key"] = cl.key[:]
 	}
 	if c.middleware || len(st.Middleware) > 0 {
 		// Middleware may change the headers, even write into their
@@ -272,7 +294,8 @@ func (c *Client) send(st *request.Call, header http.Header, payload, out any, op
 			}
 		}
 	}
-	resp, err := c.pipe.Do(st, req)
+	resp, err := st.Do(req, payload)
+	defer st.End() // after the body is read and closed: the attempt's timeout covers reading it
 	if err != nil {
 		// net/http's *url.Error names the whole URL, query included, which
 		// may carry personal data: the error keeps the path only, as logs do.
@@ -288,7 +311,7 @@ func (c *Client) send(st *request.Call, header http.Header, payload, out any, op
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.Key, Attempts: st.Attempts(),
 		Replayed: idempotentReplay(resp.Header)}
 	raw, readErr := readBody(resp)
-	err = c.decode(r, raw, readErr, out, op, found)
+	err = c.decode(r, raw, readErr, out, op, found, &cl.scratch)
 	if err != nil {
 		if st.BudgetExhausted {
 			markBudgetExhausted(err)

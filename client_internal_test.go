@@ -15,17 +15,18 @@ import (
 // SetClockForTest makes c read the time from now. Call it before c is used.
 func SetClockForTest(c *Client, now func() time.Time) {
 	c.now = now
-	c.pipe.SetClock(now, nil)
+	c.shared.SetClock(now, nil)
 }
 
 // SetSleepForTest makes c wait between attempts with sleep (the back-off,
 // the pause after a 429, the rate limit's turn). Call it before c is used.
 func SetSleepForTest(c *Client, sleep func(ctx context.Context, d time.Duration) error) {
-	c.pipe.SetClock(nil, sleep)
+	c.shared.SetClock(nil, sleep)
 }
 
-// RetryLoggerForTest returns the Logger of the go-retryablehttp client under c.
-func RetryLoggerForTest(c *Client) any { return c.pipe.Retrying().Logger }
+// RetryLoggerForTest returns the Logger of the go-retryablehttp client that
+// a call of c gets.
+func RetryLoggerForTest(c *Client) any { return callForTest(c).Retrying().Logger }
 
 func TestNewClientFromEnv(t *testing.T) {
 	t.Run("reads both variables", func(t *testing.T) {

@@ -40,6 +40,12 @@ func (*discard) UnmarshalJSON([]byte) error { return nil }
 
 var discardData discard
 
+// decodeScratch is where a call's answer is decoded: part of the call's
+// allocation (see call), not one of its own.
+type decodeScratch struct {
+	env envelope
+}
+
 type envelope struct {
 	Success *bool           `json:"success"`
 	Message string          `json:"message"`
@@ -57,7 +63,7 @@ type envelope struct {
 // without data is complete (dataOptional) and what the data must carry
 // (check). The envelope and its data are decoded in one pass of
 // encoding/json; the raw data is sliced out of the body only when asked.
-func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *operation, found *surprises) error {
+func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *operation, found *surprises, scratch *decodeScratch) error {
 	r.Body = raw
 	if r.StatusCode < 200 || r.StatusCode > 299 {
 		return c.apiError(r, raw, readErr, found)
@@ -80,8 +86,9 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 	}
 	var fin finisher
 	var own dataDecoder // decodes the data member after the envelope
-	var ownData dataView
-	env := envelope{Data: out}
+	var ownData *dataView
+	env := &scratch.env
+	*env = envelope{Data: out}
 	switch o := out.(type) {
 	case nil:
 		env.Data = &discardData
@@ -91,16 +98,16 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 		fin = o.decoder()
 		env.Data = fin
 	case dataDecoder:
-		own = o
-		env.Data = &ownData
+		own, ownData = o, new(dataView)
+		env.Data = ownData
 	}
-	if err := json.Unmarshal(raw, &env); err != nil {
+	if err := json.Unmarshal(raw, env); err != nil {
 		return c.undecodable(r, raw, err, op)
 	}
 	r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
 	if env.Success != nil && !*env.Success {
-		errorBodySurprises(found, raw, &env, true, r.Header)
-		return c.apiErrorFrom(r, raw, &env)
+		errorBodySurprises(found, raw, env, true, r.Header)
+		return c.apiErrorFrom(r, raw, env)
 	}
 	if env.Data == nil && !op.dataOptional { // null
 		return malformed("the envelope has no data", nil)
@@ -110,7 +117,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 		unusable = fin.finish(op.whole)
 	}
 	if own != nil {
-		if err := own.decodeData(ownData); err != nil {
+		if err := own.decodeData(*ownData); err != nil {
 			return newMalformed("data does not match the expected resource", r, err, c.key.raw)
 		}
 	}
@@ -132,7 +139,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 		return malformed(unusable, nil)
 	}
 	if op.agree != nil {
-		if reason, keep := op.agree(out); reason != "" {
+		if reason, keep := op.agree(op.sent, out); reason != "" {
 			return newMalformedKeep(reason, keep, r, nil, c.key.raw)
 		}
 	}

@@ -45,11 +45,11 @@ type Attempt struct {
 // AttemptFromContext returns the attempt a request belongs to, from the
 // context of a request that middleware sees.
 func AttemptFromContext(ctx context.Context) (Attempt, bool) {
-	st, ok := request.CallOf(ctx)
+	a, ok := request.AttemptOf(ctx)
 	if !ok {
 		return Attempt{}, false
 	}
-	return Attempt{Operation: operationOf(st), Number: st.Number(), IdempotencyKey: st.Key}, true
+	return Attempt{Operation: Operation{Name: a.Name, Method: a.Method, PathTemplate: a.Template}, Number: a.Number, IdempotencyKey: a.Key}, true
 }
 
 // Middleware sees every HTTP attempt: the request on its way out, and the
@@ -217,7 +217,7 @@ func logAttrs(st *request.Call, r *Response, start time.Time, err error) []slog.
 
 // logRetry is WithLogger's line for each retry, at info level.
 func (c *Client) logRetry(st *request.Call, attempt int) {
-	c.logger.LogAttrs(st, slog.LevelInfo, "payments: retrying request",
+	c.logger.LogAttrs(st.Context(), slog.LevelInfo, "payments: retrying request",
 		slog.String("operation", st.Name), slog.String("method", st.Method),
 		slog.String("path", pathOnly(st.Path)), slog.Int("attempt", attempt))
 }

@@ -46,14 +46,18 @@ func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
 	assert.Equal(t, 2, c.maxRetries, "the issue asks for 2 retries by default")
 	assert.Equal(t, defaultRetryWaitMin, c.retryWaitMin)
 	assert.Equal(t, defaultRetryWaitMax, c.retryWaitMax)
-	assert.Equal(t, defaultRetryWaitMax, c.pipe.MaxPause(), "a 429's pause is bounded by the client's longest wait")
-	assert.NotNil(t, c.pipe.Retrying().ErrorHandler, "without an ErrorHandler go-retryablehttp drops the final status and body")
-	// go-retryablehttp's own limit and back-off are one setting for every
-	// call: they are disabled, and checkRetry applies each call's own.
-	assert.Zero(t, c.pipe.Retrying().Backoff(time.Second, time.Second, 3, nil))
-	require.NotNil(t, c.pipe.Budget(), "the retry budget is on by default")
-	assert.Equal(t, DefaultRetryBudget(), RetryBudget{Tokens: c.pipe.Budget().Tokens, RetryCost: c.pipe.Budget().RetryCost, TimeoutCost: c.pipe.Budget().TimeoutCost, SuccessRefund: c.pipe.Budget().SuccessRefund})
-	assert.Nil(t, c.pipe.Limiter(), "no rate limit by default")
+	assert.Equal(t, defaultRetryWaitMax, c.shared.MaxPause(), "a 429's pause is bounded by the client's longest wait")
+	rc := callForTest(c).Retrying()
+	assert.NotNil(t, rc.ErrorHandler, "without an ErrorHandler go-retryablehttp drops the final status and body")
+	assert.Nil(t, rc.Logger, "go-retryablehttp's own logger writes every URL to stderr")
+	// Each call's go-retryablehttp client carries the call's settings.
+	assert.Equal(t, defaultMaxRetries, rc.RetryMax)
+	assert.Equal(t, defaultRetryWaitMin, rc.RetryWaitMin)
+	assert.Equal(t, defaultRetryWaitMax, rc.RetryWaitMax)
+	assert.Equal(t, 10*time.Second, rc.Backoff(time.Second, 10*time.Second, 10, nil), "the back-off doubles up to the call's max")
+	require.NotNil(t, c.shared.Budget, "the retry budget is on by default")
+	assert.Equal(t, DefaultRetryBudget(), RetryBudget{Tokens: c.shared.Budget.Tokens, RetryCost: c.shared.Budget.RetryCost, TimeoutCost: c.shared.Budget.TimeoutCost, SuccessRefund: c.shared.Budget.SuccessRefund})
+	assert.Nil(t, c.shared.Limiter, "no rate limit by default")
 
 	c, err = NewClient(optKey, WithBaseURL("https://api.example.com"),
 		WithMaxRetries(0), WithRetryWait(10*time.Millisecond, 20*time.Millisecond))
@@ -61,7 +65,16 @@ func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
 	assert.Equal(t, 0, c.maxRetries)
 	assert.Equal(t, 10*time.Millisecond, c.retryWaitMin)
 	assert.Equal(t, 20*time.Millisecond, c.retryWaitMax)
-	assert.Equal(t, 20*time.Millisecond, c.pipe.MaxPause())
+	assert.Equal(t, 20*time.Millisecond, c.shared.MaxPause())
+	rc = callForTest(c).Retrying()
+	assert.Equal(t, 0, rc.RetryMax)
+	assert.Equal(t, 10*time.Millisecond, rc.RetryWaitMin)
+	assert.Equal(t, 20*time.Millisecond, rc.RetryWaitMax)
+}
+
+// callForTest is a call of c, as Client.do makes it, that is never sent.
+func callForTest(c *Client) *request.Call {
+	return &request.Call{Shared: c.shared, MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}
 }
 
 func TestUserAgent(t *testing.T) {
@@ -77,10 +90,10 @@ func TestUserAgent(t *testing.T) {
 func TestDefaultTransportPoolsConnections(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	hc := c.pipe.Retrying().HTTPClient
+	hc := c.shared.HTTPClient
 	require.NotNil(t, hc)
 	assert.NotSame(t, http.DefaultClient, hc)
-	tr, ok := request.Inner(hc.Transport).(*http.Transport)
+	tr, ok := c.shared.Transport().(*http.Transport)
 	require.True(t, ok, "default transport is %T", hc.Transport)
 	assert.NotSame(t, http.DefaultTransport, tr, "the shared default transport must not be mutated or used")
 	assert.Same(t, tr, c.idle, "Close closes the idle connections of the transport NewClient made")
@@ -99,7 +112,8 @@ func TestDefaultTransportPoolsConnections(t *testing.T) {
 	// Each client gets its own pool.
 	c2, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	assert.NotSame(t, hc, c2.pipe.Retrying().HTTPClient)
+	assert.NotSame(t, hc, c2.shared.HTTPClient)
+	assert.NotSame(t, tr, c2.shared.Transport())
 }
 
 func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
@@ -109,9 +123,8 @@ func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
 	hc := &http.Client{Transport: mt, Timeout: 7 * time.Second}
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"), WithHTTPClient(hc))
 	require.NoError(t, err)
-	used := c.pipe.Retrying().HTTPClient
-	assert.Same(t, mt, request.Inner(used.Transport), "attempts go through the caller's transport")
-	assert.Equal(t, 7*time.Second, used.Timeout, "with the caller's timeout")
+	assert.Same(t, mt, c.shared.Transport(), "attempts go through the caller's transport")
+	assert.Equal(t, 7*time.Second, c.shared.HTTPClient.Timeout, "with the caller's timeout, for each attempt")
 	assert.Nil(t, c.idle, "Close leaves the caller's transport alone")
 
 	_, err = c.Do(context.Background(), http.MethodGet, "/x", nil, nil)
@@ -125,6 +138,9 @@ func TestCallersHTTPClientIsUsedAsGiven(t *testing.T) {
 func TestDefaultClientDoesNotFollowRedirects(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	require.NotNil(t, c.pipe.Retrying().HTTPClient.CheckRedirect)
-	assert.ErrorIs(t, c.pipe.Retrying().HTTPClient.CheckRedirect(nil, nil), http.ErrUseLastResponse)
+	hc := callForTest(c).Retrying().HTTPClient
+	require.NotNil(t, hc.CheckRedirect)
+	assert.ErrorIs(t, hc.CheckRedirect(nil, nil), http.ErrUseLastResponse)
+	_, closes := hc.Transport.(interface{ CloseIdleConnections() })
+	assert.False(t, closes, "go-retryablehttp must not be able to empty the shared pool")
 }

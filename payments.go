@@ -115,7 +115,7 @@ var (
 	// opPaymentsInitiate needs the quote whole; Initiate adds the check
 	// that the answer agrees with the amount and currency sent.
 	opPaymentsInitiate = &operation{Operation: Operation{Name: "payments.initiate", Method: http.MethodPost, PathTemplate: "/payments/initiate"}, idempotent: true, status: http.StatusOK,
-		check: checkPayment, whole: true}
+		check: checkPayment, whole: true, agree: initiateAgrees}
 	opPaymentsConfirm = &operation{Operation: Operation{Name: "payments.confirm", Method: http.MethodPost, PathTemplate: "/payments/confirm"}, idempotent: true, status: http.StatusOK,
 		check: checkPayment}
 )
@@ -125,6 +125,16 @@ var (
 func checkPayment(out any) string {
 	p := out.(*Payment)
 	return lacking("id", p.ID, "status", string(p.Status), "reference", p.Reference)
+}
+
+// initiateAgrees is Initiate's agree: the initiated payment must carry the
+// amount and currency sent.
+func initiateAgrees(sent, out any) (string, []string) {
+	params, p := sent.(*PaymentInitiateParams), out.(*Payment)
+	if reason := params.agrees(p); reason != "" {
+		return reason, params.amountsOf(p)
+	}
+	return "", nil
 }
 
 // PaymentsService initiates and confirms payments. Reach it as
@@ -151,13 +161,7 @@ func (s *PaymentsService) Initiate(ctx context.Context, params *PaymentInitiateP
 		return nil, err
 	}
 	op := *opPaymentsInitiate
-	op.agree = func(out any) (string, []string) {
-		p := out.(*Payment)
-		if reason := params.agrees(p); reason != "" {
-			return reason, params.amountsOf(p)
-		}
-		return "", nil
-	}
+	op.sent = params
 	p := new(Payment)
 	if _, err := s.client.do(ctx, &op, "", params, p, opts); err != nil {
 		return nil, err

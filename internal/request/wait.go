@@ -2,19 +2,83 @@ package request
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-retryablehttp"
+	"golang.org/x/time/rate"
+
 	"github.com/paymentsapi/payments-go/internal/retry"
 )
 
-// What a Client makes every attempt wait for, whichever call it belongs
-// to: the client-side rate limit, and the pause that a 429 with a
-// Retry-After imposes on the whole Client. Both are waits, not attempts: no
+// Shared is what every call of one payments.Client shares: its transport,
+// its middleware, the retry budget, the client-side rate limit and the
+// pause a 429 imposes. The limit and the pause are waits, not attempts: no
 // attempt is counted and no middleware runs while a call waits, and the
 // time shows as Call.Waited.
+type Shared struct {
+	// HTTPClient is the Client's: every attempt goes through its
+	// Transport, bounded by its Timeout, with its Jar. Its redirect policy
+	// is not used (see Call.Do).
+	HTTPClient *http.Client
+	// Middleware is the client's own, run before each call's.
+	Middleware []Middleware
+	// Budget is the retry budget, or nil for none.
+	Budget *Budget
+	// Limiter is the client-side rate limit, or nil for none.
+	Limiter *rate.Limiter
+	// OnRetry, when set, is called before each retry is sent (attempt is
+	// its number, from 2): the Client logs it.
+	OnRetry func(c *Call, attempt int)
+
+	transport http.RoundTripper
+	pause     pause
+	// now and sleep are the clock every wait reads and the way it waits,
+	// so that tests compute the waits exactly on a fake clock.
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
+	// backoff and noteResponse are the Backoff and ResponseLogHook of
+	// every call, made once.
+	backoff      retryablehttp.Backoff
+	noteResponse retryablehttp.ResponseLogHook
+}
+
+// Init makes p, its exported fields set, ready for calls, and returns it;
+// maxPause bounds the pause a 429 with a Retry-After imposes on every call.
+func (p *Shared) Init(maxPause time.Duration) *Shared {
+	p.transport = p.HTTPClient.Transport
+	if p.transport == nil {
+		p.transport = http.DefaultTransport
+	}
+	p.pause.max = maxPause
+	p.now, p.sleep = time.Now, sleep
+	p.backoff = func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+		return retry.Backoff(min, max, attempt, resp, p.now())
+	}
+	p.noteResponse = func(_ retryablehttp.Logger, resp *http.Response) { p.pause.note(resp, p.now()) }
+	return p
+}
+
+// SetClock makes s read the time from now and wait with sleep (tests).
+// Call it before s is used.
+func (s *Shared) SetClock(now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) {
+	if now != nil {
+		s.now = now
+	}
+	if sleep != nil {
+		s.sleep = sleep
+	}
+}
+
+// MaxPause is the longest pause a 429 imposes (tests).
+func (s *Shared) MaxPause() time.Duration { return s.pause.max }
+
+// Transport is the transport every attempt goes through (tests).
+func (s *Shared) Transport() http.RoundTripper { return s.transport }
 
 // pause holds back every attempt of a Client until a time that a 429 with a
 // Retry-After set: the service asked the client, not one call, to slow down.
@@ -51,43 +115,37 @@ func (p *pause) left(now time.Time) time.Duration {
 	return time.Unix(0, until).Sub(now)
 }
 
-// beforeAttempt waits before an attempt of c: first the call's own back-off
-// (retries only), then the client-wide pause, then its turn under the rate
-// limit. Every wait reads the Pipeline's clock (p.now) and waits with
-// p.sleep, so that tests can compute the waits exactly on a fake clock. It
-// returns an error, and the attempt is not made, when the context ends
-// first.
-func (p *Pipeline) beforeAttempt(c *Call, backoff time.Duration) error {
-	if backoff > 0 {
-		if err := p.sleep(c, backoff); err != nil {
-			return err
-		}
-	}
-	if d := p.pause.left(p.now()); d > 0 {
-		start := p.now()
-		err := p.sleep(c, d)
-		c.Waited += p.now().Sub(start)
+// beforeAttempt waits before an attempt of c (go-retryablehttp has waited
+// the back-off of a retry already): the client-wide pause, then its turn
+// under the rate limit. Every wait reads s.now and waits with s.sleep. It returns an
+// error, and the attempt is not made, when the call's context ends first.
+func (s *Shared) beforeAttempt(c *Call) error {
+	ctx := c.ctx
+	if d := s.pause.left(s.now()); d > 0 {
+		start := s.now()
+		err := s.sleep(ctx, d)
+		c.Waited += s.now().Sub(start)
 		if err != nil {
 			return err
 		}
 	}
-	if p.limiter == nil {
+	if s.Limiter == nil {
 		return nil
 	}
-	now := p.now()
-	r := p.limiter.ReserveN(now, 1)
+	now := s.now()
+	r := s.Limiter.ReserveN(now, 1)
 	d := r.DelayFrom(now)
 	if d <= 0 {
 		return nil
 	}
-	if deadline, ok := c.Deadline(); ok && deadline.Sub(now) < d {
+	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(now) < d {
 		r.CancelAt(now)
 		return fmt.Errorf("payments: the rate limit's wait of %s would pass the context's deadline: %w", d.Round(time.Millisecond), context.DeadlineExceeded)
 	}
-	err := p.sleep(c, d)
-	c.Waited += p.now().Sub(now)
+	err := s.sleep(ctx, d)
+	c.Waited += s.now().Sub(now)
 	if err != nil {
-		r.CancelAt(p.now()) // give the turn back to the other calls
+		r.CancelAt(s.now()) // give the turn back to the other calls
 	}
 	return err
 }
@@ -102,4 +160,60 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Budget is a Client's retry budget in use: a token bucket shared by every
+// call of one Client, so that many goroutines cannot all retry into an
+// outage at once (the retry quota of the AWS SDK for Go v2's standard
+// retry mode). payments.RetryBudget documents the fields.
+type Budget struct {
+	Tokens, RetryCost, TimeoutCost, SuccessRefund int
+	left                                          atomic.Int64
+}
+
+// NewBudget returns a full budget.
+func NewBudget(tokens, retryCost, timeoutCost, successRefund int) *Budget {
+	b := &Budget{Tokens: tokens, RetryCost: retryCost, TimeoutCost: timeoutCost, SuccessRefund: successRefund}
+	b.left.Store(int64(tokens))
+	return b
+}
+
+// spend takes cost tokens and reports true, or takes none and reports false
+// when fewer are left.
+func (b *Budget) spend(cost int) bool {
+	for {
+		left := b.left.Load()
+		if left < int64(cost) {
+			return false
+		}
+		if b.left.CompareAndSwap(left, left-int64(cost)) {
+			return true
+		}
+	}
+}
+
+// refund puts n tokens back, up to the capacity.
+func (b *Budget) refund(n int) {
+	for n > 0 {
+		left := b.left.Load()
+		if left >= int64(b.Tokens) {
+			return
+		}
+		if b.left.CompareAndSwap(left, min(left+int64(n), int64(b.Tokens))) {
+			return
+		}
+	}
+}
+
+// costOf is what a retry after err (nil for an error status) spends.
+func (b *Budget) costOf(err error) int {
+	var ne net.Error
+	if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+		return b.TimeoutCost
+	}
+	return b.RetryCost
 }

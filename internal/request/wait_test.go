@@ -11,13 +11,14 @@ import (
 )
 
 // The wait a retry is given after a 429 or 503 with a Retry-After, as the
-// retry loop records it (no wall time): a Retry-After below the configured
-// minimum (0, or a date already past) waits exactly the minimum; one within
-// [min, max] waits what it asks; one above max waits max.
+// Backoff hook of every call computes it on the Client's clock (no wall
+// time): a Retry-After below the call's minimum (0, or a date already past)
+// waits exactly the minimum; one within [min, max] waits what it asks; one
+// above max waits max.
 func TestRetryAfterIsHeldWithinTheRetryWaits(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	p := New(Config{HTTPClient: &http.Client{}, MaxPause: 5 * time.Second})
-	p.SetClock(func() time.Time { return now }, nil)
+	s := (&Shared{HTTPClient: &http.Client{}}).Init(5 * time.Second)
+	s.SetClock(func() time.Time { return now }, nil)
 	for _, tc := range []struct {
 		retryAfter string
 		want       time.Duration
@@ -28,13 +29,12 @@ func TestRetryAfterIsHeldWithinTheRetryWaits(t *testing.T) {
 		{"3600", 5 * time.Second},
 	} {
 		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
-			c := &Call{Context: context.Background(), Retryable: true, MaxRetries: 2,
-				WaitMin: 750 * time.Millisecond, WaitMax: 5 * time.Second, attempts: 1}
+			c := &Call{Shared: s, ctx: context.Background(), Retryable: true, MaxRetries: 2, attempts: 1}
 			resp := &http.Response{StatusCode: status, Header: http.Header{"Retry-After": {tc.retryAfter}}}
-			retry, err := p.checkRetry(c, resp, nil)
+			retry, err := c.checkRetry(context.Background(), resp, nil)
 			require.NoError(t, err)
 			require.True(t, retry, "%d is retried", status)
-			assert.Equal(t, tc.want, c.backoff, "%d with Retry-After %q", status, tc.retryAfter)
+			assert.Equal(t, tc.want, s.backoff(750*time.Millisecond, 5*time.Second, 0, resp), "%d with Retry-After %q", status, tc.retryAfter)
 		}
 	}
 }
