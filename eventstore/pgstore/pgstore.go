@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/paymentsapi/payments-go/eventstore/internal/lease"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -24,16 +23,16 @@ const (
 	// webhook.DefaultLease. The handler renews it every third of the lease
 	// while the function runs, so a dead replica's claim lapses within one
 	// lease of its last renewal.
-	DefaultLease = lease.DefaultLease
+	DefaultLease = webhook.DefaultLease
 	// DefaultTimeout bounds each statement the store sends (WithTimeout),
 	// whatever deadline the caller's context has: pgx itself has none.
-	DefaultTimeout = lease.DefaultTimeout
+	DefaultTimeout = webhook.DefaultStoreTimeout
 	// DefaultRetention is how long a processed event id is remembered
 	// (WithRetention).
-	DefaultRetention = lease.DefaultRetention
+	DefaultRetention = 7 * 24 * time.Hour
 	// MinRetention is the shortest retention New accepts: twice
 	// webhook.DefaultSignatureTolerance.
-	MinRetention = lease.MinRetention
+	MinRetention = minRetention
 	// DefaultPurgeEvery is how many acquired claims a Store makes between
 	// two opportunistic purges (WithPurgeEvery).
 	DefaultPurgeEvery = 1000
@@ -43,9 +42,7 @@ const (
 )
 
 // ErrInvalidOption matches every error New returns for a bad option.
-var ErrInvalidOption = lease.ErrInvalidOption
-
-func invalid(format string, args ...any) error { return lease.Invalid("pgstore", format, args...) }
+var ErrInvalidOption = errInvalidOption
 
 // Option configures a Store.
 type Option func(*options)
@@ -119,7 +116,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if err := checkTable(o.table); err != nil {
 		return nil, err
 	}
-	if err := lease.Check("pgstore", o.lease, o.retention, o.timeout); err != nil {
+	if err := checkLease(o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
 	if o.purgeEvery < 0 {
@@ -134,7 +131,7 @@ const maxClaimTries = 3
 
 // bound gives one call its deadline.
 func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	return lease.Bound(ctx, s.opts.timeout)
+	return boundCall(ctx, s.opts.timeout)
 }
 
 // Claim implements webhook.Store in one statement: it inserts the id,
@@ -145,7 +142,7 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	if eventID == "" {
 		return webhook.Claim{}, errors.New("pgstore: claim of an empty event id")
 	}
-	token, err := lease.NewToken()
+	token, err := newToken()
 	if err != nil {
 		return webhook.Claim{}, fmt.Errorf("pgstore: %w", err)
 	}
@@ -164,7 +161,7 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 		c := webhook.Claim{EventID: eventID}
 		switch status {
 		case "acquired":
-			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
+			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, leaseExpiry(start, s.opts.lease)
 			s.maybePurge(ctx)
 		case "done":
 			c.Status = webhook.ClaimDone
@@ -193,7 +190,7 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 	err := s.pool.QueryRow(ctx, s.q.renew, storedID(c.EventID), c.Token, s.opts.lease.Microseconds()).Scan(&status)
 	switch {
 	case err == nil && status == "renewed":
-		c.LeaseExpires = lease.Expiry(start, s.opts.lease)
+		c.LeaseExpires = leaseExpiry(start, s.opts.lease)
 		return c, nil
 	case err != nil && !errors.Is(err, pgx.ErrNoRows):
 		return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/paymentsapi/payments-go/eventstore/internal/lease"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -24,22 +23,22 @@ const (
 	// webhook.DefaultLease. The handler renews it every third of the lease
 	// while the function runs, so a dead replica's claim lapses within one
 	// lease of its last renewal.
-	DefaultLease = lease.DefaultLease
+	DefaultLease = webhook.DefaultLease
 	// DefaultTimeout bounds each command the store sends (WithTimeout),
 	// whatever the client's own timeouts and retries.
-	DefaultTimeout = lease.DefaultTimeout
+	DefaultTimeout = webhook.DefaultStoreTimeout
 	// DefaultRetention is how long a processed event id is remembered
 	// (WithRetention).
-	DefaultRetention = lease.DefaultRetention
+	DefaultRetention = 7 * 24 * time.Hour
 	// MinRetention is the shortest retention New accepts: twice
 	// webhook.DefaultSignatureTolerance.
-	MinRetention = lease.MinRetention
+	MinRetention = minRetention
 	// maxPrefix keeps keys short.
 	maxPrefix = 256
 )
 
 // ErrInvalidOption matches every error New returns for a bad option.
-var ErrInvalidOption = lease.ErrInvalidOption
+var ErrInvalidOption = errInvalidOption
 
 // Option configures a Store.
 type Option func(*options)
@@ -112,16 +111,16 @@ var _ webhook.Store = (*Store)(nil)
 // ErrInvalidOption.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
-		return nil, lease.Invalid("redisstore", "New needs a client")
+		return nil, invalid("New needs a client")
 	}
 	o := options{prefix: DefaultPrefix, lease: DefaultLease, retention: DefaultRetention, timeout: DefaultTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.prefix == "" || len(o.prefix) > maxPrefix {
-		return nil, lease.Invalid("redisstore", "the key prefix must be 1 to %d bytes, got %d", maxPrefix, len(o.prefix))
+		return nil, invalid("the key prefix must be 1 to %d bytes, got %d", maxPrefix, len(o.prefix))
 	}
-	if err := lease.Check("redisstore", o.lease, o.retention, o.timeout); err != nil {
+	if err := checkLease(o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
 	return &Store{client: client, opts: o, keyPrefix: keyPrefix(o.prefix), calls: newBounder(client, o.timeout)}, nil
@@ -210,7 +209,7 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	if eventID == "" {
 		return webhook.Claim{}, errors.New("redisstore: claim of an empty event id")
 	}
-	token, err := lease.NewToken()
+	token, err := newToken()
 	if err != nil {
 		return webhook.Claim{}, fmt.Errorf("redisstore: %w", err)
 	}
@@ -223,13 +222,13 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	c := webhook.Claim{EventID: eventID}
 	switch v := res.(type) {
 	case int64:
-		c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
+		c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, leaseExpiry(start, s.opts.lease)
 	case string:
 		switch {
 		case v == value:
 			// Its own claim: go-redis sent the command again after the
 			// reply to the first was lost.
-			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
+			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, leaseExpiry(start, s.opts.lease)
 		case strings.HasPrefix(v, done):
 			c.Status = webhook.ClaimDone
 		default:
@@ -256,7 +255,7 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 	}
 	switch res {
 	case int64(1):
-		c.LeaseExpires = lease.Expiry(start, s.opts.lease)
+		c.LeaseExpires = leaseExpiry(start, s.opts.lease)
 		return c, nil
 	case int64(2):
 		return c, nil

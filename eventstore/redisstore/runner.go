@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/paymentsapi/payments-go/eventstore/internal/lease"
 )
 
 // command is one call to Redis, run by a runner's goroutine for a caller
@@ -90,7 +88,7 @@ func newBounder(client redis.UniversalClient, timeout time.Duration) *bounder {
 // call runs f under the deadline: the store's timeout, or ctx's when that
 // comes first.
 func (b *bounder) call(ctx context.Context, f func(context.Context) (any, error)) (any, error) {
-	ctx, cancel := lease.Bound(ctx, b.timeout)
+	ctx, cancel := boundCall(ctx, b.timeout)
 	defer cancel()
 	if b.direct {
 		return f(ctx)
