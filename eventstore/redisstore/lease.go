@@ -12,24 +12,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// minRetention is the shortest retention accepted: a delivery signed at t
-// verifies until t+tolerance on a receiver whose clock is up to tolerance
-// behind, so an id forgotten earlier could be replayed.
-const minRetention = 2 * webhook.DefaultSignatureTolerance
-
-// errInvalidOption is the store's ErrInvalidOption.
-var errInvalidOption = errors.New("invalid claim store option")
-
-// invalid returns an error matching errInvalidOption.
+// invalid returns an error matching the store's ErrInvalidOption.
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("redisstore: %w: %s", errInvalidOption, fmt.Sprintf(format, args...))
+	return fmt.Errorf("redisstore: %w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
 }
 
 // checkLease validates a lease, a retention and a call timeout together.
@@ -41,8 +30,8 @@ func checkLease(lease, retention, timeout time.Duration) error {
 		return invalid("the lease must be at least 1ms, got %v", lease)
 	case lease%time.Millisecond != 0:
 		return invalid("the lease must be a whole number of milliseconds, got %v", lease)
-	case retention < minRetention:
-		return invalid("the retention must be at least %v (twice the signature tolerance), got %v", minRetention, retention)
+	case retention < MinRetention:
+		return invalid("the retention must be at least %v (twice the signature tolerance), got %v", MinRetention, retention)
 	case retention%time.Millisecond != 0:
 		return invalid("the retention must be a whole number of milliseconds, got %v", retention)
 	case lease >= retention:

@@ -31,14 +31,16 @@ const (
 	// (WithRetention).
 	DefaultRetention = 7 * 24 * time.Hour
 	// MinRetention is the shortest retention New accepts: twice
-	// webhook.DefaultSignatureTolerance.
-	MinRetention = minRetention
+	// webhook.DefaultSignatureTolerance. A delivery signed at t verifies
+	// until t+tolerance on a receiver whose clock is up to tolerance behind,
+	// so an id forgotten earlier could be replayed.
+	MinRetention = 2 * webhook.DefaultSignatureTolerance
 	// maxPrefix keeps keys short.
 	maxPrefix = 256
 )
 
 // ErrInvalidOption matches every error New returns for a bad option.
-var ErrInvalidOption = errInvalidOption
+var ErrInvalidOption = errors.New("invalid claim store option")
 
 // Option configures a Store.
 type Option func(*options)
