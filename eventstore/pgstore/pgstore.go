@@ -46,7 +46,9 @@ const (
 // ErrInvalidOption matches every error New returns for a bad option.
 var ErrInvalidOption = errors.New("invalid claim store option")
 
-// Option configures a Store.
+// Option configures a Store or an OutcomeStore: WithTable, WithTimeout and
+// WithLogger apply to both; WithLease, WithRetention and WithPurgeEvery to a
+// Store only (NewOutcomeStore refuses them).
 type Option func(*options)
 
 type options struct {
@@ -56,10 +58,14 @@ type options struct {
 	timeout    time.Duration
 	purgeEvery int
 	logger     *slog.Logger
+	claimOnly  []string // the options given that configure a Store only
+	noNotify   bool     // a test hook (export_test.go): an OutcomeStore that does not NOTIFY
 }
 
-// WithTable sets the table (default DefaultTable): lower-case letters,
-// digits and underscores, optionally qualified by a schema ("ops.webhooks").
+// WithTable sets the table: lower-case letters, digits and underscores,
+// optionally qualified by a schema ("ops.webhooks"). A Store's default is
+// DefaultTable, an OutcomeStore's DefaultOutcomeTable: give the two stores
+// different tables.
 func WithTable(name string) Option { return func(o *options) { o.table = name } }
 
 // WithLease sets how long a claim lasts unless renewed (default
@@ -68,8 +74,11 @@ func WithTable(name string) Option { return func(o *options) { o.table = name } 
 // function runs, and cancels the function's context when it cannot. Keep
 // it well under the time the service keeps retrying (a third of it, as
 // the default does for the sandbox's 15 seconds), so that the claim of a
-// replica that died lapses while the service still retries.
-func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+// replica that died lapses while the service still retries. A Store's
+// option only.
+func WithLease(d time.Duration) Option {
+	return func(o *options) { o.lease = d; o.claimOnly = append(o.claimOnly, "WithLease") }
+}
 
 // WithTimeout sets the deadline of each statement the store sends (default
 // DefaultTimeout; positive): a database that hangs, or a network that
@@ -79,17 +88,24 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 
 // WithRetention sets how long a processed event id is remembered (default
 // DefaultRetention, at least MinRetention). Keep it longer than the
-// service's whole retry schedule.
-func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
+// service's whole retry schedule. A Store's option only: an outcome is kept
+// until you delete its row.
+func WithRetention(d time.Duration) Option {
+	return func(o *options) { o.retention = d; o.claimOnly = append(o.claimOnly, "WithRetention") }
+}
 
 // WithPurgeEvery makes the store delete up to PurgeBatch expired rows after
 // every n-th claim it acquires (default DefaultPurgeEvery), in the claiming
 // goroutine. 0 turns the opportunistic purge off: then call Purge yourself,
-// from a ticker or a cron job.
-func WithPurgeEvery(n int) Option { return func(o *options) { o.purgeEvery = n } }
+// from a ticker or a cron job. A Store's option only.
+func WithPurgeEvery(n int) Option {
+	return func(o *options) { o.purgeEvery = n; o.claimOnly = append(o.claimOnly, "WithPurgeEvery") }
+}
 
-// WithLogger makes the store log the failures of its opportunistic purges
-// (at warning level), which are otherwise ignored until the next one.
+// WithLogger makes a Store log the failures of its opportunistic purges (at
+// warning level), which are otherwise ignored until the next one, and an
+// OutcomeStore's ApplyTx log conflicting final events (ids and states only)
+// as outcome.Tracker does.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // Store is a webhook.Store in a PostgreSQL table, shared by every

@@ -64,7 +64,7 @@ func outcomeStores(tb testing.TB, url string, c *commandCounter) ([2]*redisstore
 		if c != nil && i == 0 {
 			client.AddHook(c)
 		}
-		o, err := redisstore.NewOutcomeStore(client, redisstore.WithOutcomePrefix(prefix+"outcome:"), redisstore.WithOutcomeTimeout(time.Second))
+		o, err := redisstore.NewOutcomeStore(client, redisstore.WithPrefix(prefix+"outcome:"), redisstore.WithTimeout(time.Second))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
 func TestOutcomeAwaitChild(t *testing.T) {
 	outcometest.RunChild(t, func() *outcome.Tracker {
 		s, err := redisstore.NewOutcomeStore(newClient(t, os.Getenv("PAYMENTS_OUTCOME_CHILD_REDIS_URL"), 4),
-			redisstore.WithOutcomePrefix(os.Getenv("PAYMENTS_OUTCOME_CHILD_REDIS_PREFIX")))
+			redisstore.WithPrefix(os.Getenv("PAYMENTS_OUTCOME_CHILD_REDIS_PREFIX")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestOutcomeAwaitChild(t *testing.T) {
 func TestNewOutcomeStoreBadOptions(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
-	for _, opt := range []redisstore.OutcomeOption{redisstore.WithOutcomePrefix(""), redisstore.WithOutcomeRetention(time.Hour), redisstore.WithOutcomeTimeout(0)} {
+	for _, opt := range []redisstore.Option{redisstore.WithPrefix(""), redisstore.WithRetention(time.Hour), redisstore.WithTimeout(0), redisstore.WithLease(time.Second)} {
 		if _, err := redisstore.NewOutcomeStore(c, opt); !errors.Is(err, redisstore.ErrInvalidOption) {
 			t.Fatalf("NewOutcomeStore: %v, want ErrInvalidOption", err)
 		}
@@ -219,7 +219,7 @@ func TestOutcomeStoreCommandsOnTheCallersGoroutine(t *testing.T) {
 	c := newClientWith(t, testservers.SharedRedis(t).URL(), 4, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 	h := &stackHook{frame: "TestOutcomeStoreCommandsOnTheCallersGoroutine"}
 	c.AddHook(h)
-	s, err := redisstore.NewOutcomeStore(c, redisstore.WithOutcomePrefix(uniquePrefix(t, c)))
+	s, err := redisstore.NewOutcomeStore(c, redisstore.WithPrefix(uniquePrefix(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,9 @@ const (
 // ErrInvalidOption matches every error New returns for a bad option.
 var ErrInvalidOption = errors.New("invalid claim store option")
 
-// Option configures a Store.
+// Option configures a Store or an OutcomeStore: WithPrefix, WithRetention
+// and WithTimeout apply to both (with each store's defaults); WithLease to
+// a Store only (NewOutcomeStore refuses it).
 type Option func(*options)
 
 type options struct {
@@ -50,16 +52,21 @@ type options struct {
 	lease     time.Duration
 	retention time.Duration
 	timeout   time.Duration
+	leaseSet  bool // WithLease was given: a Store's option only
 }
 
-// WithPrefix sets the prefix of the store's keys (default DefaultPrefix;
-// not empty, at most 256 bytes). Give each receiver that must not share
-// processed ids its own prefix: two stores with different prefixes never
-// share a key, whatever the ids (TestPrefixesDoNotShareEvents). A prefix
-// that ends with ':' and holds no '%' starts the keys as it is; any other
-// is escaped and followed by "%:" (WithPrefix("tenant1") writes
-// "tenant1%:<id>"). Every operation touches the event's key only, so any
-// prefix works on Redis Cluster.
+// WithPrefix sets the prefix of the store's keys (not empty, at most 256
+// bytes). A Store's default is DefaultPrefix, an OutcomeStore's
+// DefaultOutcomePrefix: give the two stores prefixes that do not start one
+// another. Either store works on Redis Cluster with any prefix: each of its
+// commands and scripts touches one key.
+//
+// A Store: give each receiver that must not share processed ids its own
+// prefix: two stores with different prefixes never share a key, whatever
+// the ids (TestPrefixesDoNotShareEvents). A prefix that ends with ':' and
+// holds no '%' starts the keys as it is; any other is escaped and followed
+// by "%:" (WithPrefix("tenant1") writes "tenant1%:<id>"). An OutcomeStore
+// uses its prefix as it is.
 func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
 // WithLease sets how long a claim lasts unless renewed (default
@@ -68,8 +75,9 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 // function runs, and cancels the function's context when it cannot. Keep
 // it well under the time the service keeps retrying (a third of it, as
 // the default does for the sandbox's 15 seconds), so that the claim of a
-// replica that died lapses while the service still retries.
-func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+// replica that died lapses while the service still retries. A Store's
+// option only.
+func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d; o.leaseSet = true } }
 
 // WithTimeout sets the deadline of each command the store sends (default
 // DefaultTimeout; positive). The store returns by then whatever the client
@@ -85,9 +93,11 @@ func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d }
 // a delivery 503, on either client (TestFrozenRedis, TestHungStore).
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
-// WithRetention sets how long a processed event id is remembered (default
-// DefaultRetention, at least MinRetention). Keep it longer than the
-// service's whole retry schedule.
+// WithRetention sets how long a Store remembers a processed event id
+// (default DefaultRetention, at least MinRetention; keep it longer than the
+// service's whole retry schedule), or how long an OutcomeStore keeps an
+// outcome after its last change (default DefaultOutcomeRetention, at least
+// a day).
 func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
 
 // Store is a webhook.Store in Redis, shared by every replica of a
