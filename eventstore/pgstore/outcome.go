@@ -57,7 +57,7 @@ var outcomeTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_
 
 // NewOutcomeStore returns an outcome store on pool, configured by
 // WithTable (default DefaultOutcomeTable), WithTimeout and WithLogger; the
-// options of a Store alone (WithLease, WithRetention, WithPurgeEvery) are
+// options of a ClaimStore alone (WithLease, WithRetention, WithPurgeEvery) are
 // refused. Its errors match ErrInvalidOption.
 //
 // Every write of a final outcome NOTIFYs the table's channel at its commit,
@@ -75,7 +75,7 @@ func NewOutcomeStore(pool *pgxpool.Pool, opts ...Option) (*OutcomeStore, error) 
 		opt(&o)
 	}
 	if len(o.claimOnly) > 0 {
-		return nil, invalid("%s configure a claim store (New), not an outcome store", strings.Join(o.claimOnly, ", "))
+		return nil, invalid("%s configure a claim store (NewClaimStore), not an outcome store", strings.Join(o.claimOnly, ", "))
 	}
 	s := &OutcomeStore{pool: pool, table: o.table, timeout: o.timeout, logger: o.logger, notify: !o.noNotify}
 	if !outcomeTableRE.MatchString(s.table) {

@@ -65,19 +65,19 @@ func outcomePool(tb testing.TB, url string, c *statementCounter) *pgxpool.Pool {
 // outcomeStores opens two outcome stores, each on its own pool, over one
 // fresh table of the server at url (its name is returned), and two event
 // stores over another.
-func outcomeStores(tb testing.TB, url string, opts ...pgstore.Option) ([2]*pgstore.OutcomeStore, [2]*pgstore.Store, string) {
+func outcomeStores(tb testing.TB, url string, opts ...pgstore.Option) ([2]*pgstore.OutcomeStore, [2]*pgstore.ClaimStore, string) {
 	tb.Helper()
 	table := uniqueName("outcomes_")
 	events := uniqueName("events_")
 	var ost [2]*pgstore.OutcomeStore
-	var es [2]*pgstore.Store
+	var es [2]*pgstore.ClaimStore
 	for i := range ost {
 		pool := outcomePool(tb, url, nil)
 		s, err := pgstore.NewOutcomeStore(pool, append([]pgstore.Option{pgstore.WithTable(table)}, opts...)...)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		e, err := pgstore.New(pool, pgstore.WithTable(events))
+		e, err := pgstore.NewClaimStore(pool, pgstore.WithTable(events))
 		if err != nil {
 			tb.Fatal(err)
 		}

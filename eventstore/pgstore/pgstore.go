@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	// DefaultTable is the table a Store uses unless WithTable says
+	// DefaultTable is the table a ClaimStore uses unless WithTable says
 	// otherwise.
 	DefaultTable = "payments_webhook_events"
 	// DefaultLease is how long a claim lasts, unless renewed, before
@@ -26,16 +26,16 @@ const (
 	DefaultLease = webhook.DefaultLease
 	// DefaultTimeout bounds each statement the store sends (WithTimeout),
 	// whatever deadline the caller's context has: pgx itself has none.
-	DefaultTimeout = webhook.DefaultStoreTimeout
+	DefaultTimeout = webhook.DefaultClaimStoreTimeout
 	// DefaultRetention is how long a processed event id is remembered
 	// (WithRetention).
 	DefaultRetention = 7 * 24 * time.Hour
-	// MinRetention is the shortest retention New accepts: twice
+	// MinRetention is the shortest retention NewClaimStore accepts: twice
 	// webhook.DefaultSignatureTolerance. A delivery signed at t verifies
 	// until t+tolerance on a receiver whose clock is up to tolerance behind,
 	// so an id forgotten earlier could be replayed.
 	MinRetention = 2 * webhook.DefaultSignatureTolerance
-	// DefaultPurgeEvery is how many acquired claims a Store makes between
+	// DefaultPurgeEvery is how many acquired claims a ClaimStore makes between
 	// two opportunistic purges (WithPurgeEvery).
 	DefaultPurgeEvery = 1000
 	// PurgeBatch is the most rows one opportunistic purge, or one
@@ -43,12 +43,12 @@ const (
 	PurgeBatch = 1000
 )
 
-// ErrInvalidOption matches every error New returns for a bad option.
+// ErrInvalidOption matches every error NewClaimStore returns for a bad option.
 var ErrInvalidOption = errors.New("invalid claim store option")
 
-// Option configures a Store or an OutcomeStore: WithTable, WithTimeout and
+// Option configures a ClaimStore or an OutcomeStore: WithTable, WithTimeout and
 // WithLogger apply to both; WithLease, WithRetention and WithPurgeEvery to a
-// Store only (NewOutcomeStore refuses them).
+// ClaimStore only (NewOutcomeStore refuses them).
 type Option func(*options)
 
 type options struct {
@@ -58,12 +58,12 @@ type options struct {
 	timeout    time.Duration
 	purgeEvery int
 	logger     *slog.Logger
-	claimOnly  []string // the options given that configure a Store only
+	claimOnly  []string // the options given that configure a ClaimStore only
 	noNotify   bool     // a test hook (export_test.go): an OutcomeStore that does not NOTIFY
 }
 
 // WithTable sets the table: lower-case letters, digits and underscores,
-// optionally qualified by a schema ("ops.webhooks"). A Store's default is
+// optionally qualified by a schema ("ops.webhooks"). A ClaimStore's default is
 // DefaultTable, an OutcomeStore's DefaultOutcomeTable: give the two stores
 // different tables.
 func WithTable(name string) Option { return func(o *options) { o.table = name } }
@@ -74,7 +74,7 @@ func WithTable(name string) Option { return func(o *options) { o.table = name } 
 // function runs, and cancels the function's context when it cannot. Keep
 // it well under the time the service keeps retrying (a third of it, as
 // the default does for the sandbox's 15 seconds), so that the claim of a
-// replica that died lapses while the service still retries. A Store's
+// replica that died lapses while the service still retries. A ClaimStore's
 // option only.
 func WithLease(d time.Duration) Option {
 	return func(o *options) { o.lease = d; o.claimOnly = append(o.claimOnly, "WithLease") }
@@ -88,7 +88,7 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 
 // WithRetention sets how long a processed event id is remembered (default
 // DefaultRetention, at least MinRetention). Keep it longer than the
-// service's whole retry schedule. A Store's option only: an outcome is kept
+// service's whole retry schedule. A ClaimStore's option only: an outcome is kept
 // until you delete its row.
 func WithRetention(d time.Duration) Option {
 	return func(o *options) { o.retention = d; o.claimOnly = append(o.claimOnly, "WithRetention") }
@@ -97,35 +97,35 @@ func WithRetention(d time.Duration) Option {
 // WithPurgeEvery makes the store delete up to PurgeBatch expired rows after
 // every n-th claim it acquires (default DefaultPurgeEvery), in the claiming
 // goroutine. 0 turns the opportunistic purge off: then call Purge yourself,
-// from a ticker or a cron job. A Store's option only.
+// from a ticker or a cron job. A ClaimStore's option only.
 func WithPurgeEvery(n int) Option {
 	return func(o *options) { o.purgeEvery = n; o.claimOnly = append(o.claimOnly, "WithPurgeEvery") }
 }
 
-// WithLogger makes a Store log the failures of its opportunistic purges (at
+// WithLogger makes a ClaimStore log the failures of its opportunistic purges (at
 // warning level), which are otherwise ignored until the next one, and an
 // OutcomeStore's ApplyTx log conflicting final events (ids and states only)
 // as outcome.Tracker does.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// Store is a webhook.Store in a PostgreSQL table, shared by every
-// replica of a webhook receiver. Make it with New; it is safe for
+// ClaimStore is a webhook.ClaimStore in a PostgreSQL table, shared by every
+// replica of a webhook receiver. Make it with NewClaimStore; it is safe for
 // concurrent use and starts no goroutine.
-type Store struct {
+type ClaimStore struct {
 	pool   *pgxpool.Pool
 	opts   options
 	q      queries
 	claims atomic.Uint64
 }
 
-var _ webhook.Store = (*Store)(nil)
+var _ webhook.ClaimStore = (*ClaimStore)(nil)
 
-// New returns a store on pool. It does not touch the database: create the
+// NewClaimStore returns a store on pool. It does not touch the database: create the
 // table with Migrate, or by hand with MigrationSQL's statements. Its errors
 // for bad options match ErrInvalidOption.
-func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+func NewClaimStore(pool *pgxpool.Pool, opts ...Option) (*ClaimStore, error) {
 	if pool == nil {
-		return nil, invalid("New needs a pool")
+		return nil, invalid("NewClaimStore needs a pool")
 	}
 	o := options{table: DefaultTable, lease: DefaultLease, retention: DefaultRetention, timeout: DefaultTimeout, purgeEvery: DefaultPurgeEvery}
 	for _, opt := range opts {
@@ -140,7 +140,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if o.purgeEvery < 0 {
 		return nil, invalid("WithPurgeEvery(%d): want 0 (off) or more", o.purgeEvery)
 	}
-	return &Store{pool: pool, opts: o, q: buildQueries(o.table)}, nil
+	return &ClaimStore{pool: pool, opts: o, q: buildQueries(o.table)}, nil
 }
 
 // maxClaimTries bounds the claim statement's re-runs when a concurrent claim
@@ -148,15 +148,15 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 const maxClaimTries = 3
 
 // bound gives one call its deadline.
-func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+func (s *ClaimStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return boundCall(ctx, s.opts.timeout)
 }
 
-// Claim implements webhook.Store in one statement: it inserts the id,
+// Claim implements webhook.ClaimStore in one statement: it inserts the id,
 // or takes over its row when that row's lease lapsed or its retention
 // expired, comparing with the database's clock so that replicas with skewed
 // clocks agree.
-func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
+func (s *ClaimStore) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
 	if eventID == "" {
 		return webhook.Claim{}, errors.New("pgstore: claim of an empty event id")
 	}
@@ -193,11 +193,11 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	return webhook.Claim{EventID: eventID, Status: webhook.ClaimInProgress}, nil
 }
 
-// Renew implements webhook.Store: it extends the lease of a claim whose
+// Renew implements webhook.ClaimStore: it extends the lease of a claim whose
 // row still holds its token unsettled, even past its lease when nobody took
 // it over. A claim its own token completed (Transactional) is returned
 // unchanged; any other gets webhook.ErrClaimLost.
-func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
+func (s *ClaimStore) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
 	if c.Token == "" {
 		return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
@@ -226,13 +226,13 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 	return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), err)
 }
 
-// Complete implements webhook.Store: the row becomes a completion
+// Complete implements webhook.ClaimStore: the row becomes a completion
 // remembered for the retention, unless another claim holds it within its
 // lease or completed it (webhook.ErrClaimLost). A claim that lapsed, or a
 // row that was purged, still completes when nobody took it over; a claim
 // already completed by its token (Transactional) completes without a
 // change. (When the row is gone, a second statement inserts it.)
-func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
+func (s *ClaimStore) Complete(ctx context.Context, c webhook.Claim) error {
 	if c.Token == "" {
 		return fmt.Errorf("pgstore: complete event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
@@ -258,9 +258,9 @@ func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 	return nil
 }
 
-// Release implements webhook.Store: it deletes the claim's row while
+// Release implements webhook.ClaimStore: it deletes the claim's row while
 // the claim still owns it, and returns webhook.ErrClaimLost otherwise.
-func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
+func (s *ClaimStore) Release(ctx context.Context, c webhook.Claim) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, s.q.release, storedID(c.EventID), c.Token)

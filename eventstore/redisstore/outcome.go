@@ -42,7 +42,7 @@ const (
 // TestOutcomeStoreConformance, TestOutcomeStoreReplicas.
 //
 // Every command is bounded by the store's timeout (WithTimeout), as
-// Store's are: on a client with ContextTimeoutEnabled it is sent from the
+// ClaimStore's are: on a client with ContextTimeoutEnabled it is sent from the
 // caller's goroutine (TestOutcomeStoreCommandsOnTheCallersGoroutine); on
 // one without, which ignores its context's deadline while it reads, it runs
 // on one of the goroutines the store keeps for that (they end after 30 s
@@ -57,7 +57,7 @@ type OutcomeStore struct {
 
 // NewOutcomeStore returns an outcome store on client, configured by
 // WithPrefix (default DefaultOutcomePrefix), WithRetention (default
-// DefaultOutcomeRetention) and WithTimeout; WithLease, a Store's option, is
+// DefaultOutcomeRetention) and WithTimeout; WithLease, a ClaimStore's option, is
 // refused. Its errors match ErrInvalidOption.
 func NewOutcomeStore(client redis.UniversalClient, opts ...Option) (*OutcomeStore, error) {
 	if client == nil {
@@ -68,7 +68,7 @@ func NewOutcomeStore(client redis.UniversalClient, opts ...Option) (*OutcomeStor
 		opt(&o)
 	}
 	if o.leaseSet {
-		return nil, fmt.Errorf("%w: WithLease configures a claim store (New), not an outcome store", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: WithLease configures a claim store (NewClaimStore), not an outcome store", ErrInvalidOption)
 	}
 	s := &OutcomeStore{client: client, prefix: o.prefix, retention: o.retention, timeout: o.timeout}
 	switch {

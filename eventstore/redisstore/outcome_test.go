@@ -54,11 +54,11 @@ func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 
 // outcomeStores opens two outcome stores and two claim stores, each pair on
 // a client of its own, under one fresh prefix of the server at url.
-func outcomeStores(tb testing.TB, url string, c *commandCounter) ([2]*redisstore.OutcomeStore, [2]*redisstore.Store, string) {
+func outcomeStores(tb testing.TB, url string, c *commandCounter) ([2]*redisstore.OutcomeStore, [2]*redisstore.ClaimStore, string) {
 	tb.Helper()
 	prefix := uniquePrefix(tb, newClient(tb, url, 2))
 	var ost [2]*redisstore.OutcomeStore
-	var es [2]*redisstore.Store
+	var es [2]*redisstore.ClaimStore
 	for i := range ost {
 		client := newClient(tb, url, 16)
 		if c != nil && i == 0 {
@@ -68,7 +68,7 @@ func outcomeStores(tb testing.TB, url string, c *commandCounter) ([2]*redisstore
 		if err != nil {
 			tb.Fatal(err)
 		}
-		e, err := redisstore.New(client, redisstore.WithPrefix(prefix+"event:"), redisstore.WithTimeout(time.Second))
+		e, err := redisstore.NewClaimStore(client, redisstore.WithPrefix(prefix+"event:"), redisstore.WithTimeout(time.Second))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
 	t.Parallel()
 	url := testservers.SharedRedis(t).URL()
 	ost, es, prefix := outcomeStores(t, url, nil)
-	h := webhook.NewHandler(outcometest.Verifier(t), outcome.NewTracker(ost[0]).Wrap(nil), webhook.WithStore(es[0]))
+	h := webhook.NewHandler(outcometest.Verifier(t), outcome.NewTracker(ost[0]).Wrap(nil), webhook.WithClaimStore(es[0]))
 	wait := outcometest.AwaitInChild(t, "TestOutcomeAwaitChild", "rcp-42",
 		"PAYMENTS_OUTCOME_CHILD_REDIS_URL="+url, "PAYMENTS_OUTCOME_CHILD_REDIS_PREFIX="+prefix)
 	for _, body := range [][]byte{

@@ -16,7 +16,7 @@ import (
 const (
 	// DefaultPrefix starts every key the store writes, unless WithPrefix
 	// says otherwise: the key of an event is the prefix and its id, with
-	// ':' and '%' in the id escaped (see Store.Key).
+	// ':' and '%' in the id escaped (see ClaimStore.Key).
 	DefaultPrefix = "payments:webhook-event:"
 	// DefaultLease is how long a claim lasts, unless renewed, before
 	// another delivery may take the event over (WithLease):
@@ -26,11 +26,11 @@ const (
 	DefaultLease = webhook.DefaultLease
 	// DefaultTimeout bounds each command the store sends (WithTimeout),
 	// whatever the client's own timeouts and retries.
-	DefaultTimeout = webhook.DefaultStoreTimeout
+	DefaultTimeout = webhook.DefaultClaimStoreTimeout
 	// DefaultRetention is how long a processed event id is remembered
 	// (WithRetention).
 	DefaultRetention = 7 * 24 * time.Hour
-	// MinRetention is the shortest retention New accepts: twice
+	// MinRetention is the shortest retention NewClaimStore accepts: twice
 	// webhook.DefaultSignatureTolerance. A delivery signed at t verifies
 	// until t+tolerance on a receiver whose clock is up to tolerance behind,
 	// so an id forgotten earlier could be replayed.
@@ -39,12 +39,12 @@ const (
 	maxPrefix = 256
 )
 
-// ErrInvalidOption matches every error New returns for a bad option.
+// ErrInvalidOption matches every error NewClaimStore returns for a bad option.
 var ErrInvalidOption = errors.New("invalid claim store option")
 
-// Option configures a Store or an OutcomeStore: WithPrefix, WithRetention
+// Option configures a ClaimStore or an OutcomeStore: WithPrefix, WithRetention
 // and WithTimeout apply to both (with each store's defaults); WithLease to
-// a Store only (NewOutcomeStore refuses it).
+// a ClaimStore only (NewOutcomeStore refuses it).
 type Option func(*options)
 
 type options struct {
@@ -52,16 +52,16 @@ type options struct {
 	lease     time.Duration
 	retention time.Duration
 	timeout   time.Duration
-	leaseSet  bool // WithLease was given: a Store's option only
+	leaseSet  bool // WithLease was given: a ClaimStore's option only
 }
 
 // WithPrefix sets the prefix of the store's keys (not empty, at most 256
-// bytes). A Store's default is DefaultPrefix, an OutcomeStore's
+// bytes). A ClaimStore's default is DefaultPrefix, an OutcomeStore's
 // DefaultOutcomePrefix: give the two stores prefixes that do not start one
 // another. Either store works on Redis Cluster with any prefix: each of its
 // commands and scripts touches one key.
 //
-// A Store: give each receiver that must not share processed ids its own
+// A ClaimStore: give each receiver that must not share processed ids its own
 // prefix: two stores with different prefixes never share a key, whatever
 // the ids (TestPrefixesDoNotShareEvents). A prefix that ends with ':' and
 // holds no '%' starts the keys as it is; any other is escaped and followed
@@ -75,7 +75,7 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 // function runs, and cancels the function's context when it cannot. Keep
 // it well under the time the service keeps retrying (a third of it, as
 // the default does for the sandbox's 15 seconds), so that the claim of a
-// replica that died lapses while the service still retries. A Store's
+// replica that died lapses while the service still retries. A ClaimStore's
 // option only.
 func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d; o.leaseSet = true } }
 
@@ -93,20 +93,20 @@ func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d; 
 // a delivery 503, on either client (TestFrozenRedis, TestHungStore).
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
-// WithRetention sets how long a Store remembers a processed event id
+// WithRetention sets how long a ClaimStore remembers a processed event id
 // (default DefaultRetention, at least MinRetention; keep it longer than the
 // service's whole retry schedule), or how long an OutcomeStore keeps an
 // outcome after its last change (default DefaultOutcomeRetention, at least
 // a day).
 func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
 
-// Store is a webhook.Store in Redis, shared by every replica of a
+// ClaimStore is a webhook.ClaimStore in Redis, shared by every replica of a
 // webhook receiver. Each event is one key: "processing:<token>" with the
 // lease as its TTL while claimed, "done:<token>" with the retention as its
-// TTL once processed. Make it with New; it is safe for concurrent use. On
+// TTL once processed. Make it with NewClaimStore; it is safe for concurrent use. On
 // a client with ContextTimeoutEnabled it starts no goroutine; on one
 // without, the goroutines that run its commands end after 30 s idle.
-type Store struct {
+type ClaimStore struct {
 	client    redis.UniversalClient
 	opts      options
 	keyPrefix string   // keyPrefix(opts.prefix)
@@ -116,14 +116,14 @@ type Store struct {
 	claims atomic.Int32
 }
 
-var _ webhook.Store = (*Store)(nil)
+var _ webhook.ClaimStore = (*ClaimStore)(nil)
 
-// New returns a store on client (a *redis.Client, *redis.ClusterClient or a
+// NewClaimStore returns a store on client (a *redis.Client, *redis.ClusterClient or a
 // sentinel-backed failover client). Its errors for bad options match
 // ErrInvalidOption.
-func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
+func NewClaimStore(client redis.UniversalClient, opts ...Option) (*ClaimStore, error) {
 	if client == nil {
-		return nil, invalid("New needs a client")
+		return nil, invalid("NewClaimStore needs a client")
 	}
 	o := options{prefix: DefaultPrefix, lease: DefaultLease, retention: DefaultRetention, timeout: DefaultTimeout}
 	for _, opt := range opts {
@@ -135,7 +135,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if err := checkLease(o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
-	return &Store{client: client, opts: o, keyPrefix: keyPrefix(o.prefix), calls: newBounder(client, o.timeout)}, nil
+	return &ClaimStore{client: client, opts: o, keyPrefix: keyPrefix(o.prefix), calls: newBounder(client, o.timeout)}, nil
 }
 
 // keepsDeadlines says whether client stops waiting for a reply at its
@@ -203,21 +203,21 @@ return 0
 // run calls call under the store's deadline (bounder). A call that fails
 // to connect (Redis restarting) is tried again until the deadline
 // (redial): it sent nothing.
-func (s *Store) run(ctx context.Context, call func(context.Context) (any, error)) (any, error) {
+func (s *ClaimStore) run(ctx context.Context, call func(context.Context) (any, error)) (any, error) {
 	return s.calls.call(ctx, func(ctx context.Context) (any, error) { return redial(ctx, call) })
 }
 
 // script runs script on the event's key under the store's deadline (run).
-func (s *Store) script(ctx context.Context, script *redis.Script, id string, args ...any) (any, error) {
+func (s *ClaimStore) script(ctx context.Context, script *redis.Script, id string, args ...any) (any, error) {
 	keys := []string{s.Key(id)}
 	return s.run(ctx, func(ctx context.Context) (any, error) {
 		return script.Run(ctx, s.client, keys, args...).Result()
 	})
 }
 
-// Claim implements webhook.Store. The lease is a TTL kept by Redis,
+// Claim implements webhook.ClaimStore. The lease is a TTL kept by Redis,
 // so replicas' clocks do not matter.
-func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
+func (s *ClaimStore) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
 	if eventID == "" {
 		return webhook.Claim{}, errors.New("redisstore: claim of an empty event id")
 	}
@@ -252,11 +252,11 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	return c, nil
 }
 
-// Renew implements webhook.Store: it extends the claim's TTL while the claim
+// Renew implements webhook.ClaimStore: it extends the claim's TTL while the claim
 // still owns the key. A claim its own token completed is returned
 // unchanged; any other, a lapsed one included (Redis has forgotten it), gets
 // webhook.ErrClaimLost.
-func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
+func (s *ClaimStore) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
 	if c.Token == "" {
 		return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
 	}
@@ -275,21 +275,21 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 	return c, fmt.Errorf("redisstore: renew event %q: %w", c.EventID, webhook.ErrClaimLost)
 }
 
-// Complete implements webhook.Store: the claim becomes a completion
+// Complete implements webhook.ClaimStore: the claim becomes a completion
 // remembered for the retention, also when its lease lapsed and nobody took
 // the event over (the key is gone), unless another claim holds the key or
 // completed it (webhook.ErrClaimLost).
-func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
+func (s *ClaimStore) Complete(ctx context.Context, c webhook.Claim) error {
 	return s.settle(ctx, "complete", completeScript, c, processing+c.Token, done+c.Token, s.opts.retention.Milliseconds())
 }
 
-// Release implements webhook.Store: it deletes the claim while the
+// Release implements webhook.ClaimStore: it deletes the claim while the
 // claim still owns the key, and returns webhook.ErrClaimLost otherwise.
-func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
+func (s *ClaimStore) Release(ctx context.Context, c webhook.Claim) error {
 	return s.settle(ctx, "release", releaseScript, c, processing+c.Token)
 }
 
-func (s *Store) settle(ctx context.Context, op string, script *redis.Script, c webhook.Claim, args ...any) error {
+func (s *ClaimStore) settle(ctx context.Context, op string, script *redis.Script, c webhook.Claim, args ...any) error {
 	if c.Token == "" {
 		return fmt.Errorf("redisstore: %s event %q: %w", op, c.EventID, webhook.ErrClaimLost)
 	}

@@ -72,7 +72,7 @@ func (r *runner) work(j *command) {
 // unless Options.ContextTimeoutEnabled is set, so on a client without it a
 // call runs on a runner's goroutine, which the caller stops waiting for at
 // the deadline. The deadline in the call's context also ends go-redis'
-// retries. Store and OutcomeStore both call through one.
+// retries. ClaimStore and OutcomeStore both call through one.
 type bounder struct {
 	timeout time.Duration
 	// direct: the client keeps contexts' deadlines itself
