@@ -10,5 +10,5 @@ import (
 // The in-memory store under the same load as the shared stores'
 // BenchmarkHandler, for comparison (see BENCHMARKS.md).
 func BenchmarkHandlerMemoryStore(b *testing.B) {
-	storetest.BenchmarkHandler(b, webhook.NewMemoryStore(0))
+	storetest.BenchmarkHandler(b, webhook.NewMemoryClaimStore(0))
 }

@@ -1,4 +1,4 @@
-// Package eventstore is the home of the webhook.Store implementations
+// Package eventstore is the home of the webhook.ClaimStore implementations
 // on shared databases, for webhook receivers that run on several replicas.
 // It has no code of its own; each store is a package, so that a program
 // imports only the driver it uses, and the payments package none:
@@ -7,7 +7,7 @@
 //     recommended set-up, on River) answers the delivery once the event is
 //     enqueued and runs your function in a worker, in the transaction that
 //     completes the job, so that your writes to the same database happen
-//     exactly once; its Store is the simpler at-least-once choice.
+//     exactly once; its ClaimStore is the simpler at-least-once choice.
 //   - eventstore/redisstore: Redis, with go-redis v9 (single server,
 //     Sentinel or Cluster).
 //

@@ -19,10 +19,10 @@ func BenchmarkOutcomeApply(b *testing.B) {
 // The receiver alone, and the receiver feeding a tracker, on memory stores.
 func BenchmarkOutcomeHandler(b *testing.B) {
 	b.Run("impl=receiver", func(b *testing.B) {
-		outcometest.BenchmarkHandler(b, webhook.NewMemoryStore(webhook.DefaultMemoryStoreSize), nil)
+		outcometest.BenchmarkHandler(b, webhook.NewMemoryClaimStore(webhook.DefaultMemoryClaimStoreSize), nil)
 	})
 	b.Run("impl=receiver+tracker", func(b *testing.B) {
-		outcometest.BenchmarkHandler(b, webhook.NewMemoryStore(webhook.DefaultMemoryStoreSize),
+		outcometest.BenchmarkHandler(b, webhook.NewMemoryClaimStore(webhook.DefaultMemoryClaimStoreSize),
 			outcome.NewTracker(outcome.NewMemoryStore()).Wrap(nil))
 	})
 }
@@ -32,7 +32,7 @@ func BenchmarkOutcomeAwait(b *testing.B) {
 	for _, mode := range []string{"push", "poll"} {
 		b.Run("wake="+mode, func(b *testing.B) {
 			s := outcome.NewMemoryStore()
-			events, receiver, waiter := webhook.NewMemoryStore(webhook.DefaultMemoryStoreSize), s, outcome.Store(s)
+			events, receiver, waiter := webhook.NewMemoryClaimStore(webhook.DefaultMemoryClaimStoreSize), s, outcome.Store(s)
 			if mode == "poll" {
 				waiter = outcometest.PollOnly(waiter)
 			}

@@ -33,7 +33,7 @@
 // delivery, its retries and a listed copy of an event count once:
 //
 //	tracker := outcome.NewTracker(store) // nil: a MemoryStore
-//	h := tracker.NewHandler(verifier, processEvent, webhook.WithStore(claims))
+//	h := tracker.NewHandler(verifier, processEvent, webhook.WithClaimStore(claims))
 //
 // then wait for a payment in any replica with Await, and list the payments
 // that have no outcome with Stuck (the payments command prints them:

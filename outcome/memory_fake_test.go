@@ -11,10 +11,10 @@ import (
 
 // The fake delivers every event twice, late and newest first to two
 // handlers of one process sharing a MemoryStore for outcomes and a
-// webhook.MemoryStore for event ids.
+// webhook.MemoryClaimStore for event ids.
 func TestMemoryStoreFakeChaos(t *testing.T) {
 	outcometest.Fake(t, func(testing.TB, *slog.Logger) [2]outcometest.Replica {
-		r := outcometest.Replica{Events: webhook.NewMemoryStore(10000), Outcomes: outcome.NewMemoryStore()}
+		r := outcometest.Replica{Events: webhook.NewMemoryClaimStore(10000), Outcomes: outcome.NewMemoryStore()}
 		return [2]outcometest.Replica{r, r}
 	})
 }

@@ -17,10 +17,10 @@ func TestMemoryStoreConformance(t *testing.T) {
 }
 
 // Two handlers of one process sharing a MemoryStore for outcomes and a
-// webhook.MemoryStore for event ids.
+// webhook.MemoryClaimStore for event ids.
 func TestMemoryStoreReplicas(t *testing.T) {
 	outcometest.Replicas(t, func(testing.TB, *slog.Logger) [2]outcometest.Replica {
-		r := outcometest.Replica{Events: webhook.NewMemoryStore(10000), Outcomes: outcome.NewMemoryStore()}
+		r := outcometest.Replica{Events: webhook.NewMemoryClaimStore(10000), Outcomes: outcome.NewMemoryStore()}
 		return [2]outcometest.Replica{r, r}
 	})
 }
@@ -28,5 +28,5 @@ func TestMemoryStoreReplicas(t *testing.T) {
 // Two trackers on one MemoryStore wake each other's waiters.
 func TestMemoryStoreAwaitWoken(t *testing.T) {
 	s := outcome.NewMemoryStore()
-	outcometest.AwaitWoken(t, outcometest.Replica{Events: webhook.NewMemoryStore(100), Outcomes: s}, s)
+	outcometest.AwaitWoken(t, outcometest.Replica{Events: webhook.NewMemoryClaimStore(100), Outcomes: s}, s)
 }

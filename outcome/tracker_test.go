@@ -60,7 +60,7 @@ func handler(t *testing.T, tr *outcome.Tracker, fail func(*payments.Event) error
 }
 
 // A tracker store that is down: the delivery is refused (500 with a
-// webhook.MemoryStore for event ids; 503 where both share a database, see
+// webhook.MemoryClaimStore for event ids; 503 where both share a database, see
 // pgstore's tests), the merchant's function does not run, nothing is
 // marked, and the service's next delivery records it once.
 func TestWrapStoreDownMarksNothing(t *testing.T) {

@@ -32,7 +32,7 @@ func delivery(t *testing.T, id string, typ payments.EventType, secret string) *h
 	return req
 }
 
-// failingStore is a webhook.Store that is down.
+// failingStore is a webhook.ClaimStore that is down.
 type failingStore struct{}
 
 func (failingStore) Claim(context.Context, string) (webhook.Claim, error) {
@@ -92,7 +92,7 @@ func TestWebhookOutcomes(t *testing.T) {
 		return errors.New("database down")
 	}, r.inst.HandlerOption())
 	storeDown := webhook.NewHandler(verifier, func(context.Context, *payments.Event) error { return nil },
-		r.inst.HandlerOption(), webhook.WithStore(failingStore{}))
+		r.inst.HandlerOption(), webhook.WithClaimStore(failingStore{}))
 
 	serve := func(h http.Handler, req *http.Request) int {
 		w := httptest.NewRecorder()

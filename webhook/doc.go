@@ -12,13 +12,13 @@
 //     SignatureVerifier for the Payments-Signature scheme the SDK assumes,
 //     StandardVerifier for Standard Webhooks. ConstructEvent verifies and
 //     parses in one call for a receiver that brings its own HTTP stack.
-//   - A Store remembers which event ids were processed, in two phases (Claim,
+//   - A ClaimStore remembers which event ids were processed, in two phases (Claim,
 //     then Complete or Release) with a lease that the handler renews while
 //     your function runs, so that an event is processed once across
 //     replicas and a dead replica's claim lapses within seconds (see
 //     DefaultLease for the rule). Every store call has a deadline, and a
 //     completion the store could not take is retried in the background
-//     until it lands (Handler.Shutdown waits for it). MemoryStore is
+//     until it lands (Handler.Shutdown waits for it). MemoryClaimStore is
 //     the default, private to one process; the modules eventstore/pgstore
 //     (PostgreSQL) and eventstore/redisstore (Redis) share one store between
 //     replicas.

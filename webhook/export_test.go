@@ -110,27 +110,27 @@ func WithSignatureClock(now func() time.Time) VerifierOption {
 	}}
 }
 
-// WithMemoryClock makes a MemoryStore read the time from now: the replay
+// WithMemoryClock makes a MemoryClaimStore read the time from now: the replay
 // window and the leases inside the store run on it; the LeaseExpires it
 // returns stays on the real clock, which the handler's timers run on.
-func WithMemoryClock(now func() time.Time) MemoryStoreOption {
-	return func(s *MemoryStore) {
+func WithMemoryClock(now func() time.Time) MemoryClaimStoreOption {
+	return func(s *MemoryClaimStore) {
 		if now != nil {
 			s.now, s.clock = now, true
 		}
 	}
 }
 
-// WithMemoryLease sets how long a MemoryStore's claim lasts unless renewed.
-func WithMemoryLease(d time.Duration) MemoryStoreOption {
-	return func(s *MemoryStore) {
+// WithMemoryLease sets how long a MemoryClaimStore's claim lasts unless renewed.
+func WithMemoryLease(d time.Duration) MemoryClaimStoreOption {
+	return func(s *MemoryClaimStore) {
 		if d > 0 {
 			s.lease = d
 		}
 	}
 }
 
-// WithMemoryLogger gives a MemoryStore its logger before any handler does.
-func WithMemoryLogger(l *slog.Logger) MemoryStoreOption {
-	return func(s *MemoryStore) { s.logger = l }
+// WithMemoryLogger gives a MemoryClaimStore its logger before any handler does.
+func WithMemoryLogger(l *slog.Logger) MemoryClaimStoreOption {
+	return func(s *MemoryClaimStore) { s.logger = l }
 }

@@ -54,12 +54,12 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 	}
 }
 
-// WithStore sets the store that makes sure an event is processed once
-// (default: a MemoryStore of DefaultMemoryStoreSize entries,
+// WithClaimStore sets the store that makes sure an event is processed once
+// (default: a MemoryClaimStore of DefaultMemoryClaimStoreSize entries,
 // private to this handler and to this process). Give a store shared by
 // every replica of your receiver when you run more than one. nil keeps the
 // default.
-func WithStore(s Store) HandlerOption {
+func WithClaimStore(s ClaimStore) HandlerOption {
 	return func(h *Handler) {
 		if s != nil {
 			h.store = s
@@ -67,12 +67,12 @@ func WithStore(s Store) HandlerOption {
 	}
 }
 
-// WithStoreTimeout sets the deadline of each call the handler makes to its
-// Store (default DefaultStoreTimeout): a Claim that takes longer is answered
+// WithClaimStoreTimeout sets the deadline of each call the handler makes to its
+// ClaimStore (default DefaultClaimStoreTimeout): a Claim that takes longer is answered
 // 503, a Complete or Release that takes longer no longer holds the answer. A
 // renewal is also cut at the end of the lease it renews. d <= 0 keeps the
 // default.
-func WithStoreTimeout(d time.Duration) HandlerOption {
+func WithClaimStoreTimeout(d time.Duration) HandlerOption {
 	return func(h *Handler) {
 		if d > 0 {
 			h.storeTimeout = d
@@ -125,7 +125,7 @@ func WithLogger(l *slog.Logger) HandlerOption {
 //     that did not settle within WithClaimWait: the service's retry will
 //     get 200 once that one succeeds, or process the event if it failed
 //     (or its replica died: its lease then lapses within the lease);
-//   - 503 when the Store fails or does not answer within WithStoreTimeout,
+//   - 503 when the ClaimStore fails or does not answer within WithClaimStoreTimeout,
 //     without calling your function: an event is better delivered again
 //     later than processed twice. It comes within the store timeout, or,
 //     when the delivery first waited for another's claim, within the store
@@ -160,13 +160,13 @@ func WithLogger(l *slog.Logger) HandlerOption {
 type Handler struct {
 	verifier     Verifier
 	fn           EventFunc
-	store        Store
+	store        ClaimStore
 	maxBody      int64
 	logger       *slog.Logger
 	observer     DeliveryObserver
 	storeTimeout time.Duration
 	claimWait    time.Duration
-	inMemory     bool // the store is a *MemoryStore itself (not a wrapper)
+	inMemory     bool // the store is a *MemoryClaimStore itself (not a wrapper)
 	recentSize   int
 	recent       *recentlyDone // nil: remembers nothing
 	bg           background
@@ -234,15 +234,15 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 		panic("webhook: NewHandler with a nil EventFunc")
 	}
 	h := &Handler{clock: realClock{}, verifier: verifier, fn: fn, maxBody: DefaultMaxBodyBytes,
-		storeTimeout: DefaultStoreTimeout, claimWait: DefaultClaimWait, recentSize: DefaultRecentlyDone}
+		storeTimeout: DefaultClaimStoreTimeout, claimWait: DefaultClaimWait, recentSize: DefaultRecentlyDone}
 	for _, o := range opts {
 		o(h)
 	}
 	if h.store == nil {
-		h.store = NewMemoryStore(DefaultMemoryStoreSize)
+		h.store = NewMemoryClaimStore(DefaultMemoryClaimStoreSize)
 	}
-	var mem *MemoryStore
-	mem, h.inMemory = h.store.(*MemoryStore)
+	var mem *MemoryClaimStore
+	mem, h.inMemory = h.store.(*MemoryClaimStore)
 	if h.inMemory {
 		mem.logTo(h.logger)
 	} else {

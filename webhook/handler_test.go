@@ -403,7 +403,7 @@ func whRecorderFn() webhook.EventFunc {
 
 // idRecordingStore records the ids the handler claims.
 type idRecordingStore struct {
-	webhook.MemoryStore
+	webhook.MemoryClaimStore
 	mu  sync.Mutex
 	ids []string
 }
@@ -412,7 +412,7 @@ func (s *idRecordingStore) Claim(ctx context.Context, id string) (webhook.Claim,
 	s.mu.Lock()
 	s.ids = append(s.ids, id)
 	s.mu.Unlock()
-	return s.MemoryStore.Claim(ctx, id)
+	return s.MemoryClaimStore.Claim(ctx, id)
 }
 
 // TestWebhookHandlerStandardWebhooksDedupesOnWebhookID: with the Standard
@@ -426,7 +426,7 @@ func TestWebhookHandlerStandardWebhooksDedupesOnWebhookID(t *testing.T) {
 	var rec whRecorder
 	store := &idRecordingStore{}
 	// Remembering none: every delivery asks the store, which records the id.
-	h := webhook.NewHandler(v, rec.fn(whOK), webhook.WithStore(store), webhook.WithRecentlyDone(0))
+	h := webhook.NewHandler(v, rec.fn(whOK), webhook.WithClaimStore(store), webhook.WithRecentlyDone(0))
 	deliver := func(msgID string, payload []byte) int {
 		header, err := webhook.SignStandard(msgID, whNow, payload, secret)
 		require.NoError(t, err)

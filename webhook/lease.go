@@ -19,16 +19,16 @@ import (
 // schedule is not published, and is assumed no shorter.
 const (
 	// DefaultLease is how long a claim lasts unless renewed, in
-	// MemoryStore and in the eventstore packages: a third of the sender's
+	// MemoryClaimStore and in the eventstore packages: a third of the sender's
 	// 15 seconds of retries, so that the claim of a replica that died has
 	// lapsed with two retries still to come (after 7 and 15 seconds). The
 	// handler renews it every third of the lease while your function runs,
 	// so a function may take longer than the lease: it is never started a
 	// second time while its replica is alive and reaches the database.
 	DefaultLease = 5 * time.Second
-	// DefaultStoreTimeout bounds each call the handler makes to its store
-	// (WithStoreTimeout): a database that hangs costs a 503 within it.
-	DefaultStoreTimeout = 2 * time.Second
+	// DefaultClaimStoreTimeout bounds each call the handler makes to its store
+	// (WithClaimStoreTimeout): a database that hangs costs a 503 within it.
+	DefaultClaimStoreTimeout = 2 * time.Second
 	// DefaultClaimWait is how long a delivery that finds its event claimed
 	// by another waits for it to settle before it answers 409
 	// (WithClaimWait).

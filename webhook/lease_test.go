@@ -18,10 +18,10 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// whScriptedStore is a MemoryStore whose calls can be made to fail or to
+// whScriptedStore is a MemoryClaimStore whose calls can be made to fail or to
 // hang until their context ends, and which counts them.
 type whScriptedStore struct {
-	webhook.MemoryStore
+	webhook.MemoryClaimStore
 	mu                      sync.Mutex
 	claimFn, renewFn        func(ctx context.Context) error // nil: pass through
 	completeFn, releaseFn   func(ctx context.Context) error
@@ -52,7 +52,7 @@ func (s *whScriptedStore) Claim(ctx context.Context, id string) (webhook.Claim, 
 			return webhook.Claim{}, err
 		}
 	}
-	return s.MemoryStore.Claim(ctx, id)
+	return s.MemoryClaimStore.Claim(ctx, id)
 }
 
 func (s *whScriptedStore) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
@@ -62,7 +62,7 @@ func (s *whScriptedStore) Renew(ctx context.Context, c webhook.Claim) (webhook.C
 			return c, err
 		}
 	}
-	return s.MemoryStore.Renew(ctx, c)
+	return s.MemoryClaimStore.Renew(ctx, c)
 }
 
 func (s *whScriptedStore) Complete(ctx context.Context, c webhook.Claim) error {
@@ -72,7 +72,7 @@ func (s *whScriptedStore) Complete(ctx context.Context, c webhook.Claim) error {
 			return err
 		}
 	}
-	return s.MemoryStore.Complete(ctx, c)
+	return s.MemoryClaimStore.Complete(ctx, c)
 }
 
 func (s *whScriptedStore) Release(ctx context.Context, c webhook.Claim) error {
@@ -82,12 +82,12 @@ func (s *whScriptedStore) Release(ctx context.Context, c webhook.Claim) error {
 			return err
 		}
 	}
-	return s.MemoryStore.Release(ctx, c)
+	return s.MemoryClaimStore.Release(ctx, c)
 }
 
 func whLeasedStore(lease time.Duration) *whScriptedStore {
 	s := &whScriptedStore{}
-	webhook.WithMemoryLease(lease)(&s.MemoryStore)
+	webhook.WithMemoryLease(lease)(&s.MemoryClaimStore)
 	return s
 }
 
@@ -101,7 +101,7 @@ func TestHandlerRenewsTheClaimWhileTheFunctionRuns(t *testing.T) {
 	const lease = 200 * time.Millisecond
 	clock := webhook.NewFakeClock(time.Now())
 	store := whLeasedStore(lease)
-	webhook.WithMemoryClock(clock.Now)(&store.MemoryStore)
+	webhook.WithMemoryClock(clock.Now)(&store.MemoryClaimStore)
 	var calls atomic.Int64
 	finish := make(chan struct{})
 	slow := func(ctx context.Context, _ *payments.Event) error {
@@ -113,8 +113,8 @@ func TestHandlerRenewsTheClaimWhileTheFunctionRuns(t *testing.T) {
 			return context.Cause(ctx)
 		}
 	}
-	a := whHandler(t, slow, webhook.WithStore(store))
-	b := whHandler(t, slow, webhook.WithStore(store), webhook.WithClaimWait(0))
+	a := whHandler(t, slow, webhook.WithClaimStore(store))
+	b := whHandler(t, slow, webhook.WithClaimStore(store), webhook.WithClaimWait(0))
 	webhook.SetClock(a, clock)
 	webhook.SetClock(b, clock)
 	answer := make(chan int, 1)
@@ -151,7 +151,7 @@ func TestHandlerTimesTheFirstRenewalFromTheClaimSent(t *testing.T) {
 			return context.Cause(ctx)
 		}
 	}
-	h := whHandler(t, slow, webhook.WithStore(store))
+	h := whHandler(t, slow, webhook.WithClaimStore(store))
 	assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "the function kept its claim")
 	assert.Positive(t, scripted.renews.Load())
 }
@@ -173,7 +173,7 @@ func (s whSlowClaimAnswer) Claim(ctx context.Context, id string) (webhook.Claim,
 func TestHandlerQuickFunctionIsNotRenewed(t *testing.T) {
 	store := whLeasedStore(3 * time.Second)
 	var rec whRecorder
-	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+	h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
 	for i := range 20 {
 		payload := whEventJSON("evt-quick-"+string(rune('a'+i)), payments.EventPaymentCompleted, `{"id":"p"}`)
 		require.Equal(t, http.StatusOK, whServe(h, whDelivery(payload, whNow, whSecret)).Code)
@@ -209,7 +209,7 @@ func TestHandlerCancelsTheFunctionWhenItsClaimIsGone(t *testing.T) {
 				case <-time.After(10 * time.Second):
 					return nil
 				}
-			}, webhook.WithStore(store))
+			}, webhook.WithClaimStore(store))
 			assert.Equal(t, http.StatusInternalServerError, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 			assert.ErrorIs(t, cause, tc.want)
 			assert.Less(t, took, lease+time.Second, "cancelled by the end of the lease")
@@ -258,7 +258,7 @@ func TestHandlerWaitsForALiveClaim(t *testing.T) {
 		store := whLeasedStore(time.Minute)
 		_, err := store.Claim(context.Background(), whEventID) // a replica that never finishes
 		require.NoError(t, err)
-		h := whHandler(t, whRecorderFn(), webhook.WithStore(store), webhook.WithClaimWait(300*time.Millisecond))
+		h := whHandler(t, whRecorderFn(), webhook.WithClaimStore(store), webhook.WithClaimWait(300*time.Millisecond))
 		start := time.Now()
 		assert.Equal(t, http.StatusConflict, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 		assert.WithinRange(t, time.Now(), start.Add(300*time.Millisecond), start.Add(2*time.Second))
@@ -284,7 +284,7 @@ func TestHandlerStoreCallsHaveDeadlines(t *testing.T) {
 			store := &whScriptedStore{}
 			tc.hang(store)
 			var rec whRecorder
-			h := whHandler(t, rec.fn(tc.fn), webhook.WithStore(store), webhook.WithStoreTimeout(timeout))
+			h := whHandler(t, rec.fn(tc.fn), webhook.WithClaimStore(store), webhook.WithClaimStoreTimeout(timeout))
 			start := time.Now()
 			assert.Equal(t, tc.want, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 			assert.Less(t, time.Since(start), bound)
@@ -319,14 +319,14 @@ func TestHandlerStopsTheFunctionBeforeTheStoreGivesItsClaimAway(t *testing.T) {
 		cause = context.Cause(ctx)
 		time.Sleep(windDown) // a prompt, orderly stop
 		return ctx.Err()
-	}, webhook.WithStore(store))
+	}, webhook.WithClaimStore(store))
 	answer := make(chan int, 1)
 	go func() { answer <- whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code }()
 	<-started
 	id := whEventID
 	var stillRunning bool
 	for {
-		c, err := store.MemoryStore.Claim(context.Background(), id)
+		c, err := store.MemoryClaimStore.Claim(context.Background(), id)
 		require.NoError(t, err)
 		if c.Status == webhook.ClaimAcquired {
 			stillRunning = running.Load()
@@ -352,7 +352,7 @@ func TestHandlerLogsALostLeaseWithTheEventID(t *testing.T) {
 		h := whHandler(t, func(ctx context.Context, _ *payments.Event) error {
 			<-ctx.Done()
 			return ctx.Err()
-		}, webhook.WithStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
+		}, webhook.WithClaimStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 		require.Equal(t, http.StatusInternalServerError, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 		lines, err := logs.JSONLines()
 		require.NoError(t, err)

@@ -27,7 +27,7 @@ const DefaultRecentlyDone = 10000
 // processing waits for that delivery (within WithClaimWait) without asking
 // the store either: 200 once it succeeded, 409 if it is still running
 // after the claim wait; if it failed, the waiting delivery claims the event
-// in the store as usual. A handler whose store is a MemoryStore remembers
+// in the store as usual. A handler whose store is a MemoryClaimStore remembers
 // none and does not wait so: its store is in memory already. Tests:
 // TestRecentlyDoneAnswersWithoutTheStore, TestRecentlyDoneWaitsForItsOwnDelivery.
 func WithRecentlyDone(n int) HandlerOption {

@@ -19,7 +19,7 @@ import (
 // countingStore counts the claims that reach it, and fails them all while
 // down is set.
 type countingStore struct {
-	webhook.MemoryStore
+	webhook.MemoryClaimStore
 	mu     sync.Mutex
 	claims map[string]int
 	down   bool
@@ -36,7 +36,7 @@ func (s *countingStore) Claim(ctx context.Context, id string) (webhook.Claim, er
 	if down {
 		return webhook.Claim{}, errors.New("connection refused")
 	}
-	return s.MemoryStore.Claim(ctx, id)
+	return s.MemoryClaimStore.Claim(ctx, id)
 }
 
 func (s *countingStore) count(id string) int {
@@ -67,7 +67,7 @@ func TestRecentlyDoneAnswersWithoutTheStore(t *testing.T) {
 			return errors.New("ledger down")
 		}
 		return nil
-	}), webhook.WithStore(store))
+	}), webhook.WithClaimStore(store))
 	a, bodyA := eventBody(1)
 	b, bodyB := eventBody(2)
 	deliver := func(body []byte) int { return whServe(h, whDelivery(body, whNow, whSecret)).Code }
@@ -91,7 +91,7 @@ func TestRecentlyDoneAnswersWithoutTheStore(t *testing.T) {
 	// Another replica on the same store learns from the store that the
 	// event is done, once.
 	store.setDown(false)
-	replica := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+	replica := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
 	for range 3 {
 		assert.Equal(t, http.StatusOK, whServe(replica, whDelivery(bodyA, whNow, whSecret)).Code)
 	}
@@ -113,7 +113,7 @@ func TestRecentlyDoneForgetsTheOldest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var rec whRecorder
 			store := &countingStore{}
-			h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithRecentlyDone(tc.size))
+			h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store), webhook.WithRecentlyDone(tc.size))
 			var ids []string
 			for n := 1; n <= 3; n++ {
 				id, body := eventBody(n)
@@ -164,7 +164,7 @@ func TestRecentlyDoneWaitsForItsOwnDelivery(t *testing.T) {
 					}
 				}
 				return nil
-			}, webhook.WithStore(store), webhook.WithClaimWait(tc.wait))
+			}, webhook.WithClaimStore(store), webhook.WithClaimWait(tc.wait))
 			id, body := eventBody(7)
 			first := make(chan int, 1)
 			go func() { first <- whServe(h, whDelivery(body, whNow, whSecret)).Code }()
@@ -192,7 +192,7 @@ func TestRecentlyDoneWaitsForItsOwnDelivery(t *testing.T) {
 // busyStore answers every claim in progress while busy is set, as when
 // another replica holds the event.
 type busyStore struct {
-	webhook.MemoryStore
+	webhook.MemoryClaimStore
 	busy atomic.Bool
 }
 
@@ -200,7 +200,7 @@ func (s *busyStore) Claim(ctx context.Context, id string) (webhook.Claim, error)
 	if s.busy.Load() {
 		return webhook.Claim{EventID: id, Status: webhook.ClaimInProgress}, nil
 	}
-	return s.MemoryStore.Claim(ctx, id)
+	return s.MemoryClaimStore.Claim(ctx, id)
 }
 
 // A delivery that waited in memory for its own handler's delivery, which
@@ -217,7 +217,7 @@ func TestRecentlyDoneWaitIsPartOfTheClaimWait(t *testing.T) {
 			<-release
 		}
 		return errors.New("ledger down")
-	}, webhook.WithStore(store), webhook.WithClaimWait(wait))
+	}, webhook.WithClaimStore(store), webhook.WithClaimWait(wait))
 	_, body := eventBody(8)
 	first := make(chan int, 1)
 	go func() { first <- whServe(h, whDelivery(body, whNow, whSecret)).Code }()

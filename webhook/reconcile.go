@@ -57,7 +57,7 @@ type ReconcileResult struct {
 }
 
 // Reconcile runs the events listed from the service through the same
-// function and the same Store as live deliveries, so that whichever path
+// function and the same ClaimStore as live deliveries, so that whichever path
 // brings an event (a delivery, its retries, a reconcile, on any replica) it
 // is processed once. Pass the service's listing:
 //
@@ -108,7 +108,7 @@ type ReconcileResult struct {
 // the store makes sure one of them processes each event. The store must
 // remember processed ids for longer than the time the listing covers: an
 // event processed before the store forgot it is processed again (a
-// MemoryStore forgets when the process stops). Reconcile logs (WithLogger)
+// MemoryClaimStore forgets when the process stops). Reconcile logs (WithLogger)
 // "event recovered by reconcile" for each event it processed, each failure,
 // and one line "reconcile finished" with the counts; it is not reported to
 // a DeliveryObserver.

@@ -15,10 +15,10 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// rcRefusingStore is a MemoryStore that fails the claims of some ids, or of
+// rcRefusingStore is a MemoryClaimStore that fails the claims of some ids, or of
 // all (every), as a database fails an id it cannot store, or is down.
 type rcRefusingStore struct {
-	webhook.MemoryStore
+	webhook.MemoryClaimStore
 	mu     sync.Mutex
 	refuse map[string]bool
 	every  bool
@@ -32,7 +32,7 @@ func (s *rcRefusingStore) Claim(ctx context.Context, id string) (webhook.Claim, 
 	if refused {
 		return webhook.Claim{}, s.err
 	}
-	return s.MemoryStore.Claim(ctx, id)
+	return s.MemoryClaimStore.Claim(ctx, id)
 }
 
 // One event whose claim the store refuses (every time) does not hold back
@@ -47,7 +47,7 @@ func TestReconcileGoesOnPastAnEventTheStoreRefuses(t *testing.T) {
 	store := &rcRefusingStore{refuse: map[string]bool{evs[1].ID: true}, err: refused}
 	var rec whRecorder
 	logs := new(testlog.Buffer)
-	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
+	h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	cycle := errors.New("the service's cursors cycle")
 
 	res, err := h.Reconcile(context.Background(), rcList(evs, cycle, nil))
@@ -76,7 +76,7 @@ func TestReconcileStopsWhenTheStoreFailsClaimsInARow(t *testing.T) {
 	down := errors.New("connection refused")
 	store := &rcRefusingStore{every: true, err: down}
 	var rec whRecorder
-	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+	h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
 	var pulled atomic.Int64
 	res, err := h.Reconcile(context.Background(), rcList(evs, nil, &pulled))
 	require.ErrorIs(t, err, down)

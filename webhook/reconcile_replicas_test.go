@@ -58,7 +58,7 @@ func TestReconcileRecoversEventsWhoseDeliveriesAllFailed(t *testing.T) {
 		require.Equal(t, paymentstest.DeliveryFailed, d.Status, "event %s: the receiver was down", d.EventID)
 	}
 
-	store := webhook.NewMemoryStore(0)
+	store := webhook.NewMemoryClaimStore(0)
 	verifier, err := webhook.NewSignatureVerifier([]string{secret})
 	require.NoError(t, err)
 	var mu sync.Mutex
@@ -73,7 +73,7 @@ func TestReconcileRecoversEventsWhoseDeliveriesAllFailed(t *testing.T) {
 	logs := new(testlog.Buffer)
 	replicas := make([]*webhook.Handler, 3)
 	for i := range replicas {
-		replicas[i] = webhook.NewHandler(verifier, fn, webhook.WithStore(store),
+		replicas[i] = webhook.NewHandler(verifier, fn, webhook.WithClaimStore(store),
 			webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	}
 	var next atomic.Int64

@@ -137,21 +137,21 @@ func TestReconcileCheckpointStopsBeforeAFailure(t *testing.T) {
 // holds the checkpoint back, while the events after it are processed.
 func TestReconcileWaitsForAClaimHeldElsewhere(t *testing.T) {
 	for name, c := range map[string]struct {
-		settle func(*webhook.MemoryStore, context.Context, webhook.Claim) error // nil: keep holding it
+		settle func(*webhook.MemoryClaimStore, context.Context, webhook.Claim) error // nil: keep holding it
 		want   webhook.ReconcileResult
 	}{
-		"completed in the wait": {(*webhook.MemoryStore).Complete, webhook.ReconcileResult{Processed: 2, AlreadyDone: 1}},
-		"released in the wait":  {(*webhook.MemoryStore).Release, webhook.ReconcileResult{Processed: 3}},
+		"completed in the wait": {(*webhook.MemoryClaimStore).Complete, webhook.ReconcileResult{Processed: 2, AlreadyDone: 1}},
+		"released in the wait":  {(*webhook.MemoryClaimStore).Release, webhook.ReconcileResult{Processed: 3}},
 		"held past the wait":    {nil, webhook.ReconcileResult{Processed: 2, InProgress: 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			evs := rcEvents(t, 3)
-			store := webhook.NewMemoryStore(0)
+			store := webhook.NewMemoryClaimStore(0)
 			held, err := store.Claim(context.Background(), evs[1].ID)
 			require.NoError(t, err)
 			require.Equal(t, webhook.ClaimAcquired, held.Status)
 			var rec whRecorder
-			h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithClaimWait(time.Second))
+			h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store), webhook.WithClaimWait(time.Second))
 			if c.settle != nil {
 				time.AfterFunc(100*time.Millisecond, func() { assert.NoError(t, c.settle(store, context.Background(), held)) })
 			}
@@ -289,7 +289,7 @@ func TestReconcileUnreadablePageIsNotTheEnd(t *testing.T) {
 // the error matches context.Canceled.
 func TestReconcileCancellation(t *testing.T) {
 	evs := rcEvents(t, 3)
-	store := webhook.NewMemoryStore(0)
+	store := webhook.NewMemoryClaimStore(0)
 	running := make(chan struct{})
 	var calls atomic.Int64
 	h := whHandler(t, func(ctx context.Context, ev *payments.Event) error {
@@ -299,7 +299,7 @@ func TestReconcileCancellation(t *testing.T) {
 			return ctx.Err()
 		}
 		return nil
-	}, webhook.WithStore(store))
+	}, webhook.WithClaimStore(store))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-running; cancel() }()
 	start := time.Now()

@@ -182,7 +182,7 @@ func (h *Handler) runClaimed(ctx context.Context, ev *payments.Event, claim Clai
 	return attrs, h.complete(settleCtx, ev, claim, hb.every)
 }
 
-// storeCtx bounds one store call. A MemoryStore never waits on anything,
+// storeCtx bounds one store call. A MemoryClaimStore never waits on anything,
 // so its calls need no timer.
 func (h *Handler) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if h.inMemory {

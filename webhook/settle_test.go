@@ -22,7 +22,7 @@ func TestHandlerShutdownWaitsForPendingCompletions(t *testing.T) {
 	store := &whFailingStore{}
 	store.completeFails.Store(true)
 	var rec whRecorder
-	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+	h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
 	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 
 	done := make(chan error, 1)
@@ -39,7 +39,7 @@ func TestHandlerShutdownWaitsForPendingCompletions(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "no new delivery once shutting down")
 	store.completeFails.Store(false)
 	require.NoError(t, <-done)
-	c, err := store.MemoryStore.Claim(context.Background(), whEventID)
+	c, err := store.MemoryClaimStore.Claim(context.Background(), whEventID)
 	require.NoError(t, err)
 	assert.Equal(t, webhook.ClaimDone, c.Status, "recorded before Shutdown returned")
 	assert.EqualValues(t, 1, rec.calls.Load())
@@ -51,7 +51,7 @@ func TestHandlerShutdownGivesUpAtItsDeadline(t *testing.T) {
 	store := &whFailingStore{}
 	store.completeFails.Store(true)
 	var logs bytes.Buffer
-	h := whHandler(t, whRecorderFn(), webhook.WithStore(store),
+	h := whHandler(t, whRecorderFn(), webhook.WithClaimStore(store),
 		webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -67,7 +67,7 @@ func TestHandlerShutdownGivesUpAtItsDeadline(t *testing.T) {
 
 // whHangingStore's Complete hangs until its context ends, as on a database
 // that holds every packet.
-type whHangingStore struct{ webhook.MemoryStore }
+type whHangingStore struct{ webhook.MemoryClaimStore }
 
 func (s *whHangingStore) Complete(ctx context.Context, _ webhook.Claim) error {
 	<-ctx.Done()
@@ -79,7 +79,7 @@ func (s *whHangingStore) Complete(ctx context.Context, _ webhook.Claim) error {
 // flight, not only the wait between calls.
 func TestHandlerShutdownCutsAHungStoreCall(t *testing.T) {
 	var logs bytes.Buffer
-	h := whHandler(t, whRecorderFn(), webhook.WithStore(&whHangingStore{}), webhook.WithStoreTimeout(time.Second),
+	h := whHandler(t, whRecorderFn(), webhook.WithClaimStore(&whHangingStore{}), webhook.WithClaimStoreTimeout(time.Second),
 		webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	// The delivery's Complete hangs for its 1 s timeout, then the
 	// background retries start; after 100 ms one is inside Complete.
@@ -101,7 +101,7 @@ func TestHandlerShutdownCutsAHungStoreCall(t *testing.T) {
 // claims the event again: once the other delivery completes it, nothing is
 // left pending.
 func TestHandlerCompleteAfterTheClaimWasLost(t *testing.T) {
-	store := webhook.NewMemoryStore(0)
+	store := webhook.NewMemoryClaimStore(0)
 	var other webhook.Claim
 	takeover := func(ctx context.Context, _ *payments.Event) error {
 		// Another replica took the event over while the function ran.
@@ -114,7 +114,7 @@ func TestHandlerCompleteAfterTheClaimWasLost(t *testing.T) {
 		return err
 	}
 	var logs bytes.Buffer
-	h := whHandler(t, takeover, webhook.WithStore(store),
+	h := whHandler(t, takeover, webhook.WithClaimStore(store),
 		webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 	assert.Contains(t, logs.String(), "its claim was lost to another delivery")
@@ -164,7 +164,7 @@ func TestHandlerBackgroundCompletionsAreCapped(t *testing.T) {
 	store.completeFails.Store(true)
 	var rec whRecorder
 	var logs bytes.Buffer
-	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store), webhook.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	webhook.SetMaxPendingCompletions(h, 1)
 	require.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "the first goes to the background")
 	second := whEventJSON("ev-second", payments.EventPaymentCompleted, `{"id":"p-2","amount":"100.00","currency":"NGN"}`)
@@ -177,10 +177,10 @@ func TestHandlerBackgroundCompletionsAreCapped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, h.Shutdown(ctx), "only the first was pending")
-	c, err := store.MemoryStore.Claim(context.Background(), whEventID)
+	c, err := store.MemoryClaimStore.Claim(context.Background(), whEventID)
 	require.NoError(t, err)
 	assert.Equal(t, webhook.ClaimDone, c.Status, "the first recorded by its background retry")
-	c, err = store.MemoryStore.Claim(context.Background(), "ev-second")
+	c, err = store.MemoryClaimStore.Claim(context.Background(), "ev-second")
 	require.NoError(t, err)
 	assert.Equal(t, webhook.ClaimInProgress, c.Status, "the second left to its lease, not recorded as done")
 }
@@ -196,7 +196,7 @@ func TestHandlerNoBackgroundCompletionAfterShutdown(t *testing.T) {
 		close(running)
 		<-finish
 		return nil
-	}, webhook.WithStore(store))
+	}, webhook.WithClaimStore(store))
 	answer := make(chan int, 1)
 	go func() { answer <- whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code }()
 	<-running
@@ -206,7 +206,7 @@ func TestHandlerNoBackgroundCompletionAfterShutdown(t *testing.T) {
 	close(finish)
 	assert.Equal(t, http.StatusServiceUnavailable, <-answer, "no background retry after Shutdown: the answer cannot say done")
 	require.NoError(t, h.Shutdown(context.Background()), "nothing pending, nothing in flight")
-	c, err := store.MemoryStore.Claim(context.Background(), whEventID)
+	c, err := store.MemoryClaimStore.Claim(context.Background(), whEventID)
 	require.NoError(t, err)
 	assert.Equal(t, webhook.ClaimInProgress, c.Status, "left to its lease")
 }

@@ -79,7 +79,7 @@ type VerifierOption struct {
 
 // WithSignatureTolerance sets how far the signing time may be from now, in
 // either direction (default DefaultSignatureTolerance). It must be positive.
-// If you raise it, give a MemoryStore WithReplayWindow of twice as much.
+// If you raise it, give a MemoryClaimStore WithReplayWindow of twice as much.
 func WithSignatureTolerance(d time.Duration) VerifierOption {
 	return VerifierOption{func(v *verifierConfig) error {
 		if d <= 0 {

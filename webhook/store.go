@@ -36,7 +36,7 @@ func (s ClaimStatus) String() string {
 	return "ClaimStatus(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Claim is a Store's answer to a claim on an event id.
+// Claim is a ClaimStore's answer to a claim on an event id.
 type Claim struct {
 	// EventID is the id that was claimed.
 	EventID string
@@ -52,7 +52,7 @@ type Claim struct {
 	// delivery may take the event over (its owner may have died), on the
 	// caller's clock: the store reads it before it sends the claim, so it
 	// comes before the database's own end of the lease. The handler renews
-	// the lease while your EventFunc runs (Store.Renew), and cancels the
+	// the lease while your EventFunc runs (ClaimStore.Renew), and cancels the
 	// function's context when a renewal finds the claim lost, or, when no
 	// renewal succeeded, a safety margin before LeaseExpires (see
 	// EventFunc). The zero time means the claim never lapses: the handler
@@ -60,7 +60,7 @@ type Claim struct {
 	LeaseExpires time.Time
 }
 
-// ErrClaimLost is returned by a Store's Renew, Complete or Release when the
+// ErrClaimLost is returned by a ClaimStore's Renew, Complete or Release when the
 // claim is no longer the caller's: its lease ran out and another delivery
 // took the event over (or completed it). The caller's processing may then be
 // repeated by the other delivery; stores that run the EventFunc in the same
@@ -68,7 +68,7 @@ type Claim struct {
 // it back instead.
 var ErrClaimLost = errors.New("webhook: the claim on the event lapsed and another delivery took it over")
 
-// Store records which events a receiver has processed, so that a
+// ClaimStore records which events a receiver has processed, so that a
 // webhook delivered twice (the service retries, and may deliver an event
 // again after a timeout) is processed once. An event id goes through:
 //
@@ -84,7 +84,7 @@ var ErrClaimLost = errors.New("webhook: the claim on the event lapsed and anothe
 // the service retries for a while.
 //
 // Each method must return by the context's deadline: the handler gives
-// every call one (WithStoreTimeout), so that a database that hangs costs a
+// every call one (WithClaimStoreTimeout), so that a database that hangs costs a
 // 503, never a hung handler. The rules, for a claim c on an id:
 //
 //   - Renew extends c's lease by the store's lease, from now, while c's
@@ -106,11 +106,11 @@ var ErrClaimLost = errors.New("webhook: the claim on the event lapsed and anothe
 // A claim with an empty token owns nothing: every method returns
 // ErrClaimLost for it.
 //
-// MemoryStore, the default, lives in one process. For a receiver that
+// MemoryClaimStore, the default, lives in one process. For a receiver that
 // runs on several replicas, use a store on a shared database: the packages
 // eventstore/pgstore (PostgreSQL, which can also commit your EventFunc's
 // writes in the same transaction) and eventstore/redisstore (Redis).
-type Store interface {
+type ClaimStore interface {
 	// Claim tries to take ownership of the event id. An error makes the
 	// handler answer 503 without processing the event, so that the service
 	// delivers it again later.
@@ -124,33 +124,33 @@ type Store interface {
 	Release(ctx context.Context, claim Claim) error
 }
 
-// DefaultMemoryStoreSize is how many processed event ids a
-// MemoryStore keeps before it forgets the oldest ones that are past its
+// DefaultMemoryClaimStoreSize is how many processed event ids a
+// MemoryClaimStore keeps before it forgets the oldest ones that are past its
 // replay window. At the default replay window of ten minutes it covers a
 // sustained 166 events per second without growing.
-const DefaultMemoryStoreSize = 100_000
+const DefaultMemoryClaimStoreSize = 100_000
 
-// DefaultReplayWindow is how long a MemoryStore remembers a processed
+// DefaultReplayWindow is how long a MemoryClaimStore remembers a processed
 // event id whatever its size bound: a delivery signed at t verifies from
 // t-tolerance to t+tolerance on the receiver's clock, so an id remembered for
 // twice the tolerance after processing cannot be replayed.
 const DefaultReplayWindow = 2 * DefaultSignatureTolerance
 
-// MemoryStoreOption configures a MemoryStore.
-type MemoryStoreOption func(*MemoryStore)
+// MemoryClaimStoreOption configures a MemoryClaimStore.
+type MemoryClaimStoreOption func(*MemoryClaimStore)
 
 // WithReplayWindow sets how long a processed id is remembered regardless of
 // the size bound (default DefaultReplayWindow). Set it to twice your
 // verifier's tolerance if you changed that. d <= 0 keeps the default.
-func WithReplayWindow(d time.Duration) MemoryStoreOption {
-	return func(s *MemoryStore) {
+func WithReplayWindow(d time.Duration) MemoryClaimStoreOption {
+	return func(s *MemoryClaimStore) {
 		if d > 0 {
 			s.window = d
 		}
 	}
 }
 
-// MemoryStore is a Store in memory. It remembers every processed
+// MemoryClaimStore is a ClaimStore in memory. It remembers every processed
 // id for its replay window (DefaultReplayWindow), and beyond that the most
 // recent ones up to its size bound. When more ids than the bound fall inside
 // the window (more than 166 events a second at the defaults), it keeps them
@@ -159,13 +159,13 @@ func WithReplayWindow(d time.Duration) MemoryStoreOption {
 // can still verify.
 //
 // It is private to the process: it does not survive a restart and replicas
-// do not share it (see Store for shared ones). Its claims have a lease
+// do not share it (see ClaimStore for shared ones). Its claims have a lease
 // (DefaultLease) like those of the shared stores: the
 // handler renews it while your function runs, so in one process a claim
 // lapses only if its handler stops renewing it, and a lapsed claim is taken
 // over by the next delivery. The zero value is ready to use with the
 // defaults; it is safe for concurrent use.
-type MemoryStore struct {
+type MemoryClaimStore struct {
 	mu       sync.Mutex
 	max      int
 	window   time.Duration
@@ -194,24 +194,24 @@ type doneEntry struct {
 	at time.Time
 }
 
-// NewMemoryStore returns an in-memory store bounded to maxEntries
-// processed ids past the replay window (DefaultMemoryStoreSize when
+// NewMemoryClaimStore returns an in-memory store bounded to maxEntries
+// processed ids past the replay window (DefaultMemoryClaimStoreSize when
 // maxEntries <= 0).
-func NewMemoryStore(maxEntries int, opts ...MemoryStoreOption) *MemoryStore {
-	s := &MemoryStore{max: maxEntries}
+func NewMemoryClaimStore(maxEntries int, opts ...MemoryClaimStoreOption) *MemoryClaimStore {
+	s := &MemoryClaimStore{max: maxEntries}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
 
-func (s *MemoryStore) init() {
+func (s *MemoryClaimStore) init() {
 	if s.claims == nil {
 		s.claims = make(map[string]memClaim)
 		s.done = make(map[string]uint64)
 	}
 	if s.max <= 0 {
-		s.max = DefaultMemoryStoreSize
+		s.max = DefaultMemoryClaimStoreSize
 	}
 	if s.window <= 0 {
 		s.window = DefaultReplayWindow
@@ -233,7 +233,7 @@ func (s *MemoryStore) init() {
 // elapsed is the leases' clock: the time since the store's epoch, on the
 // monotonic clock (on the tests' clock when set), so that a step of the
 // wall clock moves no lease.
-func (s *MemoryStore) elapsed() time.Duration {
+func (s *MemoryClaimStore) elapsed() time.Duration {
 	if s.clock {
 		return s.now().Sub(s.epoch)
 	}
@@ -243,7 +243,7 @@ func (s *MemoryStore) elapsed() time.Duration {
 // wall is the time a Claim's LeaseExpires counts from: WithMemoryClock's
 // when set, so that a handler on the same fake clock sees the lease it
 // times its renewals by.
-func (s *MemoryStore) wall() time.Time {
+func (s *MemoryClaimStore) wall() time.Time {
 	if s.clock {
 		return s.now()
 	}
@@ -251,7 +251,7 @@ func (s *MemoryStore) wall() time.Time {
 }
 
 // live returns the unsettled claim on id that is within its lease.
-func (s *MemoryStore) live(id string) (memClaim, bool) {
+func (s *MemoryClaimStore) live(id string) (memClaim, bool) {
 	c, ok := s.claims[id]
 	return c, ok && s.elapsed() < c.expires
 }
@@ -265,8 +265,8 @@ func token(c Claim) uint64 {
 	return t
 }
 
-// Claim implements Store.
-func (s *MemoryStore) Claim(_ context.Context, id string) (Claim, error) {
+// Claim implements ClaimStore.
+func (s *MemoryClaimStore) Claim(_ context.Context, id string) (Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
@@ -282,8 +282,8 @@ func (s *MemoryStore) Claim(_ context.Context, id string) (Claim, error) {
 	return Claim{EventID: id, Status: ClaimAcquired, Token: strconv.FormatUint(s.tokens, 10), LeaseExpires: start.Add(s.lease)}, nil
 }
 
-// Renew implements Store.
-func (s *MemoryStore) Renew(_ context.Context, c Claim) (Claim, error) {
+// Renew implements ClaimStore.
+func (s *MemoryClaimStore) Renew(_ context.Context, c Claim) (Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
@@ -303,8 +303,8 @@ func (s *MemoryStore) Renew(_ context.Context, c Claim) (Claim, error) {
 	return c, nil
 }
 
-// Complete implements Store.
-func (s *MemoryStore) Complete(ctx context.Context, c Claim) error {
+// Complete implements ClaimStore.
+func (s *MemoryClaimStore) Complete(ctx context.Context, c Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
@@ -331,7 +331,7 @@ func (s *MemoryStore) Complete(ctx context.Context, c Claim) error {
 
 // evict forgets the oldest processed ids while there are more than the bound
 // and the oldest is past the replay window.
-func (s *MemoryStore) evict(ctx context.Context, now time.Time) {
+func (s *MemoryClaimStore) evict(ctx context.Context, now time.Time) {
 	for len(s.done) > s.max {
 		oldest := s.order[s.head]
 		if now.Sub(oldest.at) < s.window {
@@ -353,8 +353,8 @@ func (s *MemoryStore) evict(ctx context.Context, now time.Time) {
 	}
 }
 
-// Release implements Store.
-func (s *MemoryStore) Release(_ context.Context, c Claim) error {
+// Release implements ClaimStore.
+func (s *MemoryClaimStore) Release(_ context.Context, c Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
@@ -368,7 +368,7 @@ func (s *MemoryStore) Release(_ context.Context, c Claim) error {
 // logTo makes the store log its warnings (more ids than its bound, all
 // inside the replay window; at most once a minute) to l, unless it has a
 // logger already: the first handler's WithLogger serves the store.
-func (s *MemoryStore) logTo(l *slog.Logger) {
+func (s *MemoryClaimStore) logTo(l *slog.Logger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.logger == nil {
@@ -377,7 +377,7 @@ func (s *MemoryStore) logTo(l *slog.Logger) {
 }
 
 // Len returns how many processed event ids the store remembers.
-func (s *MemoryStore) Len() int {
+func (s *MemoryClaimStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.done)

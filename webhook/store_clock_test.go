@@ -7,15 +7,15 @@ import (
 	"time"
 )
 
-// A step of the wall clock moves no MemoryStore lease: leases run on the
+// A step of the wall clock moves no MemoryClaimStore lease: leases run on the
 // monotonic clock. The store's wall clock (s.now, what time.Now's wall
 // reading gives) is stepped an hour forward, then two hours back, while a
 // claim is held: forward, the claim must not lapse (a redelivery would run
 // the function beside the first); back, a claim nobody renews must still
 // lapse after its lease.
-func TestMemoryStoreLeasesIgnoreWallClockSteps(t *testing.T) {
+func TestMemoryClaimStoreLeasesIgnoreWallClockSteps(t *testing.T) {
 	var step atomic.Int64
-	s := NewMemoryStore(0, WithMemoryLease(time.Minute))
+	s := NewMemoryClaimStore(0, WithMemoryLease(time.Minute))
 	s.init()
 	s.now = func() time.Time { return time.Now().Round(0).Add(time.Duration(step.Load())) }
 	ctx := context.Background()
@@ -35,7 +35,7 @@ func TestMemoryStoreLeasesIgnoreWallClockSteps(t *testing.T) {
 		t.Fatalf("completion after the step: %v", err)
 	}
 
-	short := NewMemoryStore(0, WithMemoryLease(20*time.Millisecond))
+	short := NewMemoryClaimStore(0, WithMemoryLease(20*time.Millisecond))
 	short.init()
 	short.now = s.now
 	if c, _ := short.Claim(ctx, "evt_back"); c.Status != ClaimAcquired {

@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// whFailingStore is a webhook.Store whose methods fail on demand.
+// whFailingStore is a webhook.ClaimStore whose methods fail on demand.
 type whFailingStore struct {
-	webhook.MemoryStore
+	webhook.MemoryClaimStore
 	claimErr error
 	// completeFails makes every Complete fail while it is true.
 	completeFails atomic.Bool
@@ -33,7 +33,7 @@ func (s *whFailingStore) Claim(ctx context.Context, id string) (webhook.Claim, e
 	if s.claimErr != nil {
 		return webhook.Claim{}, s.claimErr
 	}
-	return s.MemoryStore.Claim(ctx, id)
+	return s.MemoryClaimStore.Claim(ctx, id)
 }
 
 func (s *whFailingStore) Complete(ctx context.Context, c webhook.Claim) error {
@@ -41,7 +41,7 @@ func (s *whFailingStore) Complete(ctx context.Context, c webhook.Claim) error {
 	if s.completeFails.Load() || n <= s.completeFailures.Load() {
 		return errors.New("connection reset")
 	}
-	return s.MemoryStore.Complete(ctx, c)
+	return s.MemoryClaimStore.Complete(ctx, c)
 }
 
 // whEventually polls cond every 10ms for up to 10s.
@@ -54,7 +54,7 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 	t.Run("claim fails: 503 and nothing processed", func(t *testing.T) {
 		var rec whRecorder
 		store := &whFailingStore{claimErr: errors.New("connection refused")}
-		h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+		h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
 		assert.Equal(t, http.StatusServiceUnavailable, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 		assert.Zero(t, rec.calls.Load())
 	})
@@ -62,8 +62,8 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 		var rec whRecorder
 		store := &whFailingStore{}
 		store.completeFails.Store(true)
-		h := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithClaimWait(0))
-		replica := whHandler(t, rec.fn(whOK), webhook.WithStore(store), webhook.WithClaimWait(0))
+		h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store), webhook.WithClaimWait(0))
+		replica := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store), webhook.WithClaimWait(0))
 		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "the event was processed")
 		assert.Equal(t, http.StatusConflict, whServe(replica, whDelivery(whPayload(), whNow, whSecret)).Code,
 			"the claim stays taken while the completion is retried")
@@ -83,7 +83,7 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 		var rec whRecorder
 		store := &whFailingStore{}
 		store.completeFailures.Store(2)
-		h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+		h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
 		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code)
 		whEventually(t, func() bool { return store.completes.Load() == 3 }, "tried again while the store failed")
 		assert.Equal(t, http.StatusOK, whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code, "a redelivery is a duplicate, not a 409")
@@ -91,18 +91,18 @@ func TestWebhookHandlerStoreFailures(t *testing.T) {
 	})
 	t.Run("a store shared by two handlers (two replicas)", func(t *testing.T) {
 		var rec whRecorder
-		store := webhook.NewMemoryStore(10)
-		a := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
-		b := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+		store := webhook.NewMemoryClaimStore(10)
+		a := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
+		b := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
 		assert.Equal(t, http.StatusOK, whServe(a, whDelivery(whPayload(), whNow, whSecret)).Code)
 		assert.Equal(t, http.StatusOK, whServe(b, whDelivery(whPayload(), whNow, whSecret)).Code)
 		assert.EqualValues(t, 1, rec.calls.Load())
 	})
 }
 
-func TestMemoryStoreClaims(t *testing.T) {
+func TestMemoryClaimStoreClaims(t *testing.T) {
 	ctx := context.Background()
-	s := webhook.NewMemoryStore(2)
+	s := webhook.NewMemoryClaimStore(2)
 	claim := func(id string) webhook.Claim {
 		c, err := s.Claim(ctx, id)
 		require.NoError(t, err)
@@ -136,7 +136,7 @@ func TestMemoryStoreClaims(t *testing.T) {
 	assert.NoError(t, err, "renewing a claim its own token completed is no error")
 	assert.ErrorIs(t, s.Complete(ctx, webhook.Claim{EventID: "zz"}), webhook.ErrClaimLost, "no token, no completion")
 
-	var zero webhook.MemoryStore
+	var zero webhook.MemoryClaimStore
 	z, err := zero.Claim(ctx, "x")
 	require.NoError(t, err)
 	assert.Equal(t, webhook.ClaimAcquired, z.Status, "the zero value is ready to use")
@@ -145,14 +145,14 @@ func TestMemoryStoreClaims(t *testing.T) {
 	assert.Equal(t, "ClaimStatus(0)", webhook.ClaimStatus(0).String())
 }
 
-// TestMemoryStoreLease: a claim that is not renewed lapses after its
+// TestMemoryClaimStoreLease: a claim that is not renewed lapses after its
 // lease and the next claim takes it over; the lapsed owner can no longer
 // renew, complete or release; a lapsed claim that nobody took over can still
 // be completed.
-func TestMemoryStoreLease(t *testing.T) {
+func TestMemoryClaimStoreLease(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s := webhook.NewMemoryStore(0, webhook.WithMemoryLease(time.Second),
+	s := webhook.NewMemoryClaimStore(0, webhook.WithMemoryLease(time.Second),
 		webhook.WithMemoryClock(func() time.Time { return now }))
 	old, err := s.Claim(ctx, "a")
 	require.NoError(t, err)
@@ -190,18 +190,18 @@ func TestMemoryStoreLease(t *testing.T) {
 	assert.Equal(t, webhook.ClaimDone, c.Status)
 }
 
-// TestMemoryStoreReplayWindow: past its bound the store forgets only ids
+// TestMemoryClaimStoreReplayWindow: past its bound the store forgets only ids
 // processed longer ago than the replay window; inside the window it keeps
 // every id and warns, so a captured delivery cannot be replayed while its
 // signature still verifies, however many events arrive meanwhile.
-func TestMemoryStoreReplayWindow(t *testing.T) {
+func TestMemoryClaimStoreReplayWindow(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var logs bytes.Buffer
-	s := webhook.NewMemoryStore(3, webhook.WithMemoryClock(func() time.Time { return now }))
+	s := webhook.NewMemoryClaimStore(3, webhook.WithMemoryClock(func() time.Time { return now }))
 	// The store logs to the handler's logger: it has no option of its own.
 	webhook.NewHandler(whVerifier(t, whSecret), func(context.Context, *payments.Event) error { return nil },
-		webhook.WithStore(s), webhook.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		webhook.WithClaimStore(s), webhook.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	process := func(id string) {
 		c, err := s.Claim(ctx, id)
 		require.NoError(t, err)
@@ -236,18 +236,18 @@ func TestMemoryStoreReplayWindow(t *testing.T) {
 	assert.Equal(t, webhook.ClaimDone, status("late"))
 }
 
-// TestMemoryStoreReplayAfterManyEvents replays the attack of the issue:
+// TestMemoryClaimStoreReplayAfterManyEvents replays the attack of the issue:
 // a captured delivery sent again within the signature tolerance, after more
 // events than the default bound, on the real clock. It must not be processed
 // twice.
-func TestMemoryStoreReplayAfterManyEvents(t *testing.T) {
+func TestMemoryClaimStoreReplayAfterManyEvents(t *testing.T) {
 	var rec whRecorder
-	store := webhook.NewMemoryStore(0)
-	h := whHandler(t, rec.fn(whOK), webhook.WithStore(store))
+	store := webhook.NewMemoryClaimStore(0)
+	h := whHandler(t, rec.fn(whOK), webhook.WithClaimStore(store))
 	payload := whPayload()
 	require.Equal(t, http.StatusOK, whServe(h, whDelivery(payload, whNow, whSecret)).Code)
 	ctx := context.Background()
-	for i := range webhook.DefaultMemoryStoreSize + 10 {
+	for i := range webhook.DefaultMemoryClaimStoreSize + 10 {
 		c, err := store.Claim(ctx, "other-"+strconv.Itoa(i))
 		require.NoError(t, err)
 		require.NoError(t, store.Complete(ctx, c))

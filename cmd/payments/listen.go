@@ -12,7 +12,6 @@ import (
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
-	"github.com/paymentsapi/payments-go/internal/loopback"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -196,7 +195,7 @@ func checkTarget(target string, plainHTTP bool) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usagef("--forward-to %q: give an http or https URL, such as http://localhost:8080/webhooks", target)
 	}
-	if u.Scheme == "http" && !loopback.Host(u.Hostname()) && !plainHTTP {
+	if u.Scheme == "http" && !loopbackHost(u.Hostname()) && !plainHTTP {
 		return usagef("--forward-to %s is plain http to a host that is not loopback: the events would cross the network in clear text. "+
 			"Use https, or pass --insecure-plain-http (a private network you trust only)", u.Redacted())
 	}

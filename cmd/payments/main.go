@@ -59,7 +59,6 @@ import (
 	"unicode"
 
 	payments "github.com/paymentsapi/payments-go"
-	"github.com/paymentsapi/payments-go/internal/eventkind"
 )
 
 // The exit codes.
@@ -319,7 +318,7 @@ func (t *typesValue) Set(v string) error {
 // eventTypeList lists the specification's event types for a usage text.
 func eventTypeList() string {
 	var b strings.Builder
-	for _, t := range eventkind.All() {
+	for _, t := range eventKinds {
 		b.WriteString("  " + string(t) + "\n")
 	}
 	return b.String()

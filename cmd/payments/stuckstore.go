@@ -49,7 +49,7 @@ func openStuckPostgres(raw, table string, timeout time.Duration) (outcomes.Store
 	if err != nil {
 		return nil, nil, usagef("payments stuck: --store: %s", redactPassword(err.Error(), raw))
 	}
-	s, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeTable(table), pgstore.WithOutcomeTimeout(timeout))
+	s, err := pgstore.NewOutcomeStore(pool, pgstore.WithTable(table), pgstore.WithTimeout(timeout))
 	if err != nil {
 		pool.Close()
 		return nil, nil, usagef("payments stuck: --table %q: lower-case letters, digits and underscores, optionally schema.table (%v)", show(table), err)
@@ -73,7 +73,7 @@ func openStuckRedis(raw, prefix string, timeout time.Duration) (outcomes.Store, 
 	// command prints the error it gets, once.
 	redis.SetLogger(quietLog{})
 	client := redis.NewClient(opts)
-	s, err := redisstore.NewOutcomeStore(client, redisstore.WithOutcomePrefix(prefix), redisstore.WithOutcomeTimeout(timeout))
+	s, err := redisstore.NewOutcomeStore(client, redisstore.WithPrefix(prefix), redisstore.WithTimeout(timeout))
 	if err != nil {
 		_ = client.Close()
 		return nil, nil, usagef("payments stuck: --prefix: %v", err)

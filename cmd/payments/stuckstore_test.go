@@ -28,7 +28,7 @@ func pgOutcomeStore(t *testing.T, url string) (*pgstore.OutcomeStore, string) {
 	}
 	t.Cleanup(pool.Close)
 	table := strings.ReplaceAll(outcometest.NewID("stuck_"), "-", "_")
-	s, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeTable(table))
+	s, err := pgstore.NewOutcomeStore(pool, pgstore.WithTable(table))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func redisOutcomeStore(t *testing.T, url string) (*redisstore.OutcomeStore, stri
 	client := redis.NewClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	prefix := outcometest.NewID("stuck:") + ":"
-	s, err := redisstore.NewOutcomeStore(client, redisstore.WithOutcomePrefix(prefix))
+	s, err := redisstore.NewOutcomeStore(client, redisstore.WithPrefix(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	payments "github.com/paymentsapi/payments-go"
-	"github.com/paymentsapi/payments-go/internal/eventkind"
 )
 
 var triggerUsage = `Usage: payments trigger EVENT-TYPE
@@ -35,7 +34,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		return err
 	}
 	defer client.Close()
-	if !eventkind.Known(eventType) {
+	if !knownEventKind(eventType) {
 		fmt.Fprintf(c.stderr, "payments: %q is not an event type of the specification; sending it as given\n", pos[0])
 	}
 	res, err := client.Webhooks.Trigger(ctx, eventType)

@@ -13,7 +13,7 @@
 //     with back-off, a dead worker's job is rescued, and the outcome
 //     tracker's row rides the same transaction. See Queue.
 //
-//   - Store: a webhook.Store that claims each event id in one shared table,
+//   - ClaimStore: a webhook.ClaimStore that claims each event id in one shared table,
 //     so that the handler runs your function once, during the delivery, at
 //     least once when things fail (see "Exactly-once effects" below).
 //
@@ -77,9 +77,9 @@
 // # The table
 //
 // Migrate creates the table and its index when they are missing, and
-// upgrades the table of an earlier release (see Store.Migrate); it is
+// upgrades the table of an earlier release (see ClaimStore.Migrate); it is
 // idempotent and safe to run from every replica at once. A DBA who applies
-// migrations by hand runs the same statements (Store.MigrationSQL returns
+// migrations by hand runs the same statements (ClaimStore.MigrationSQL returns
 // them for another table name):
 //
 //	CREATE TABLE IF NOT EXISTS "payments_webhook_events" (

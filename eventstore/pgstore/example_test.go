@@ -63,7 +63,7 @@ func Example() {
 
 // The simpler mode: the function runs during the delivery, at least once,
 // with a lease in a shared table of processed event ids.
-func ExampleStore() {
+func ExampleClaimStore() {
 	ctx := context.Background()
 	verifier, err := webhook.NewSignatureVerifier([]string{os.Getenv("PAYMENTS_WEBHOOK_SECRET")})
 	if err != nil {
@@ -79,7 +79,7 @@ func ExampleStore() {
 	// (pgstore.WithLease), a deadline of 2 s per statement
 	// (pgstore.WithTimeout), ids remembered
 	// for 7 days (pgstore.WithRetention), table payments_webhook_events.
-	store, err := pgstore.New(pool)
+	store, err := pgstore.NewClaimStore(pool)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -99,18 +99,18 @@ func ExampleStore() {
 		_, err = pool.Exec(ctx, "UPDATE orders SET paid_at = now() WHERE reference = $1 AND paid_at IS NULL", p.Reference)
 		return err
 	}
-	http.Handle("POST /webhooks", webhook.NewHandler(verifier, markPaid, webhook.WithStore(store)))
+	http.Handle("POST /webhooks", webhook.NewHandler(verifier, markPaid, webhook.WithClaimStore(store)))
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
 
 // Purging on a schedule of yours instead of after every 1000th claim.
-func ExampleStore_Purge() {
+func ExampleClaimStore_Purge() {
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := pgstore.New(pool, pgstore.WithPurgeEvery(0))
+	store, err := pgstore.NewClaimStore(pool, pgstore.WithPurgeEvery(0))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -312,18 +312,18 @@ func oursDefault(opts ...webhook.HandlerOption) func(b *testing.B, r *pgFloorRun
 		return webhook.NewHandler(storetest.Verifier(b), func(_ context.Context, ev *payments.Event) error {
 			r.once.Add(ev.ID)
 			return nil
-		}, append([]webhook.HandlerOption{webhook.WithStore(s)}, opts...)...)
+		}, append([]webhook.HandlerOption{webhook.WithClaimStore(s)}, opts...)...)
 	}
 }
 
 // oursStore is a store of the replica being built, on the run's table.
-func (r *pgFloorRun) oursStore(b *testing.B) *pgstore.Store {
+func (r *pgFloorRun) oursStore(b *testing.B) *pgstore.ClaimStore {
 	first := r.table == ""
 	if first {
 		r.table = uniqueName("events_")
 		dropOnCleanup(b, r.admin, r.table)
 	}
-	s, err := pgstore.New(r.pool(b), pgstore.WithTable(r.table))
+	s, err := pgstore.NewClaimStore(r.pool(b), pgstore.WithTable(r.table))
 	if err != nil {
 		b.Fatal(err)
 	}

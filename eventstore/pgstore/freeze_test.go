@@ -48,11 +48,11 @@ func TestFrozenDatabase(t *testing.T) {
 		"default": func(context.Context, *payments.Event) error { calls.Add(1); return nil },
 	}
 	for name, fn := range modes {
-		var store webhook.Store = s
+		var store webhook.ClaimStore = s
 		if name == "default" {
-			store = &freezeOnClaim{Store: s, freeze: freeze}
+			store = &freezeOnClaim{ClaimStore: s, freeze: freeze}
 		}
-		h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithStore(store))
+		h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithClaimStore(store))
 		warm := storetest.EventBody(storetest.NewEventID(t))
 		if code := storetest.Deliver(h, warm); code != http.StatusOK {
 			t.Fatalf("%s: a delivery before the freeze: %d", name, code)
@@ -96,12 +96,12 @@ func TestFrozenDatabase(t *testing.T) {
 
 // freezeOnClaim calls freeze after every successful Claim.
 type freezeOnClaim struct {
-	webhook.Store
+	webhook.ClaimStore
 	freeze func()
 }
 
 func (s *freezeOnClaim) Claim(ctx context.Context, id string) (webhook.Claim, error) {
-	c, err := s.Store.Claim(ctx, id)
+	c, err := s.ClaimStore.Claim(ctx, id)
 	if err == nil {
 		s.freeze()
 	}

@@ -66,10 +66,10 @@ func dropOnCleanup(tb testing.TB, pool *pgxpool.Pool, table string) {
 }
 
 // newStore returns a migrated store on a fresh table of pool.
-func newStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) (*pgstore.Store, string) {
+func newStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) (*pgstore.ClaimStore, string) {
 	tb.Helper()
 	table := uniqueName("events_")
-	s, err := pgstore.New(pool, append([]pgstore.Option{pgstore.WithTable(table)}, opts...)...)
+	s, err := pgstore.NewClaimStore(pool, append([]pgstore.Option{pgstore.WithTable(table)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 	var admin *pgxpool.Pool
 	for i := 0; i < n; i++ {
 		pool := newPool(tb, url, poolSize)
-		s, err := pgstore.New(pool, opts...)
+		s, err := pgstore.NewClaimStore(pool, opts...)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 			tb.Fatalf("Expire(%s): %v", id, err)
 		}
 	}
-	f.Replica = func(dial storetest.Dialer) webhook.Store {
+	f.Replica = func(dial storetest.Dialer) webhook.ClaimStore {
 		cfg, err := pgxpool.ParseConfig(url)
 		if err != nil {
 			tb.Fatal(err)
@@ -132,7 +132,7 @@ func fixture(tb testing.TB, url string, n int, lease time.Duration, poolSize int
 			tb.Fatal(err)
 		}
 		tb.Cleanup(pool.Close)
-		s, err := pgstore.New(pool, opts...)
+		s, err := pgstore.NewClaimStore(pool, opts...)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -204,4 +204,4 @@ func BenchmarkHandler(b *testing.B) {
 	storetest.BenchmarkHandler(b, s)
 }
 
-var _ webhook.Store = (*pgstore.Store)(nil)
+var _ webhook.ClaimStore = (*pgstore.ClaimStore)(nil)

@@ -9,7 +9,7 @@ import (
 // MigrationSQL returns the statements Migrate runs, separated by ";\n", for
 // a DBA to apply by hand (the package documentation shows them for
 // DefaultTable).
-func (s *Store) MigrationSQL() string {
+func (s *ClaimStore) MigrationSQL() string {
 	return s.q.createTable + ";\n" + s.q.createIndex + ";\n"
 }
 
@@ -36,7 +36,7 @@ func (s *Store) MigrationSQL() string {
 // and holds none back (TestMigrateOfAnUpToDateTableLocksNothing). Its
 // statements are bounded by ctx alone (not by WithTimeout),
 // since one may wait for another replica's migration: give ctx a deadline.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *ClaimStore) Migrate(ctx context.Context) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
@@ -99,7 +99,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // PurgeBatch rows per statement (each bounded by WithTimeout), skipping rows
 // that a claim in flight has locked, and returns how many it deleted. Run it on a schedule of yours when
 // the opportunistic purge is off (WithPurgeEvery(0)).
-func (s *Store) Purge(ctx context.Context) (int64, error) {
+func (s *ClaimStore) Purge(ctx context.Context) (int64, error) {
 	var total int64
 	for {
 		n, err := s.purgeBatch(ctx)
@@ -110,7 +110,7 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 	}
 }
 
-func (s *Store) purgeBatch(ctx context.Context) (int64, error) {
+func (s *ClaimStore) purgeBatch(ctx context.Context) (int64, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, s.q.purge, PurgeBatch, s.opts.retention.Microseconds())
@@ -122,7 +122,7 @@ func (s *Store) purgeBatch(ctx context.Context) (int64, error) {
 
 // maybePurge runs one batch of purge after every purgeEvery-th acquired
 // claim. Its failure only delays the purge to the next time.
-func (s *Store) maybePurge(ctx context.Context) {
+func (s *ClaimStore) maybePurge(ctx context.Context) {
 	every := uint64(s.opts.purgeEvery)
 	if every == 0 || s.claims.Add(1)%every != 0 {
 		return

@@ -46,7 +46,7 @@ func TestMigrateUpgradesThePreviousTable(t *testing.T) {
 		('processing', 'processing', 't3', now() + interval '1 hour')`); err != nil {
 		t.Fatal(err)
 	}
-	s, err := pgstore.New(pool, pgstore.WithTable(table), pgstore.WithPurgeEvery(0))
+	s, err := pgstore.NewClaimStore(pool, pgstore.WithTable(table), pgstore.WithPurgeEvery(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,12 +120,12 @@ func TestMigrateAllowsNarrowRows(t *testing.T) {
 			('processing', 'processing', 't3', now() + interval '1 hour')`); err != nil {
 			t.Fatal(err)
 		}
-		s, err := pgstore.New(pool, pgstore.WithTable(table), pgstore.WithPurgeEvery(0))
+		s, err := pgstore.NewClaimStore(pool, pgstore.WithTable(table), pgstore.WithPurgeEvery(0))
 		if err != nil {
 			t.Fatal(err)
 		}
 		h := webhook.NewHandler(storetest.Verifier(t), func(context.Context, *payments.Event) error { return nil },
-			webhook.WithStore(s), webhook.WithRecentlyDone(0), webhook.WithClaimWait(0))
+			webhook.WithClaimStore(s), webhook.WithRecentlyDone(0), webhook.WithClaimWait(0))
 		for range 2 {
 			if err := s.Migrate(ctx); err != nil {
 				t.Fatalf("%s: %v", name, err)

@@ -19,8 +19,8 @@ import (
 	"github.com/paymentsapi/payments-go/outcome"
 )
 
-// DefaultOutcomeTable is the table an OutcomeStore uses unless
-// WithOutcomeTable says otherwise.
+// DefaultOutcomeTable is the table an OutcomeStore uses unless WithTable
+// says otherwise.
 const DefaultOutcomeTable = "payments_outcomes"
 
 // OutcomeStore is an outcome.Store in a PostgreSQL table, shared by every
@@ -53,44 +53,31 @@ type OutcomeStore struct {
 	q       outcomeQueries
 }
 
-// OutcomeOption configures an OutcomeStore.
-type OutcomeOption func(*OutcomeStore)
-
-// WithOutcomeTable sets the table (default DefaultOutcomeTable): lower-case
-// letters, digits and underscores, optionally qualified by a schema.
-func WithOutcomeTable(name string) OutcomeOption { return func(s *OutcomeStore) { s.table = name } }
-
-// WithOutcomeTimeout sets the deadline of each statement (default
-// DefaultTimeout; positive). A shorter deadline of the caller's context wins.
-func WithOutcomeTimeout(d time.Duration) OutcomeOption {
-	return func(s *OutcomeStore) { s.timeout = d }
-}
-
-// WithOutcomeNotify makes every write of a final outcome NOTIFY the
-// table's channel at its commit, so that Await in another replica returns
-// at once (Subscribe) instead of at its next read of the table (default
-// off: waiters poll). The cost: PostgreSQL serialises the commits of the
-// transactions that notify, which halved the throughput of a receiver
-// feeding the tracker in the run BENCHMARKS.md records. Turn it on in every
-// replica that writes. Test: TestOutcomeAwaitWokenByNotify.
-func WithOutcomeNotify(on bool) OutcomeOption { return func(s *OutcomeStore) { s.notify = on } }
-
-// WithOutcomeLogger makes ApplyTx log conflicting final events (ids and
-// states only) as outcome.Tracker does.
-func WithOutcomeLogger(l *slog.Logger) OutcomeOption { return func(s *OutcomeStore) { s.logger = l } }
-
 var outcomeTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_]{0,40})?$`)
 
-// NewOutcomeStore returns an outcome store on pool. Its errors match
-// ErrInvalidOption.
-func NewOutcomeStore(pool *pgxpool.Pool, opts ...OutcomeOption) (*OutcomeStore, error) {
+// NewOutcomeStore returns an outcome store on pool, configured by
+// WithTable (default DefaultOutcomeTable), WithTimeout and WithLogger; the
+// options of a ClaimStore alone (WithLease, WithRetention, WithPurgeEvery) are
+// refused. Its errors match ErrInvalidOption.
+//
+// Every write of a final outcome NOTIFYs the table's channel at its commit,
+// so that Await in another replica returns at once (Subscribe) instead of at
+// its next read of the table (TestOutcomeAwaitWokenByNotify). PostgreSQL
+// serialises the commits of the transactions that notify: a receiver
+// feeding the tracker processed 4% fewer events per second with it than
+// without on a quiet machine, half as many on a loaded one (BENCHMARKS.md).
+func NewOutcomeStore(pool *pgxpool.Pool, opts ...Option) (*OutcomeStore, error) {
 	if pool == nil {
 		return nil, invalid("NewOutcomeStore with a nil pool")
 	}
-	s := &OutcomeStore{pool: pool, table: DefaultOutcomeTable, timeout: DefaultTimeout}
-	for _, o := range opts {
-		o(s)
+	o := options{table: DefaultOutcomeTable, timeout: DefaultTimeout}
+	for _, opt := range opts {
+		opt(&o)
 	}
+	if len(o.claimOnly) > 0 {
+		return nil, invalid("%s configure a claim store (NewClaimStore), not an outcome store", strings.Join(o.claimOnly, ", "))
+	}
+	s := &OutcomeStore{pool: pool, table: o.table, timeout: o.timeout, logger: o.logger, notify: !o.noNotify}
 	if !outcomeTableRE.MatchString(s.table) {
 		return nil, invalid("outcome table name %q: each part must match [a-z_][a-z0-9_]* and be at most 41 bytes, at most one dot", s.table)
 	}
@@ -135,9 +122,9 @@ CREATE INDEX IF NOT EXISTS ` + index("_reference_idx") + ` ON ` + quoted + ` (re
 CREATE INDEX IF NOT EXISTS ` + index("_open_idx") + ` ON ` + quoted + ` (kind) WHERE NOT final`,
 		load: `SELECT version, record FROM ` + quoted + ` WHERE id = $1 OR (reference = $1 AND reference <> '')
 ORDER BY id = $1 DESC, final DESC, confirmed_at IS NOT NULL DESC, first_seen DESC, id DESC LIMIT 1`,
-		// Each write returns how many rows it wrote and, with
-		// WithOutcomeNotify, notifies the table's channel (at commit)
-		// when it wrote a final outcome: what Await waits for.
+		// Each write returns how many rows it wrote and notifies the
+		// table's channel (at commit) when it wrote a final outcome:
+		// what Await waits for.
 		insert: `WITH w AS (INSERT INTO ` + quoted + ` (id, kind, reference, final, confirmed_at, first_seen, version, record)
 VALUES ($1, $2, $3, $4, $5, $6, 1, $7) ON CONFLICT (id) DO NOTHING RETURNING 1)
 ` + written,
@@ -294,11 +281,10 @@ func (s *OutcomeStore) Open(ctx context.Context, confirmedBefore, seenBefore tim
 }
 
 // Subscribe makes Await in any replica return as soon as a final outcome
-// is written, when the writers use WithOutcomeNotify: it LISTENs on the
-// table's channel, on a connection taken from the pool for as long as some
-// Await waits (and a little longer; see outcome.Subscriber), and calls
-// changed for each notification. Without WithOutcomeNotify on this store
-// it only waits for ctx: the waiters poll.
+// is written (every OutcomeStore notifies; see NewOutcomeStore): it LISTENs
+// on the table's channel, on a connection taken from the pool for as long as
+// some Await waits (and a little longer; see outcome.Subscriber), and calls
+// changed for each notification.
 func (s *OutcomeStore) Subscribe(ctx context.Context, changed func()) error {
 	if !s.notify {
 		<-ctx.Done()
@@ -335,7 +321,7 @@ func (s *OutcomeStore) Subscribe(ctx context.Context, changed func()) error {
 // ApplyTx records ev in tx, as outcome.Tracker.Apply does, with the same
 // results: the outcome after the event, the event's effect, an error
 // matching outcome.ErrInvalidEvent for data it cannot read (nothing
-// recorded), or the database's. Conflicts are logged (WithOutcomeLogger).
+// recorded), or the database's. Conflicts are logged (WithLogger).
 func (s *OutcomeStore) ApplyTx(ctx context.Context, tx pgx.Tx, ev *payments.Event) (outcome.Outcome, outcome.Effect, error) {
 	sub, ok, err := outcome.SubjectOf(ev)
 	if err != nil || !ok {

@@ -18,7 +18,11 @@ import (
 func BenchmarkOutcomeApply(b *testing.B) {
 	for _, notify := range []bool{false, true} {
 		b.Run(fmt.Sprintf("notify=%t", notify), func(b *testing.B) {
-			ost, _, _ := outcomeStores(b, testservers.SharedPostgres(b).URL(), pgstore.WithOutcomeNotify(notify))
+			var opts []pgstore.Option
+			if !notify {
+				opts = append(opts, pgstore.NoNotify())
+			}
+			ost, _, _ := outcomeStores(b, testservers.SharedPostgres(b).URL(), opts...)
 			outcometest.BenchmarkApply(b, ost[0])
 		})
 	}
@@ -31,11 +35,11 @@ func BenchmarkOutcomeHandler(b *testing.B) {
 		outcometest.BenchmarkHandler(b, es[0], nil)
 	})
 	b.Run("impl=receiver+tracker", func(b *testing.B) {
-		ost, es, _ := outcomeStores(b, url)
+		ost, es, _ := outcomeStores(b, url, pgstore.NoNotify())
 		outcometest.BenchmarkHandler(b, es[0], outcome.NewTracker(ost[0]).Wrap(nil))
 	})
 	b.Run("impl=receiver+tracker+notify", func(b *testing.B) {
-		ost, es, _ := outcomeStores(b, url, pgstore.WithOutcomeNotify(true))
+		ost, es, _ := outcomeStores(b, url)
 		outcometest.BenchmarkHandler(b, es[0], outcome.NewTracker(ost[0]).Wrap(nil))
 	})
 }
@@ -43,7 +47,7 @@ func BenchmarkOutcomeHandler(b *testing.B) {
 func BenchmarkOutcomeAwait(b *testing.B) {
 	for _, mode := range []string{"push", "poll"} {
 		b.Run("wake="+mode, func(b *testing.B) {
-			ost, es, _ := outcomeStores(b, testservers.SharedPostgres(b).URL(), pgstore.WithOutcomeNotify(true))
+			ost, es, _ := outcomeStores(b, testservers.SharedPostgres(b).URL())
 			events, receiver, waiter := es[0], ost[0], outcome.Store(ost[1])
 			if mode == "poll" {
 				waiter = outcometest.PollOnly(waiter)

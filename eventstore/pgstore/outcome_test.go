@@ -65,19 +65,19 @@ func outcomePool(tb testing.TB, url string, c *statementCounter) *pgxpool.Pool {
 // outcomeStores opens two outcome stores, each on its own pool, over one
 // fresh table of the server at url (its name is returned), and two event
 // stores over another.
-func outcomeStores(tb testing.TB, url string, opts ...pgstore.OutcomeOption) ([2]*pgstore.OutcomeStore, [2]*pgstore.Store, string) {
+func outcomeStores(tb testing.TB, url string, opts ...pgstore.Option) ([2]*pgstore.OutcomeStore, [2]*pgstore.ClaimStore, string) {
 	tb.Helper()
 	table := uniqueName("outcomes_")
 	events := uniqueName("events_")
 	var ost [2]*pgstore.OutcomeStore
-	var es [2]*pgstore.Store
+	var es [2]*pgstore.ClaimStore
 	for i := range ost {
 		pool := outcomePool(tb, url, nil)
-		s, err := pgstore.NewOutcomeStore(pool, append([]pgstore.OutcomeOption{pgstore.WithOutcomeTable(table)}, opts...)...)
+		s, err := pgstore.NewOutcomeStore(pool, append([]pgstore.Option{pgstore.WithTable(table)}, opts...)...)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		e, err := pgstore.New(pool, pgstore.WithTable(events))
+		e, err := pgstore.NewClaimStore(pool, pgstore.WithTable(events))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 	url := testservers.SharedPostgres(t).URL()
 	ost, _, table := outcomeStores(t, url)
 	var c statementCounter
-	s, err := pgstore.NewOutcomeStore(outcomePool(t, url, &c), pgstore.WithOutcomeTable(table))
+	s, err := pgstore.NewOutcomeStore(outcomePool(t, url, &c), pgstore.WithTable(table))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestOutcomeStoreNoWriteForDuplicate(t *testing.T) {
 func TestOutcomeStoreDown(t *testing.T) {
 	t.Parallel()
 	srv := testservers.StartPostgres(t)
-	ost, es, _ := outcomeStores(t, srv.URL(), pgstore.WithOutcomeTimeout(time.Second))
+	ost, es, _ := outcomeStores(t, srv.URL(), pgstore.WithTimeout(time.Second))
 	outcometest.StoreDown(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1], func() { srv.Stop(t) }, func() { srv.Start(t) })
 }
 
@@ -190,7 +190,7 @@ func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
 func TestOutcomeAwaitChild(t *testing.T) {
 	outcometest.RunChild(t, func() *outcome.Tracker {
 		pool := outcomePool(t, getenv(t, "PAYMENTS_OUTCOME_CHILD_PG_URL"), nil)
-		s, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeTable(getenv(t, "PAYMENTS_OUTCOME_CHILD_PG_TABLE")))
+		s, err := pgstore.NewOutcomeStore(pool, pgstore.WithTable(getenv(t, "PAYMENTS_OUTCOME_CHILD_PG_TABLE")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,8 +200,10 @@ func TestOutcomeAwaitChild(t *testing.T) {
 
 func TestNewOutcomeStoreBadOptions(t *testing.T) {
 	pool := outcomePool(t, "postgres://127.0.0.1:1/x", nil)
-	for _, opts := range [][]pgstore.OutcomeOption{
-		{pgstore.WithOutcomeTable("Bad-Name")}, {pgstore.WithOutcomeTable("a.b.c")}, {pgstore.WithOutcomeTimeout(0)},
+	for _, opts := range [][]pgstore.Option{
+		{pgstore.WithTable("Bad-Name")}, {pgstore.WithTable("a.b.c")}, {pgstore.WithTimeout(0)},
+		// A claim store's options have no meaning here: refused, not ignored.
+		{pgstore.WithLease(time.Second)}, {pgstore.WithRetention(30 * 24 * time.Hour)}, {pgstore.WithPurgeEvery(0)},
 	} {
 		if _, err := pgstore.NewOutcomeStore(pool, opts...); !errors.Is(err, pgstore.ErrInvalidOption) {
 			t.Fatalf("NewOutcomeStore: %v, want ErrInvalidOption", err)
@@ -220,9 +222,10 @@ func getenv(t *testing.T, key string) string {
 	return v
 }
 
-// An Await in another replica returns through LISTEN/NOTIFY, not a poll.
+// An Await in another replica returns through LISTEN/NOTIFY, not a poll:
+// every OutcomeStore notifies, with no option.
 func TestOutcomeAwaitWokenByNotify(t *testing.T) {
 	t.Parallel()
-	ost, es, _ := outcomeStores(t, testservers.SharedPostgres(t).URL(), pgstore.WithOutcomeNotify(true))
+	ost, es, _ := outcomeStores(t, testservers.SharedPostgres(t).URL())
 	outcometest.AwaitWoken(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1])
 }

@@ -11,12 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/paymentsapi/payments-go/eventstore/internal/lease"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
 const (
-	// DefaultTable is the table a Store uses unless WithTable says
+	// DefaultTable is the table a ClaimStore uses unless WithTable says
 	// otherwise.
 	DefaultTable = "payments_webhook_events"
 	// DefaultLease is how long a claim lasts, unless renewed, before
@@ -24,17 +23,19 @@ const (
 	// webhook.DefaultLease. The handler renews it every third of the lease
 	// while the function runs, so a dead replica's claim lapses within one
 	// lease of its last renewal.
-	DefaultLease = lease.DefaultLease
+	DefaultLease = webhook.DefaultLease
 	// DefaultTimeout bounds each statement the store sends (WithTimeout),
 	// whatever deadline the caller's context has: pgx itself has none.
-	DefaultTimeout = lease.DefaultTimeout
+	DefaultTimeout = webhook.DefaultClaimStoreTimeout
 	// DefaultRetention is how long a processed event id is remembered
 	// (WithRetention).
-	DefaultRetention = lease.DefaultRetention
-	// MinRetention is the shortest retention New accepts: twice
-	// webhook.DefaultSignatureTolerance.
-	MinRetention = lease.MinRetention
-	// DefaultPurgeEvery is how many acquired claims a Store makes between
+	DefaultRetention = 7 * 24 * time.Hour
+	// MinRetention is the shortest retention NewClaimStore accepts: twice
+	// webhook.DefaultSignatureTolerance. A delivery signed at t verifies
+	// until t+tolerance on a receiver whose clock is up to tolerance behind,
+	// so an id forgotten earlier could be replayed.
+	MinRetention = 2 * webhook.DefaultSignatureTolerance
+	// DefaultPurgeEvery is how many acquired claims a ClaimStore makes between
 	// two opportunistic purges (WithPurgeEvery).
 	DefaultPurgeEvery = 1000
 	// PurgeBatch is the most rows one opportunistic purge, or one
@@ -42,12 +43,12 @@ const (
 	PurgeBatch = 1000
 )
 
-// ErrInvalidOption matches every error New returns for a bad option.
-var ErrInvalidOption = lease.ErrInvalidOption
+// ErrInvalidOption matches every error NewClaimStore returns for a bad option.
+var ErrInvalidOption = errors.New("invalid claim store option")
 
-func invalid(format string, args ...any) error { return lease.Invalid("pgstore", format, args...) }
-
-// Option configures a Store.
+// Option configures a ClaimStore or an OutcomeStore: WithTable, WithTimeout and
+// WithLogger apply to both; WithLease, WithRetention and WithPurgeEvery to a
+// ClaimStore only (NewOutcomeStore refuses them).
 type Option func(*options)
 
 type options struct {
@@ -57,10 +58,14 @@ type options struct {
 	timeout    time.Duration
 	purgeEvery int
 	logger     *slog.Logger
+	claimOnly  []string // the options given that configure a ClaimStore only
+	noNotify   bool     // a test hook (export_test.go): an OutcomeStore that does not NOTIFY
 }
 
-// WithTable sets the table (default DefaultTable): lower-case letters,
-// digits and underscores, optionally qualified by a schema ("ops.webhooks").
+// WithTable sets the table: lower-case letters, digits and underscores,
+// optionally qualified by a schema ("ops.webhooks"). A ClaimStore's default is
+// DefaultTable, an OutcomeStore's DefaultOutcomeTable: give the two stores
+// different tables.
 func WithTable(name string) Option { return func(o *options) { o.table = name } }
 
 // WithLease sets how long a claim lasts unless renewed (default
@@ -69,8 +74,11 @@ func WithTable(name string) Option { return func(o *options) { o.table = name } 
 // function runs, and cancels the function's context when it cannot. Keep
 // it well under the time the service keeps retrying (a third of it, as
 // the default does for the sandbox's 15 seconds), so that the claim of a
-// replica that died lapses while the service still retries.
-func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+// replica that died lapses while the service still retries. A ClaimStore's
+// option only.
+func WithLease(d time.Duration) Option {
+	return func(o *options) { o.lease = d; o.claimOnly = append(o.claimOnly, "WithLease") }
+}
 
 // WithTimeout sets the deadline of each statement the store sends (default
 // DefaultTimeout; positive): a database that hangs, or a network that
@@ -80,37 +88,44 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 
 // WithRetention sets how long a processed event id is remembered (default
 // DefaultRetention, at least MinRetention). Keep it longer than the
-// service's whole retry schedule.
-func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
+// service's whole retry schedule. A ClaimStore's option only: an outcome is kept
+// until you delete its row.
+func WithRetention(d time.Duration) Option {
+	return func(o *options) { o.retention = d; o.claimOnly = append(o.claimOnly, "WithRetention") }
+}
 
 // WithPurgeEvery makes the store delete up to PurgeBatch expired rows after
 // every n-th claim it acquires (default DefaultPurgeEvery), in the claiming
 // goroutine. 0 turns the opportunistic purge off: then call Purge yourself,
-// from a ticker or a cron job.
-func WithPurgeEvery(n int) Option { return func(o *options) { o.purgeEvery = n } }
+// from a ticker or a cron job. A ClaimStore's option only.
+func WithPurgeEvery(n int) Option {
+	return func(o *options) { o.purgeEvery = n; o.claimOnly = append(o.claimOnly, "WithPurgeEvery") }
+}
 
-// WithLogger makes the store log the failures of its opportunistic purges
-// (at warning level), which are otherwise ignored until the next one.
+// WithLogger makes a ClaimStore log the failures of its opportunistic purges (at
+// warning level), which are otherwise ignored until the next one, and an
+// OutcomeStore's ApplyTx log conflicting final events (ids and states only)
+// as outcome.Tracker does.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// Store is a webhook.Store in a PostgreSQL table, shared by every
-// replica of a webhook receiver. Make it with New; it is safe for
+// ClaimStore is a webhook.ClaimStore in a PostgreSQL table, shared by every
+// replica of a webhook receiver. Make it with NewClaimStore; it is safe for
 // concurrent use and starts no goroutine.
-type Store struct {
+type ClaimStore struct {
 	pool   *pgxpool.Pool
 	opts   options
 	q      queries
 	claims atomic.Uint64
 }
 
-var _ webhook.Store = (*Store)(nil)
+var _ webhook.ClaimStore = (*ClaimStore)(nil)
 
-// New returns a store on pool. It does not touch the database: create the
+// NewClaimStore returns a store on pool. It does not touch the database: create the
 // table with Migrate, or by hand with MigrationSQL's statements. Its errors
 // for bad options match ErrInvalidOption.
-func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+func NewClaimStore(pool *pgxpool.Pool, opts ...Option) (*ClaimStore, error) {
 	if pool == nil {
-		return nil, invalid("New needs a pool")
+		return nil, invalid("NewClaimStore needs a pool")
 	}
 	o := options{table: DefaultTable, lease: DefaultLease, retention: DefaultRetention, timeout: DefaultTimeout, purgeEvery: DefaultPurgeEvery}
 	for _, opt := range opts {
@@ -119,13 +134,13 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if err := checkTable(o.table); err != nil {
 		return nil, err
 	}
-	if err := lease.Check("pgstore", o.lease, o.retention, o.timeout); err != nil {
+	if err := checkLease(o.lease, o.retention, o.timeout); err != nil {
 		return nil, err
 	}
 	if o.purgeEvery < 0 {
 		return nil, invalid("WithPurgeEvery(%d): want 0 (off) or more", o.purgeEvery)
 	}
-	return &Store{pool: pool, opts: o, q: buildQueries(o.table)}, nil
+	return &ClaimStore{pool: pool, opts: o, q: buildQueries(o.table)}, nil
 }
 
 // maxClaimTries bounds the claim statement's re-runs when a concurrent claim
@@ -133,19 +148,19 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 const maxClaimTries = 3
 
 // bound gives one call its deadline.
-func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	return lease.Bound(ctx, s.opts.timeout)
+func (s *ClaimStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return boundCall(ctx, s.opts.timeout)
 }
 
-// Claim implements webhook.Store in one statement: it inserts the id,
+// Claim implements webhook.ClaimStore in one statement: it inserts the id,
 // or takes over its row when that row's lease lapsed or its retention
 // expired, comparing with the database's clock so that replicas with skewed
 // clocks agree.
-func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
+func (s *ClaimStore) Claim(ctx context.Context, eventID string) (webhook.Claim, error) {
 	if eventID == "" {
 		return webhook.Claim{}, errors.New("pgstore: claim of an empty event id")
 	}
-	token, err := lease.NewToken()
+	token, err := newToken()
 	if err != nil {
 		return webhook.Claim{}, fmt.Errorf("pgstore: %w", err)
 	}
@@ -164,7 +179,7 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 		c := webhook.Claim{EventID: eventID}
 		switch status {
 		case "acquired":
-			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, lease.Expiry(start, s.opts.lease)
+			c.Status, c.Token, c.LeaseExpires = webhook.ClaimAcquired, token, leaseExpiry(start, s.opts.lease)
 			s.maybePurge(ctx)
 		case "done":
 			c.Status = webhook.ClaimDone
@@ -178,11 +193,11 @@ func (s *Store) Claim(ctx context.Context, eventID string) (webhook.Claim, error
 	return webhook.Claim{EventID: eventID, Status: webhook.ClaimInProgress}, nil
 }
 
-// Renew implements webhook.Store: it extends the lease of a claim whose
+// Renew implements webhook.ClaimStore: it extends the lease of a claim whose
 // row still holds its token unsettled, even past its lease when nobody took
 // it over. A claim its own token completed (Transactional) is returned
 // unchanged; any other gets webhook.ErrClaimLost.
-func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
+func (s *ClaimStore) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
 	if c.Token == "" {
 		return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
@@ -193,7 +208,7 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 	err := s.pool.QueryRow(ctx, s.q.renew, storedID(c.EventID), c.Token, s.opts.lease.Microseconds()).Scan(&status)
 	switch {
 	case err == nil && status == "renewed":
-		c.LeaseExpires = lease.Expiry(start, s.opts.lease)
+		c.LeaseExpires = leaseExpiry(start, s.opts.lease)
 		return c, nil
 	case err != nil && !errors.Is(err, pgx.ErrNoRows):
 		return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), err)
@@ -211,13 +226,13 @@ func (s *Store) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, erro
 	return c, fmt.Errorf("pgstore: renew event %s: %w", shownID(c.EventID), err)
 }
 
-// Complete implements webhook.Store: the row becomes a completion
+// Complete implements webhook.ClaimStore: the row becomes a completion
 // remembered for the retention, unless another claim holds it within its
 // lease or completed it (webhook.ErrClaimLost). A claim that lapsed, or a
 // row that was purged, still completes when nobody took it over; a claim
 // already completed by its token (Transactional) completes without a
 // change. (When the row is gone, a second statement inserts it.)
-func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
+func (s *ClaimStore) Complete(ctx context.Context, c webhook.Claim) error {
 	if c.Token == "" {
 		return fmt.Errorf("pgstore: complete event %s: %w", shownID(c.EventID), webhook.ErrClaimLost)
 	}
@@ -243,9 +258,9 @@ func (s *Store) Complete(ctx context.Context, c webhook.Claim) error {
 	return nil
 }
 
-// Release implements webhook.Store: it deletes the claim's row while
+// Release implements webhook.ClaimStore: it deletes the claim's row while
 // the claim still owns it, and returns webhook.ErrClaimLost otherwise.
-func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
+func (s *ClaimStore) Release(ctx context.Context, c webhook.Claim) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, s.q.release, storedID(c.EventID), c.Token)

@@ -46,13 +46,13 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		"zero retention":       {pgstore.WithRetention(0)},
 		"negative purge":       {pgstore.WithPurgeEvery(-1)},
 	} {
-		s, err := pgstore.New(pool, opts...)
+		s, err := pgstore.NewClaimStore(pool, opts...)
 		if !errors.Is(err, pgstore.ErrInvalidOption) || s != nil {
-			t.Errorf("%s: New = %v, %v; want ErrInvalidOption", name, s, err)
+			t.Errorf("%s: NewClaimStore = %v, %v; want ErrInvalidOption", name, s, err)
 		}
 	}
-	if _, err := pgstore.New(nil); !errors.Is(err, pgstore.ErrInvalidOption) {
-		t.Errorf("New(nil) = %v, want ErrInvalidOption", err)
+	if _, err := pgstore.NewClaimStore(nil); !errors.Is(err, pgstore.ErrInvalidOption) {
+		t.Errorf("NewClaimStore(nil) = %v, want ErrInvalidOption", err)
 	}
 	for _, opts := range [][]pgstore.Option{
 		nil,
@@ -60,8 +60,8 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		{pgstore.WithTable(long[:48])},
 		{pgstore.WithLease(time.Millisecond), pgstore.WithRetention(pgstore.MinRetention), pgstore.WithPurgeEvery(0)},
 	} {
-		if _, err := pgstore.New(pool, opts...); err != nil {
-			t.Errorf("New with valid options: %v", err)
+		if _, err := pgstore.NewClaimStore(pool, opts...); err != nil {
+			t.Errorf("NewClaimStore with valid options: %v", err)
 		}
 	}
 }
@@ -76,7 +76,7 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	s, err := pgstore.New(pool, pgstore.WithTable(table))
+	s, err := pgstore.NewClaimStore(pool, pgstore.WithTable(table))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestMigrationSQLIsInThePackageDocAndREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	s, err := pgstore.New(pool)
+	s, err := pgstore.NewClaimStore(pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestOpportunisticPurgeFailureIsLogged(t *testing.T) {
 		defer mu.Unlock()
 		return logs.Write(p)
 	}), nil))
-	limited, err := pgstore.New(newPool(t, u.String(), 2), pgstore.WithTable(table), pgstore.WithPurgeEvery(1), pgstore.WithLogger(logger))
+	limited, err := pgstore.NewClaimStore(newPool(t, u.String(), 2), pgstore.WithTable(table), pgstore.WithPurgeEvery(1), pgstore.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}

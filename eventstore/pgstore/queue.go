@@ -141,8 +141,7 @@ func NewQueue(pool *pgxpool.Pool, fn TxEventFunc, cfg *QueueConfig) (*Queue, err
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	outcomes, err := NewOutcomeStore(pool, WithOutcomeTable(c.OutcomeTable), WithOutcomeTimeout(c.Timeout),
-		WithOutcomeNotify(true), WithOutcomeLogger(c.Logger))
+	outcomes, err := NewOutcomeStore(pool, WithTable(c.OutcomeTable), WithTimeout(c.Timeout), WithLogger(c.Logger))
 	if err != nil {
 		return nil, err
 	}

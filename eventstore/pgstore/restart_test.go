@@ -15,12 +15,12 @@ import (
 
 // renewals counts a store's renewals that failed and that succeeded.
 type renewals struct {
-	webhook.Store
+	webhook.ClaimStore
 	failed, succeeded atomic.Int64
 }
 
 func (r *renewals) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
-	c, err := r.Store.Renew(ctx, c)
+	c, err := r.ClaimStore.Renew(ctx, c)
 	if err != nil {
 		r.failed.Add(1)
 	} else {
@@ -41,7 +41,7 @@ func TestLeaseRidesOutARestart(t *testing.T) {
 	const lease = 15 * time.Second
 	srv := testservers.StartPostgres(t)
 	f := fixture(t, srv.URL(), 1, lease, 4)
-	store := &renewals{Store: f.Stores[0]}
+	store := &renewals{ClaimStore: f.Stores[0]}
 	started, finish := make(chan struct{}), make(chan struct{})
 	var cancelled atomic.Bool
 	logs := &storetest.Logs{}
@@ -54,7 +54,7 @@ func TestLeaseRidesOutARestart(t *testing.T) {
 			cancelled.Store(true)
 			return context.Cause(ctx)
 		}
-	}, webhook.WithStore(store), webhook.WithLogger(logs.Logger()))
+	}, webhook.WithClaimStore(store), webhook.WithLogger(logs.Logger()))
 	id := storetest.NewEventID(t)
 	answer := make(chan int, 1)
 	go func() { answer <- storetest.Deliver(h, storetest.EventBody(id)) }()

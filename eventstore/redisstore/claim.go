@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// How Claim asks Redis, in Store.claims.
+// How Claim asks Redis, in ClaimStore.claims.
 const (
 	claimsUnknown   int32 = iota // the server's version is not known yet
 	claimsDetecting              // a Claim is reading the version
@@ -35,7 +35,7 @@ return redis.call('GET', KEYS[1])
 // On Redis 7.0 and later that is one SET key value NX PX lease GET, which
 // writes nothing when the key exists and returns its value either way;
 // on older servers, claimScript.
-func (s *Store) claim(ctx context.Context, key, value string) (any, error) {
+func (s *ClaimStore) claim(ctx context.Context, key, value string) (any, error) {
 	ms := s.opts.lease.Milliseconds()
 	if s.native(ctx) {
 		v, err := s.client.Do(ctx, "SET", key, value, "NX", "PX", ms, "GET").Result()
@@ -66,7 +66,7 @@ func refusedSyntax(err error) bool {
 // reads the server's version (INFO server) and keeps the answer; claims
 // made while it reads, or after it failed to read (the next Claim tries
 // again), use the script, which every version runs.
-func (s *Store) native(ctx context.Context) bool {
+func (s *ClaimStore) native(ctx context.Context) bool {
 	switch s.claims.Load() {
 	case claimsNative:
 		return true

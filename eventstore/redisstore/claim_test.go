@@ -55,11 +55,11 @@ func (r *recorder) count(name string) int {
 
 // recordedStore returns a store on a client of the shared server whose
 // commands rec records, under a fresh prefix, with a 30 s lease.
-func recordedStore(t *testing.T, rec *recorder) (*redisstore.Store, *redis.Client) {
+func recordedStore(t *testing.T, rec *recorder) (*redisstore.ClaimStore, *redis.Client) {
 	t.Helper()
 	c := sharedClient(t)
 	c.AddHook(rec)
-	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(t, c)), redisstore.WithLease(30*time.Second))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(uniquePrefix(t, c)), redisstore.WithLease(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func recordedStore(t *testing.T, rec *recorder) (*redisstore.Store, *redis.Clien
 
 // checkClaims claims a new event, claims it again (in progress), completes
 // it and claims it once more (done), and checks what Redis holds.
-func checkClaims(t *testing.T, s *redisstore.Store, c *redis.Client) {
+func checkClaims(t *testing.T, s *redisstore.ClaimStore, c *redis.Client) {
 	t.Helper()
 	ctx := testCtx(t)
 	first, err := s.Claim(ctx, "evt_1")
@@ -234,7 +234,7 @@ func TestConformanceScriptClaims(t *testing.T) {
 		Stores: func(tb testing.TB, n int, lease time.Duration) storetest.Fixture {
 			f := fixture(tb, testservers.SharedRedis(tb).URL(), n, lease, 8)
 			for _, s := range f.Stores {
-				redisstore.ForceScriptClaims(s.(*redisstore.Store))
+				redisstore.ForceScriptClaims(s.(*redisstore.ClaimStore))
 			}
 			return f
 		},

@@ -85,7 +85,7 @@ func brokenClient(t *testing.T) (*redis.Client, *switchDialer) {
 func TestStoreRedialsWithinItsDeadline(t *testing.T) {
 	t.Parallel()
 	c, d := brokenClient(t)
-	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(t, sharedClient(t))), redisstore.WithTimeout(10*time.Second))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(uniquePrefix(t, sharedClient(t))), redisstore.WithTimeout(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestRetryDialRidesOutARestart(t *testing.T) {
 		}
 		cancel()
 	}
-	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(t, sharedClient(t))), redisstore.WithTimeout(700*time.Millisecond))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(uniquePrefix(t, sharedClient(t))), redisstore.WithTimeout(700*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +154,12 @@ func TestRetryDialGivesUpWithItsContext(t *testing.T) {
 
 // renewSignal is a store that signals each renewal that succeeded.
 type renewSignal struct {
-	webhook.Store
+	webhook.ClaimStore
 	renewed chan struct{}
 }
 
 func (s renewSignal) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
-	c, err := s.Store.Renew(ctx, c)
+	c, err := s.ClaimStore.Renew(ctx, c)
 	if err == nil {
 		select {
 		case s.renewed <- struct{}{}:
@@ -180,16 +180,16 @@ func TestLeaseSurvivesARestart(t *testing.T) {
 	t.Parallel()
 	srv := testservers.StartRedis(t, true)
 	const leaseLen = 4 * time.Second
-	stores := make([]*redisstore.Store, 2)
+	stores := make([]*redisstore.ClaimStore, 2)
 	for i := range stores {
 		c := newClientWith(t, srv.URL(), 4, recommended)
-		s, err := redisstore.New(c, redisstore.WithLease(leaseLen))
+		s, err := redisstore.NewClaimStore(c, redisstore.WithLease(leaseLen))
 		if err != nil {
 			t.Fatal(err)
 		}
 		stores[i] = s
 	}
-	store := renewSignal{Store: stores[0], renewed: make(chan struct{}, 1)}
+	store := renewSignal{ClaimStore: stores[0], renewed: make(chan struct{}, 1)}
 	started, release := make(chan struct{}), make(chan struct{})
 	var calls, cancelled atomic.Int32
 	h := webhook.NewHandler(storetest.Verifier(t), func(ctx context.Context, ev *payments.Event) error {
@@ -203,7 +203,7 @@ func TestLeaseSurvivesARestart(t *testing.T) {
 			cancelled.Add(1)
 			return ctx.Err()
 		}
-	}, webhook.WithStore(store))
+	}, webhook.WithClaimStore(store))
 	id := storetest.NewEventID(t)
 	answered := make(chan int, 1)
 	go func() { answered <- storetest.Deliver(h, storetest.EventBody(id)) }()

@@ -1,4 +1,4 @@
-// Package redisstore is a webhook.Store in Redis, for webhook
+// Package redisstore is a webhook.ClaimStore in Redis, for webhook
 // receivers that run on several replicas: every replica's
 // webhook.Handler claims each event id in one shared Redis, so that
 // each event is processed once however many times, and to whichever
@@ -7,9 +7,9 @@
 //
 //	opts := &redis.Options{Addr: "redis:6379", ContextTimeoutEnabled: true}
 //	opts.Dialer = redisstore.RetryDial(redis.NewDialer(opts))
-//	store, err := redisstore.New(redis.NewClient(opts))
+//	store, err := redisstore.NewClaimStore(redis.NewClient(opts))
 //	...
-//	h := webhook.NewHandler(verifier, processEvent, webhook.WithStore(store))
+//	h := webhook.NewHandler(verifier, processEvent, webhook.WithClaimStore(store))
 //
 // # The client
 //

@@ -35,7 +35,7 @@ func Example() {
 	// (redisstore.WithLease), a deadline of 2 s per command
 	// (redisstore.WithTimeout), ids remembered
 	// for 7 days (redisstore.WithRetention), keys "payments:webhook-event:<id>".
-	store, err := redisstore.New(client)
+	store, err := redisstore.NewClaimStore(client)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,6 +54,6 @@ func Example() {
 		return nil // an error answers 500, and the service retries
 	}
 	http.Handle("POST /webhooks", webhook.NewHandler(verifier, processEvent,
-		webhook.WithStore(store)))
+		webhook.WithClaimStore(store)))
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }

@@ -182,14 +182,14 @@ func (r *redisFloorRun) measure(b *testing.B, handlers []http.Handler) storetest
 // sets it up: default options, a function that does nothing (but count).
 func oursRedis(ctxTimeout bool, opts ...webhook.HandlerOption) func(b *testing.B, r *redisFloorRun) http.Handler {
 	return func(b *testing.B, r *redisFloorRun) http.Handler {
-		s, err := redisstore.New(r.client(b, ctxTimeout), redisstore.WithPrefix(r.prefix))
+		s, err := redisstore.NewClaimStore(r.client(b, ctxTimeout), redisstore.WithPrefix(r.prefix))
 		if err != nil {
 			b.Fatal(err)
 		}
 		return webhook.NewHandler(storetest.Verifier(b), func(_ context.Context, ev *payments.Event) error {
 			r.once.Add(ev.ID)
 			return nil
-		}, append([]webhook.HandlerOption{webhook.WithStore(s)}, opts...)...)
+		}, append([]webhook.HandlerOption{webhook.WithClaimStore(s)}, opts...)...)
 	}
 }
 

@@ -48,4 +48,4 @@ func escape(s string) string {
 // prefix and the id, as described in the package documentation (Keys).
 // With the default prefix, the key of an id without ':' or '%' is
 // DefaultPrefix followed by the id.
-func (s *Store) Key(eventID string) string { return s.keyPrefix + escape(eventID) }
+func (s *ClaimStore) Key(eventID string) string { return s.keyPrefix + escape(eventID) }

@@ -63,7 +63,7 @@ func TestKeysDoNotCollide(t *testing.T) {
 		"x\x00y", "0", "1evt_1", ":evt_1"}
 	seen := map[string][2]string{}
 	for _, p := range prefixes {
-		s, err := redisstore.New(c, redisstore.WithPrefix(p))
+		s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestKeysOfTheDefaultPrefixUnchanged(t *testing.T) {
 	ctx := testCtx(t)
 	prefix := uniquePrefix(t, c) // "test:<hex>:"
 	for _, p := range []string{redisstore.DefaultPrefix, prefix} {
-		s, err := redisstore.New(c, redisstore.WithPrefix(p))
+		s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestKeysOfTheDefaultPrefixUnchanged(t *testing.T) {
 		}
 	}
 	// A completion written by the previous layout is found done.
-	s, err := redisstore.New(c, redisstore.WithPrefix(prefix))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,11 @@ func TestPrefixesDoNotShareEvents(t *testing.T) {
 		{base + "t", "%:x", base + "t%:", "x"},
 	}
 	for _, p := range pairs {
-		first, err := redisstore.New(c, redisstore.WithPrefix(p[0]))
+		first, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(p[0]))
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := redisstore.New(c, redisstore.WithPrefix(p[2]))
+		second, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(p[2]))
 		if err != nil {
 			t.Fatal(err)
 		}

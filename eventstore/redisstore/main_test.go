@@ -108,7 +108,7 @@ func fixtureWith(tb testing.TB, url string, n int, lease time.Duration, poolSize
 	}
 	f := storetest.Fixture{}
 	for i := 0; i < n; i++ {
-		s, err := redisstore.New(newClientWith(tb, url, poolSize, tune), opts...)
+		s, err := redisstore.NewClaimStore(newClientWith(tb, url, poolSize, tune), opts...)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func fixtureWith(tb testing.TB, url string, n int, lease time.Duration, poolSize
 		}
 		return d
 	}
-	f.Replica = func(dial storetest.Dialer) webhook.Store {
+	f.Replica = func(dial storetest.Dialer) webhook.ClaimStore {
 		o, err := redis.ParseURL(url)
 		if err != nil {
 			tb.Fatal(err)
@@ -132,7 +132,7 @@ func fixtureWith(tb testing.TB, url string, n int, lease time.Duration, poolSize
 		}
 		c := redis.NewClient(o)
 		tb.Cleanup(func() { _ = c.Close() })
-		s, err := redisstore.New(c, opts...)
+		s, err := redisstore.NewClaimStore(c, opts...)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -224,7 +224,7 @@ func TestPendingCompletions(t *testing.T) {
 
 func BenchmarkHandler(b *testing.B) {
 	c := newClient(b, testservers.SharedRedis(b).URL(), storetest.BenchSenders)
-	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(b, c)))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(uniquePrefix(b, c)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -242,11 +242,11 @@ func BenchmarkHandlerContextTimeout(b *testing.B) {
 	opts.PoolSize, opts.ContextTimeoutEnabled = storetest.BenchSenders, true
 	c := redis.NewClient(opts)
 	b.Cleanup(func() { _ = c.Close() })
-	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(b, c)))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(uniquePrefix(b, c)))
 	if err != nil {
 		b.Fatal(err)
 	}
 	storetest.BenchmarkHandler(b, s)
 }
 
-var _ webhook.Store = (*redisstore.Store)(nil)
+var _ webhook.ClaimStore = (*redisstore.ClaimStore)(nil)

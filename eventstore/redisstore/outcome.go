@@ -15,10 +15,10 @@ import (
 
 const (
 	// DefaultOutcomePrefix starts every key an OutcomeStore writes, unless
-	// WithOutcomePrefix says otherwise.
+	// WithPrefix says otherwise.
 	DefaultOutcomePrefix = "payments:outcome:"
 	// DefaultOutcomeRetention is how long an outcome is kept after its last
-	// change (WithOutcomeRetention).
+	// change (WithRetention).
 	DefaultOutcomeRetention = 90 * 24 * time.Hour
 )
 
@@ -41,8 +41,8 @@ const (
 // hash. Tests: TestOutcomeStoreNoWriteForDuplicate (the commands sent),
 // TestOutcomeStoreConformance, TestOutcomeStoreReplicas.
 //
-// Every command is bounded by the store's timeout (WithOutcomeTimeout), as
-// Store's are: on a client with ContextTimeoutEnabled it is sent from the
+// Every command is bounded by the store's timeout (WithTimeout), as
+// ClaimStore's are: on a client with ContextTimeoutEnabled it is sent from the
 // caller's goroutine (TestOutcomeStoreCommandsOnTheCallersGoroutine); on
 // one without, which ignores its context's deadline while it reads, it runs
 // on one of the goroutines the store keeps for that (they end after 30 s
@@ -55,35 +55,22 @@ type OutcomeStore struct {
 	calls     *bounder // every command goes through it
 }
 
-// OutcomeOption configures an OutcomeStore.
-type OutcomeOption func(*OutcomeStore)
-
-// WithOutcomePrefix sets the key prefix (default DefaultOutcomePrefix; not
-// empty, at most 256 bytes).
-func WithOutcomePrefix(p string) OutcomeOption { return func(s *OutcomeStore) { s.prefix = p } }
-
-// WithOutcomeRetention sets how long an outcome is kept after its last
-// change (default DefaultOutcomeRetention; at least a day).
-func WithOutcomeRetention(d time.Duration) OutcomeOption {
-	return func(s *OutcomeStore) { s.retention = d }
-}
-
-// WithOutcomeTimeout sets the deadline of each command (default
-// DefaultTimeout; positive).
-func WithOutcomeTimeout(d time.Duration) OutcomeOption {
-	return func(s *OutcomeStore) { s.timeout = d }
-}
-
-// NewOutcomeStore returns an outcome store on client. Its errors match
-// ErrInvalidOption.
-func NewOutcomeStore(client redis.UniversalClient, opts ...OutcomeOption) (*OutcomeStore, error) {
+// NewOutcomeStore returns an outcome store on client, configured by
+// WithPrefix (default DefaultOutcomePrefix), WithRetention (default
+// DefaultOutcomeRetention) and WithTimeout; WithLease, a ClaimStore's option, is
+// refused. Its errors match ErrInvalidOption.
+func NewOutcomeStore(client redis.UniversalClient, opts ...Option) (*OutcomeStore, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: NewOutcomeStore with a nil client", ErrInvalidOption)
 	}
-	s := &OutcomeStore{client: client, prefix: DefaultOutcomePrefix, retention: DefaultOutcomeRetention, timeout: DefaultTimeout}
-	for _, o := range opts {
-		o(s)
+	o := options{prefix: DefaultOutcomePrefix, retention: DefaultOutcomeRetention, timeout: DefaultTimeout}
+	for _, opt := range opts {
+		opt(&o)
 	}
+	if o.leaseSet {
+		return nil, fmt.Errorf("%w: WithLease configures a claim store (NewClaimStore), not an outcome store", ErrInvalidOption)
+	}
+	s := &OutcomeStore{client: client, prefix: o.prefix, retention: o.retention, timeout: o.timeout}
 	switch {
 	case s.prefix == "" || len(s.prefix) > maxPrefix:
 		return nil, fmt.Errorf("%w: outcome prefix: 1 to %d bytes", ErrInvalidOption, maxPrefix)

@@ -54,21 +54,21 @@ func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 
 // outcomeStores opens two outcome stores and two claim stores, each pair on
 // a client of its own, under one fresh prefix of the server at url.
-func outcomeStores(tb testing.TB, url string, c *commandCounter) ([2]*redisstore.OutcomeStore, [2]*redisstore.Store, string) {
+func outcomeStores(tb testing.TB, url string, c *commandCounter) ([2]*redisstore.OutcomeStore, [2]*redisstore.ClaimStore, string) {
 	tb.Helper()
 	prefix := uniquePrefix(tb, newClient(tb, url, 2))
 	var ost [2]*redisstore.OutcomeStore
-	var es [2]*redisstore.Store
+	var es [2]*redisstore.ClaimStore
 	for i := range ost {
 		client := newClient(tb, url, 16)
 		if c != nil && i == 0 {
 			client.AddHook(c)
 		}
-		o, err := redisstore.NewOutcomeStore(client, redisstore.WithOutcomePrefix(prefix+"outcome:"), redisstore.WithOutcomeTimeout(time.Second))
+		o, err := redisstore.NewOutcomeStore(client, redisstore.WithPrefix(prefix+"outcome:"), redisstore.WithTimeout(time.Second))
 		if err != nil {
 			tb.Fatal(err)
 		}
-		e, err := redisstore.New(client, redisstore.WithPrefix(prefix+"event:"), redisstore.WithTimeout(time.Second))
+		e, err := redisstore.NewClaimStore(client, redisstore.WithPrefix(prefix+"event:"), redisstore.WithTimeout(time.Second))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
 	t.Parallel()
 	url := testservers.SharedRedis(t).URL()
 	ost, es, prefix := outcomeStores(t, url, nil)
-	h := webhook.NewHandler(outcometest.Verifier(t), outcome.NewTracker(ost[0]).Wrap(nil), webhook.WithStore(es[0]))
+	h := webhook.NewHandler(outcometest.Verifier(t), outcome.NewTracker(ost[0]).Wrap(nil), webhook.WithClaimStore(es[0]))
 	wait := outcometest.AwaitInChild(t, "TestOutcomeAwaitChild", "rcp-42",
 		"PAYMENTS_OUTCOME_CHILD_REDIS_URL="+url, "PAYMENTS_OUTCOME_CHILD_REDIS_PREFIX="+prefix)
 	for _, body := range [][]byte{
@@ -160,7 +160,7 @@ func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
 func TestOutcomeAwaitChild(t *testing.T) {
 	outcometest.RunChild(t, func() *outcome.Tracker {
 		s, err := redisstore.NewOutcomeStore(newClient(t, os.Getenv("PAYMENTS_OUTCOME_CHILD_REDIS_URL"), 4),
-			redisstore.WithOutcomePrefix(os.Getenv("PAYMENTS_OUTCOME_CHILD_REDIS_PREFIX")))
+			redisstore.WithPrefix(os.Getenv("PAYMENTS_OUTCOME_CHILD_REDIS_PREFIX")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestOutcomeAwaitChild(t *testing.T) {
 func TestNewOutcomeStoreBadOptions(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
-	for _, opt := range []redisstore.OutcomeOption{redisstore.WithOutcomePrefix(""), redisstore.WithOutcomeRetention(time.Hour), redisstore.WithOutcomeTimeout(0)} {
+	for _, opt := range []redisstore.Option{redisstore.WithPrefix(""), redisstore.WithRetention(time.Hour), redisstore.WithTimeout(0), redisstore.WithLease(time.Second)} {
 		if _, err := redisstore.NewOutcomeStore(c, opt); !errors.Is(err, redisstore.ErrInvalidOption) {
 			t.Fatalf("NewOutcomeStore: %v, want ErrInvalidOption", err)
 		}
@@ -219,7 +219,7 @@ func TestOutcomeStoreCommandsOnTheCallersGoroutine(t *testing.T) {
 	c := newClientWith(t, testservers.SharedRedis(t).URL(), 4, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 	h := &stackHook{frame: "TestOutcomeStoreCommandsOnTheCallersGoroutine"}
 	c.AddHook(h)
-	s, err := redisstore.NewOutcomeStore(c, redisstore.WithOutcomePrefix(uniquePrefix(t, c)))
+	s, err := redisstore.NewOutcomeStore(c, redisstore.WithPrefix(uniquePrefix(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,8 +37,8 @@ func TestFrozenRedis(t *testing.T) {
 
 func frozenRedis(t *testing.T, tune func(*redis.Options)) {
 	srv := testservers.StartRedis(t, false)
-	newStore := func() *redisstore.Store {
-		s, err := redisstore.New(newClientWith(t, srv.URL(), 8, tune))
+	newStore := func() *redisstore.ClaimStore {
+		s, err := redisstore.NewClaimStore(newClientWith(t, srv.URL(), 8, tune))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func frozenRedis(t *testing.T, tune func(*redis.Options)) {
 	h := webhook.NewHandler(storetest.Verifier(t), func(context.Context, *payments.Event) error {
 		calls.Add(1)
 		return nil
-	}, webhook.WithStore(s))
+	}, webhook.WithClaimStore(s))
 
 	srv.Freeze(t)
 	thawed := false

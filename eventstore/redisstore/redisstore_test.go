@@ -25,15 +25,15 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		"lease over retention": {redisstore.WithLease(time.Hour), redisstore.WithRetention(time.Hour)},
 		"short retention":      {redisstore.WithRetention(2*webhook.DefaultSignatureTolerance - time.Second)},
 	} {
-		s, err := redisstore.New(c, opts...)
+		s, err := redisstore.NewClaimStore(c, opts...)
 		if !errors.Is(err, redisstore.ErrInvalidOption) || s != nil {
-			t.Errorf("%s: New = %v, %v; want ErrInvalidOption", name, s, err)
+			t.Errorf("%s: NewClaimStore = %v, %v; want ErrInvalidOption", name, s, err)
 		}
 	}
-	if _, err := redisstore.New(nil); !errors.Is(err, redisstore.ErrInvalidOption) {
-		t.Errorf("New(nil) = %v, want ErrInvalidOption", err)
+	if _, err := redisstore.NewClaimStore(nil); !errors.Is(err, redisstore.ErrInvalidOption) {
+		t.Errorf("NewClaimStore(nil) = %v, want ErrInvalidOption", err)
 	}
-	s, err := redisstore.New(c, redisstore.WithLease(time.Millisecond), redisstore.WithRetention(redisstore.MinRetention))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithLease(time.Millisecond), redisstore.WithRetention(redisstore.MinRetention))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestKeyValues(t *testing.T) {
 	t.Parallel()
 	c := sharedClient(t)
 	ctx := testCtx(t)
-	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(t, c)), redisstore.WithLease(30*time.Second), redisstore.WithRetention(time.Hour))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(uniquePrefix(t, c)), redisstore.WithLease(30*time.Second), redisstore.WithRetention(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestScriptsSurviveScriptFlush(t *testing.T) {
 	t.Parallel()
 	c := sharedClient(t)
 	ctx := testCtx(t)
-	s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(t, c)))
+	s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(uniquePrefix(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/paymentsapi/payments-go/eventstore/internal/lease"
 )
 
 // command is one call to Redis, run by a runner's goroutine for a caller
@@ -74,7 +72,7 @@ func (r *runner) work(j *command) {
 // unless Options.ContextTimeoutEnabled is set, so on a client without it a
 // call runs on a runner's goroutine, which the caller stops waiting for at
 // the deadline. The deadline in the call's context also ends go-redis'
-// retries. Store and OutcomeStore both call through one.
+// retries. ClaimStore and OutcomeStore both call through one.
 type bounder struct {
 	timeout time.Duration
 	// direct: the client keeps contexts' deadlines itself
@@ -90,7 +88,7 @@ func newBounder(client redis.UniversalClient, timeout time.Duration) *bounder {
 // call runs f under the deadline: the store's timeout, or ctx's when that
 // comes first.
 func (b *bounder) call(ctx context.Context, f func(context.Context) (any, error)) (any, error) {
-	ctx, cancel := lease.Bound(ctx, b.timeout)
+	ctx, cancel := boundCall(ctx, b.timeout)
 	defer cancel()
 	if b.direct {
 		return f(ctx)

@@ -26,7 +26,7 @@ func BenchmarkContextTimeout(b *testing.B) {
 			c := newClientWith(b, testservers.SharedRedis(b).URL(), 16, func(o *redis.Options) {
 				o.ContextTimeoutEnabled = enabled
 			})
-			s, err := redisstore.New(c, redisstore.WithPrefix(uniquePrefix(b, c)))
+			s, err := redisstore.NewClaimStore(c, redisstore.WithPrefix(uniquePrefix(b, c)))
 			if err != nil {
 				b.Fatal(err)
 			}

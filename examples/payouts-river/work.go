@@ -68,7 +68,7 @@ const maxAttempts = 100
 // migrations. client (nil for load and status) is the service's; with it
 // the River client has the workers and the periodic event listing.
 func newApp(ctx context.Context, pool *pgxpool.Pool, client *payments.Client, cfg riverConfig, logger *slog.Logger) (*app, error) {
-	outcomes, err := pgstore.NewOutcomeStore(pool, pgstore.WithOutcomeNotify(true), pgstore.WithOutcomeLogger(logger))
+	outcomes, err := pgstore.NewOutcomeStore(pool, pgstore.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}

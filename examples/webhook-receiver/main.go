@@ -130,14 +130,14 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 // newMux routes /webhooks to the SDK's receiver and /healthz to a liveness
 // probe. It returns the receiver too, whose Shutdown waits for the
 // completions it still retries.
-func newMux(verifier webhook.Verifier, store webhook.Store, logger *slog.Logger) (http.Handler, *webhook.Handler) {
+func newMux(verifier webhook.Verifier, store webhook.ClaimStore, logger *slog.Logger) (http.Handler, *webhook.Handler) {
 	r := &receiver{logger: logger}
 	mux := http.NewServeMux()
 	// Registered without a method so that the SDK's handler answers other
 	// methods itself (405 with Allow: POST).
 	hooks := webhook.NewHandler(verifier, r.handle,
-		webhook.WithStore(store),   // the ids already processed: see PAYMENTS_WEBHOOK_STORE
-		webhook.WithLogger(logger), // refusals and failures, never secrets or bodies
+		webhook.WithClaimStore(store), // the ids already processed: see PAYMENTS_WEBHOOK_STORE
+		webhook.WithLogger(logger),    // refusals and failures, never secrets or bodies
 	)
 	mux.Handle("/webhooks", hooks)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -28,7 +28,7 @@ func testMux(t *testing.T, env map[string]string, logger *slog.Logger) http.Hand
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux, _ := newMux(cfg.verifier, webhook.NewMemoryStore(0), logger)
+	mux, _ := newMux(cfg.verifier, webhook.NewMemoryClaimStore(0), logger)
 	return mux
 }
 

@@ -24,11 +24,11 @@ const storeStartTimeout = 30 * time.Second
 // openStore opens the store that remembers processed event ids, and
 // returns it with the function that closes its connections. Its errors name
 // the store by its redacted URL and never contain the password.
-func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (webhook.Store, func(), error) {
+func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (webhook.ClaimStore, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, storeStartTimeout)
 	defer cancel()
 	var (
-		store    webhook.Store
+		store    webhook.ClaimStore
 		closeFn  func()
 		err      error
 		database string
@@ -44,7 +44,7 @@ func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (webhoo
 		// Private to this process: a redelivery that reaches another
 		// replica would be processed again. Run one replica only.
 		logger.Info("claim store", slog.String("kind", "memory"))
-		return webhook.NewMemoryStore(webhook.DefaultMemoryStoreSize), func() {}, nil
+		return webhook.NewMemoryClaimStore(webhook.DefaultMemoryClaimStoreSize), func() {}, nil
 	}
 	if err != nil {
 		// Only the text: a driver's error value might quote the password.
@@ -60,12 +60,12 @@ func openStore(ctx context.Context, sc storeConfig, logger *slog.Logger) (webhoo
 // openPostgres opens a pool and creates the table of processed ids when it
 // is missing (pgstore's Migrate: the role needs CREATE on the schema the
 // first time, or a DBA applies pgstore's MigrationSQL by hand).
-func openPostgres(ctx context.Context, url string, logger *slog.Logger) (webhook.Store, func(), error) {
+func openPostgres(ctx context.Context, url string, logger *slog.Logger) (webhook.ClaimStore, func(), error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := pgstore.New(pool, pgstore.WithLogger(logger))
+	store, err := pgstore.NewClaimStore(pool, pgstore.WithLogger(logger))
 	if err == nil {
 		err = store.Migrate(ctx) // also proves the database is reachable
 	}
@@ -79,9 +79,9 @@ func openPostgres(ctx context.Context, url string, logger *slog.Logger) (webhook
 }
 
 // openRedis connects to a single Redis server. For Sentinel or Cluster,
-// give redisstore.New a redis.NewFailoverClient or redis.NewClusterClient
+// give redisstore.NewClaimStore a redis.NewFailoverClient or redis.NewClusterClient
 // (any redis.UniversalClient) instead.
-func openRedis(ctx context.Context, url string) (webhook.Store, func(), error) {
+func openRedis(ctx context.Context, url string) (webhook.ClaimStore, func(), error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, nil, err
@@ -102,7 +102,7 @@ func openRedis(ctx context.Context, url string) (webhook.Store, func(), error) {
 	// restart, before a claim's lease runs out.
 	opts.Dialer = redisstore.RetryDial(redis.NewDialer(opts))
 	client := redis.NewClient(opts)
-	store, err := redisstore.New(client)
+	store, err := redisstore.NewClaimStore(client)
 	if err != nil {
 		_ = client.Close()
 		return nil, nil, err

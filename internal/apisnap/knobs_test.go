@@ -19,8 +19,8 @@ var withBudget = map[string]int{
 	rootPath + "/paymentstest":          21, // being cut (issue 35 item 4, the small fake)
 	rootPath + "/webhook":               9,
 	rootPath + "/outcome":               4,
-	rootPath + "/eventstore/pgstore":    10, // being merged (this work)
-	rootPath + "/eventstore/redisstore": 7,  // being merged (this work)
+	rootPath + "/eventstore/pgstore":    6, // one Option for the claim store and the outcome store
+	rootPath + "/eventstore/redisstore": 4, // one Option for the claim store and the outcome store
 	rootPath + "/paymentsotel":          3,
 }
 

@@ -81,11 +81,11 @@ func BenchmarkApply(b *testing.B, store outcome.Store) {
 // function, b.N distinct events delivered once each by BenchSenders
 // senders. It reports events/s. Give fn = nil for the receiver alone, or a
 // tracker's Wrap(nil) for the receiver feeding the tracker.
-func BenchmarkHandler(b *testing.B, events webhook.Store, fn webhook.EventFunc) {
+func BenchmarkHandler(b *testing.B, events webhook.ClaimStore, fn webhook.EventFunc) {
 	if fn == nil {
 		fn = func(context.Context, *payments.Event) error { return nil }
 	}
-	h := webhook.NewHandler(Verifier(b), fn, webhook.WithStore(events))
+	h := webhook.NewHandler(Verifier(b), fn, webhook.WithClaimStore(events))
 	bs := bodies(b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -106,8 +106,8 @@ func BenchmarkHandler(b *testing.B, events webhook.Store, fn webhook.EventFunc) 
 // of the outcome only by reading the store). Each iteration starts one
 // Await, lets it wait settle for 20ms, then delivers. It reports the
 // median and 99th percentile in ms.
-func BenchmarkAwait(b *testing.B, events webhook.Store, receiver, waiter outcome.Store, poll time.Duration) {
-	h := webhook.NewHandler(Verifier(b), outcome.NewTracker(receiver).Wrap(nil), webhook.WithStore(events))
+func BenchmarkAwait(b *testing.B, events webhook.ClaimStore, receiver, waiter outcome.Store, poll time.Duration) {
+	h := webhook.NewHandler(Verifier(b), outcome.NewTracker(receiver).Wrap(nil), webhook.WithClaimStore(events))
 	tr := outcome.NewTracker(waiter, outcome.WithPollInterval(poll))
 	lat := make([]time.Duration, 0, b.N)
 	ctx := context.Background()

@@ -49,7 +49,7 @@ func Fake(t *testing.T, open ReplicaOpener) {
 		if r.Wrap != nil {
 			wrapped = r.Wrap(tr, fn)
 		}
-		handlers[i] = webhook.NewHandler(Verifier(t), wrapped, webhook.WithStore(r.Events))
+		handlers[i] = webhook.NewHandler(Verifier(t), wrapped, webhook.WithClaimStore(r.Events))
 	}
 	var turn atomic.Int64
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -22,7 +22,7 @@ import (
 
 // Replica is one receiver's view of the shared stores.
 type Replica struct {
-	Events   webhook.Store
+	Events   webhook.ClaimStore
 	Outcomes outcome.Store
 	// Wrap, when set, makes the handler's function from the tracker and
 	// the merchant's function (default: tr.Wrap(fn)).
@@ -155,7 +155,7 @@ func Replicas(t *testing.T, open ReplicaOpener) {
 		if r.Wrap != nil {
 			wrapped = r.Wrap(trackers[i], fn)
 		}
-		handlers[i] = webhook.NewHandler(Verifier(t), wrapped, webhook.WithStore(r.Events))
+		handlers[i] = webhook.NewHandler(Verifier(t), wrapped, webhook.WithClaimStore(r.Events))
 	}
 	seed := uint64(time.Now().UnixNano())
 	phases := schedule(ps, rand.New(rand.NewPCG(seed, 26)))
@@ -312,7 +312,7 @@ func StoreDown(t *testing.T, r Replica, reader outcome.Store, stop, start func()
 	h := webhook.NewHandler(Verifier(t), tr.Wrap(func(context.Context, *payments.Event) error {
 		calls.Add(1)
 		return nil
-	}), webhook.WithStore(r.Events), webhook.WithStoreTimeout(time.Second))
+	}), webhook.WithClaimStore(r.Events), webhook.WithClaimStoreTimeout(time.Second))
 	body := Body("ev-1", payments.EventPaymentFailed, "pay-1", "order-1")
 	stop()
 	if code := Deliver(h, body); code != http.StatusServiceUnavailable {
@@ -345,7 +345,7 @@ func AwaitWoken(t *testing.T, r Replica, waiter outcome.Store) {
 	if _, ok := waiter.(outcome.Subscriber); !ok {
 		t.Fatalf("%T is not an outcome.Subscriber", waiter)
 	}
-	h := webhook.NewHandler(Verifier(t), outcome.NewTracker(r.Outcomes).Wrap(nil), webhook.WithStore(r.Events))
+	h := webhook.NewHandler(Verifier(t), outcome.NewTracker(r.Outcomes).Wrap(nil), webhook.WithClaimStore(r.Events))
 	tr := outcome.NewTracker(waiter, outcome.WithPollInterval(time.Hour))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

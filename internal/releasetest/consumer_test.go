@@ -67,11 +67,11 @@ func main() {
 	pool, err := pgxpool.New(ctx, "postgres://merchant@127.0.0.1:1/shop?connect_timeout=5")
 	check(err)
 	defer pool.Close()
-	pg, err := pgstore.New(pool)
+	pg, err := pgstore.NewClaimStore(pool)
 	check(err)
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	_, err = redisstore.New(rdb)
+	_, err = redisstore.NewClaimStore(rdb)
 	check(err)
 
 	const secret = "merchant-endpoint-secret"
@@ -90,7 +90,7 @@ func main() {
 		h.ServeHTTP(rec, req)
 		return rec.Code
 	}
-	fmt.Println("pgstore handler:", deliver(webhook.NewHandler(verifier, process, webhook.WithStore(pg), inst.HandlerOption())), "processed", processed)
+	fmt.Println("pgstore handler:", deliver(webhook.NewHandler(verifier, process, webhook.WithClaimStore(pg), inst.HandlerOption())), "processed", processed)
 	fmt.Println("memory handler:", deliver(webhook.NewHandler(verifier, process, inst.HandlerOption())), "processed", processed)
 }
 `

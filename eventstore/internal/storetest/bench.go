@@ -19,12 +19,12 @@ const BenchSenders = 16
 // delivered once by one of BenchSenders concurrent senders, with a function
 // that does nothing. It reports events/s; ns/op is the time per event with
 // that concurrency.
-func BenchmarkHandler(b *testing.B, store webhook.Store) {
+func BenchmarkHandler(b *testing.B, store webhook.ClaimStore) {
 	BenchmarkHandlerFunc(b, store, func(context.Context, *payments.Event) error { return nil })
 }
 
 // BenchmarkHandlerFunc is BenchmarkHandler with fn as the EventFunc.
-func BenchmarkHandlerFunc(b *testing.B, store webhook.Store, fn webhook.EventFunc) {
+func BenchmarkHandlerFunc(b *testing.B, store webhook.ClaimStore, fn webhook.EventFunc) {
 	var processed atomic.Int64
 	h := webhook.NewHandler(Verifier(b), func(ctx context.Context, ev *payments.Event) error {
 		if err := fn(ctx, ev); err != nil {
@@ -32,7 +32,7 @@ func BenchmarkHandlerFunc(b *testing.B, store webhook.Store, fn webhook.EventFun
 		}
 		processed.Add(1)
 		return nil
-	}, webhook.WithStore(store))
+	}, webhook.WithClaimStore(store))
 	bodies := make([][]byte, b.N)
 	for i := range bodies {
 		bodies[i] = EventBody(NewEventID(b))

@@ -10,7 +10,7 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// Conformance runs the webhook.Store contract against b, one subtest per rule.
+// Conformance runs the webhook.ClaimStore contract against b, one subtest per rule.
 func Conformance(t *testing.T, b Backend) {
 	t.Run("ClaimCompleteRelease", func(t *testing.T) { t.Parallel(); claimCompleteRelease(t, b) })
 	t.Run("WrongTokenChangesNothing", func(t *testing.T) { t.Parallel(); wrongToken(t, b) })
@@ -29,7 +29,7 @@ func ctxFor(t *testing.T) context.Context {
 }
 
 // claim claims id and fails the test unless the status is want.
-func claim(t *testing.T, s webhook.Store, id string, want webhook.ClaimStatus) webhook.Claim {
+func claim(t *testing.T, s webhook.ClaimStore, id string, want webhook.ClaimStatus) webhook.Claim {
 	t.Helper()
 	c, err := s.Claim(ctxFor(t), id)
 	if err != nil {
@@ -257,7 +257,7 @@ func oneWinner(t *testing.T, b Backend) {
 		start := make(chan struct{})
 		for i := 0; i < 24; i++ {
 			wg.Add(1)
-			go func(s webhook.Store) {
+			go func(s webhook.ClaimStore) {
 				defer wg.Done()
 				<-start
 				c, err := s.Claim(context.Background(), id)

@@ -25,7 +25,7 @@ import (
 func DeadReplica(t *testing.T, b Backend) {
 	const lease = time.Second
 	f := b.Stores(t, 2, lease)
-	storeA := &DeadStore{Store: f.Stores[0]}
+	storeA := &DeadStore{ClaimStore: f.Stores[0]}
 	logsA := &Logs{}
 	started, resume := make(chan struct{}), make(chan struct{})
 	var startOnce, resumeOnce sync.Once
@@ -48,8 +48,8 @@ func DeadReplica(t *testing.T, b Backend) {
 		calledB.Store(time.Now().UnixNano())
 		return nil
 	}
-	hA := webhook.NewHandler(Verifier(t), fnA, webhook.WithStore(storeA), webhook.WithLogger(logsA.Logger()))
-	hB := webhook.NewHandler(Verifier(t), fnB, webhook.WithStore(f.Stores[1]), webhook.WithClaimWait(0))
+	hA := webhook.NewHandler(Verifier(t), fnA, webhook.WithClaimStore(storeA), webhook.WithLogger(logsA.Logger()))
+	hB := webhook.NewHandler(Verifier(t), fnB, webhook.WithClaimStore(f.Stores[1]), webhook.WithClaimWait(0))
 
 	id := NewEventID(t)
 	body := EventBody(id)
@@ -98,7 +98,7 @@ func DeadReplica(t *testing.T, b Backend) {
 		t.Errorf("A's Shutdown: %v, want nothing left pending", err)
 	}
 	// B's completion stands for both replicas.
-	hA2 := webhook.NewHandler(Verifier(t), fnA, webhook.WithStore(storeA))
+	hA2 := webhook.NewHandler(Verifier(t), fnA, webhook.WithClaimStore(storeA))
 	for _, h := range []http.Handler{hA2, hB} {
 		if code := Deliver(h, body); code != http.StatusOK {
 			t.Errorf("duplicate after B's completion: %d, want 200", code)

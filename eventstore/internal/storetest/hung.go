@@ -13,7 +13,7 @@ import (
 
 // HungBound is how long a handler with its default settings may take to
 // answer when the database hangs: its store timeout
-// (webhook.DefaultStoreTimeout, 2s) and a generous margin for a loaded
+// (webhook.DefaultClaimStoreTimeout, 2s) and a generous margin for a loaded
 // machine.
 const HungBound = 5 * time.Second
 
@@ -93,7 +93,7 @@ func hungClaim(t *testing.T, b Backend) {
 	h := webhook.NewHandler(Verifier(t), func(context.Context, *payments.Event) error {
 		calls.Add(1)
 		return nil
-	}, webhook.WithStore(f.Stores[0]))
+	}, webhook.WithClaimStore(f.Stores[0]))
 	if code := Deliver(h, EventBody(NewEventID(t))); code != http.StatusOK {
 		t.Fatalf("a delivery before the partition: %d", code)
 	}
@@ -126,7 +126,7 @@ func hungComplete(t *testing.T, b Backend) {
 		proxy.Freeze() // the network goes while the function finishes
 		return nil
 	}
-	h := webhook.NewHandler(Verifier(t), freezeIn, webhook.WithStore(f.Stores[0]))
+	h := webhook.NewHandler(Verifier(t), freezeIn, webhook.WithClaimStore(f.Stores[0]))
 	id := NewEventID(t)
 	body := EventBody(id)
 	code, took, returned := DeliverWithin(h, body, HungBound+30*time.Second)
@@ -142,7 +142,7 @@ func hungComplete(t *testing.T, b Backend) {
 	other := webhook.NewHandler(Verifier(t), func(context.Context, *payments.Event) error {
 		calls.Add(1)
 		return nil
-	}, webhook.WithStore(f.Stores[1]))
+	}, webhook.WithClaimStore(f.Stores[1]))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code := Deliver(other, body)

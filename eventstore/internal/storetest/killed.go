@@ -23,7 +23,7 @@ var errDead = errors.New("storetest: the replica is dead")
 // a process killed with SIGKILL: from then on no call reaches the
 // database, so nothing renews, completes or releases the replica's claims.
 type DeadStore struct {
-	webhook.Store
+	webhook.ClaimStore
 	dead atomic.Bool
 }
 
@@ -33,41 +33,41 @@ func (s *DeadStore) Kill() { s.dead.Store(true) }
 // Revive lets calls through again, as when a partition heals.
 func (s *DeadStore) Revive() { s.dead.Store(false) }
 
-// Claim implements webhook.Store.
+// Claim implements webhook.ClaimStore.
 func (s *DeadStore) Claim(ctx context.Context, id string) (webhook.Claim, error) {
 	if s.dead.Load() {
 		return webhook.Claim{}, errDead
 	}
-	return s.Store.Claim(ctx, id)
+	return s.ClaimStore.Claim(ctx, id)
 }
 
-// Complete implements webhook.Store.
+// Complete implements webhook.ClaimStore.
 func (s *DeadStore) Complete(ctx context.Context, c webhook.Claim) error {
 	if s.dead.Load() {
 		return errDead
 	}
-	return s.Store.Complete(ctx, c)
+	return s.ClaimStore.Complete(ctx, c)
 }
 
-// Release implements webhook.Store.
+// Release implements webhook.ClaimStore.
 func (s *DeadStore) Release(ctx context.Context, c webhook.Claim) error {
 	if s.dead.Load() {
 		return errDead
 	}
-	return s.Store.Release(ctx, c)
+	return s.ClaimStore.Release(ctx, c)
 }
 
-// Renew implements webhook.Store.
+// Renew implements webhook.ClaimStore.
 func (s *DeadStore) Renew(ctx context.Context, c webhook.Claim) (webhook.Claim, error) {
 	if s.dead.Load() {
 		return webhook.Claim{}, errDead
 	}
-	return s.Store.Renew(ctx, c)
+	return s.ClaimStore.Renew(ctx, c)
 }
 
 // killableStore wraps a replica's store in a DeadStore.
-func killableStore(store webhook.Store) (webhook.Store, *DeadStore) {
-	d := &DeadStore{Store: store}
+func killableStore(store webhook.ClaimStore) (webhook.ClaimStore, *DeadStore) {
+	d := &DeadStore{ClaimStore: store}
 	return d, d
 }
 
@@ -122,7 +122,7 @@ func (k *Killable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the event must be processed exactly once, before the sender gives up.
 func KilledReplica(t *testing.T, b Backend) {
 	f := b.Stores(t, 3, 0) // the stores' default lease
-	deadStore := &DeadStore{Store: f.Stores[0]}
+	deadStore := &DeadStore{ClaimStore: f.Stores[0]}
 	started, never := make(chan struct{}), make(chan struct{})
 	defer close(never)
 	var startOnce sync.Once
@@ -137,10 +137,10 @@ func KilledReplica(t *testing.T, b Backend) {
 		ledger.Succeed(ev.ID)
 		return nil
 	}
-	a := NewKillable(webhook.NewHandler(Verifier(t), fnA, webhook.WithStore(deadStore)))
+	a := NewKillable(webhook.NewHandler(Verifier(t), fnA, webhook.WithClaimStore(deadStore)))
 	others := []http.Handler{
-		webhook.NewHandler(Verifier(t), fn, webhook.WithStore(f.Stores[1])),
-		webhook.NewHandler(Verifier(t), fn, webhook.WithStore(f.Stores[2])),
+		webhook.NewHandler(Verifier(t), fn, webhook.WithClaimStore(f.Stores[1])),
+		webhook.NewHandler(Verifier(t), fn, webhook.WithClaimStore(f.Stores[2])),
 	}
 	var attempts atomic.Int64
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

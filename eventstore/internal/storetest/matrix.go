@@ -26,11 +26,11 @@ const (
 	// matrixWork is how long the function works on an event.
 	matrixWork = 5 * time.Millisecond
 	// Matrix503Bound is the latest a 503 may come: a claim bounded by the
-	// store timeout, after a claim wait (webhook.DefaultStoreTimeout +
+	// store timeout, after a claim wait (webhook.DefaultClaimStoreTimeout +
 	// webhook.DefaultClaimWait, the Handler's documented bound), plus one
 	// second for the scheduling of a loaded 2-core machine. A later 503
 	// fails the matrix.
-	Matrix503Bound = webhook.DefaultStoreTimeout + webhook.DefaultClaimWait + time.Second
+	Matrix503Bound = webhook.DefaultClaimStoreTimeout + webhook.DefaultClaimWait + time.Second
 )
 
 // matrixRetryWaits are the sender's waits between attempts: the sandbox's.
@@ -46,7 +46,7 @@ type Mode struct {
 	// replica on store (alive says whether the replica's process still
 	// lives: a dead one's effects cannot happen), which does its work with
 	// w.Do, and the count of each event's effects once the run is over.
-	Setup func(tb testing.TB, f Fixture, w *Worker) (fn func(store webhook.Store, alive func() bool) webhook.EventFunc, effects func(ids []string) map[string]int)
+	Setup func(tb testing.TB, f Fixture, w *Worker) (fn func(store webhook.ClaimStore, alive func() bool) webhook.EventFunc, effects func(ids []string) map[string]int)
 }
 
 // LedgerMode processes an event by counting it in a ledger in memory, after
@@ -54,9 +54,9 @@ type Mode struct {
 // at-least-once mode). A replica killed meanwhile never reports success: a
 // dead process returns nothing, so its handler never completes the event.
 func LedgerMode() Mode {
-	return Mode{Name: "default", Setup: func(_ testing.TB, _ Fixture, w *Worker) (func(webhook.Store, func() bool) webhook.EventFunc, func([]string) map[string]int) {
+	return Mode{Name: "default", Setup: func(_ testing.TB, _ Fixture, w *Worker) (func(webhook.ClaimStore, func() bool) webhook.EventFunc, func([]string) map[string]int) {
 		l := NewLedger()
-		fn := func(_ webhook.Store, alive func() bool) webhook.EventFunc {
+		fn := func(_ webhook.ClaimStore, alive func() bool) webhook.EventFunc {
 			return func(ctx context.Context, ev *payments.Event) error {
 				l.Call(ev.ID)
 				if err := w.Do(ctx, ev.ID, alive); err != nil {

@@ -11,8 +11,8 @@ import (
 // and Reconcile on a live replica (one of three, one killed) processes
 // each of them once, and none of those a delivery already processed.
 func TestReconcileRunRecoversWhatNoDeliveryProcessed(t *testing.T) {
-	shared := webhook.NewMemoryStore(0)
-	f := Fixture{Replica: func(Dialer) webhook.Store { return shared }}
+	shared := webhook.NewMemoryClaimStore(0)
+	f := Fixture{Replica: func(Dialer) webhook.ClaimStore { return shared }}
 	w := newWorker()
 	fn, effects := LedgerMode().Setup(t, f, w)
 	rs := newReplicaSet(t, f, fn, matrixReplicas)

@@ -16,7 +16,7 @@ import (
 type replicaSet struct {
 	t   *testing.T
 	f   Fixture
-	fn  func(webhook.Store, func() bool) webhook.EventFunc
+	fn  func(webhook.ClaimStore, func() bool) webhook.EventFunc
 	rr  atomic.Uint64
 	mu  sync.Mutex
 	cur []*incarnation
@@ -36,7 +36,7 @@ type replicaSet struct {
 	killedAfterInsert                 chan *incarnation
 }
 
-func newReplicaSet(t *testing.T, f Fixture, fn func(webhook.Store, func() bool) webhook.EventFunc, n int) *replicaSet {
+func newReplicaSet(t *testing.T, f Fixture, fn func(webhook.ClaimStore, func() bool) webhook.EventFunc, n int) *replicaSet {
 	rs := &replicaSet{t: t, f: f, fn: fn, cur: make([]*incarnation, n)}
 	for i := range n {
 		rs.start(i)
@@ -76,9 +76,9 @@ func (rs *replicaSet) start(i int) {
 	// ClaimAndRun), then the handler on the killable store, which keeps
 	// that path.
 	fn := rs.fn(store, in.alive)
-	var wrapped webhook.Store
+	var wrapped webhook.ClaimStore
 	wrapped, in.store = killableStore(store)
-	in.h = webhook.NewHandler(Verifier(rs.t), fn, webhook.WithStore(wrapped))
+	in.h = webhook.NewHandler(Verifier(rs.t), fn, webhook.WithClaimStore(wrapped))
 	rs.mu.Lock()
 	rs.cur[i] = in
 	rs.all = append(rs.all, in)

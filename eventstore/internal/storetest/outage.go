@@ -17,7 +17,7 @@ import (
 // its effects.
 type Processor struct {
 	// Func returns the EventFunc of the replica on store.
-	Func func(store webhook.Store) webhook.EventFunc
+	Func func(store webhook.ClaimStore) webhook.EventFunc
 	// Effects returns how many times the effects of event id happened.
 	Effects func(t testing.TB, id string) int
 }
@@ -26,7 +26,7 @@ type Processor struct {
 func LedgerProcessor() *Processor {
 	l := NewLedger()
 	return &Processor{
-		Func: func(webhook.Store) webhook.EventFunc {
+		Func: func(webhook.ClaimStore) webhook.EventFunc {
 			return func(_ context.Context, ev *payments.Event) error {
 				l.Call(ev.ID)
 				time.Sleep(time.Millisecond)
@@ -64,7 +64,7 @@ func Outage(t *testing.T, b Backend, p *Processor) {
 			return fn(ctx, ev)
 		}
 		handlers[i] = webhook.NewHandler(Verifier(t), counted,
-			webhook.WithStore(s), webhook.WithLogger(logs.Logger()))
+			webhook.WithClaimStore(s), webhook.WithLogger(logs.Logger()))
 	}
 	var rr atomic.Uint64
 	next := func() http.Handler { return handlers[rr.Add(1)%uint64(len(handlers))] }
@@ -153,7 +153,7 @@ func Outage(t *testing.T, b Backend, p *Processor) {
 
 // isDone says whether id is recorded as done in s. A claim it acquires
 // (the id was free) is released at once.
-func isDone(s webhook.Store, id string) bool {
+func isDone(s webhook.ClaimStore, id string) bool {
 	c, err := s.Claim(context.Background(), id)
 	if err == nil && c.Status == webhook.ClaimAcquired {
 		_ = s.Release(context.Background(), c)

@@ -40,8 +40,8 @@ func PendingCompletions(t *testing.T, b Backend) {
 		ledger.Succeed(ev.ID)
 		return nil
 	}
-	hA := webhook.NewHandler(Verifier(t), fnA, webhook.WithStore(f.Stores[0]))
-	hB := webhook.NewHandler(Verifier(t), fnB, webhook.WithStore(f.Stores[1]))
+	hA := webhook.NewHandler(Verifier(t), fnA, webhook.WithClaimStore(f.Stores[0]))
+	hB := webhook.NewHandler(Verifier(t), fnB, webhook.WithClaimStore(f.Stores[1]))
 
 	ids := make([]string, events)
 	answersA := make(chan int, events)

@@ -51,7 +51,7 @@ func Replicas(t *testing.T, b Backend, cfg ReplicaConfig) {
 	var met atomic.Int64 // claims that met another in progress
 	for i, s := range f.Stores {
 		handlers[i] = webhook.NewHandler(Verifier(t), fn,
-			webhook.WithStore(&countingStore{Store: s, inProgress: &met}), webhook.WithLogger(logs.Logger()))
+			webhook.WithClaimStore(&countingStore{ClaimStore: s, inProgress: &met}), webhook.WithLogger(logs.Logger()))
 	}
 	ids := make([]string, cfg.Events)
 	for i := range ids {
@@ -91,12 +91,12 @@ func Replicas(t *testing.T, b Backend, cfg ReplicaConfig) {
 
 // countingStore counts the claims that found their event in progress.
 type countingStore struct {
-	webhook.Store
+	webhook.ClaimStore
 	inProgress *atomic.Int64
 }
 
 func (s *countingStore) Claim(ctx context.Context, id string) (webhook.Claim, error) {
-	c, err := s.Store.Claim(ctx, id)
+	c, err := s.ClaimStore.Claim(ctx, id)
 	if err == nil && c.Status == webhook.ClaimInProgress {
 		s.inProgress.Add(1)
 	}

@@ -41,7 +41,7 @@ type Backend struct {
 
 // Fixture is stores over one namespace, and a look into it.
 type Fixture struct {
-	Stores []webhook.Store
+	Stores []webhook.ClaimStore
 	// TTL is how long the stored claim or completion of id has left, by
 	// the server's clock.
 	TTL func(id string) time.Duration
@@ -50,7 +50,7 @@ type Fixture struct {
 	// Replica returns one more store over the same namespace, on a pool
 	// (client) of its own whose connections are made by dial: a replica
 	// that the fault matrix can kill.
-	Replica func(dial Dialer) webhook.Store
+	Replica func(dial Dialer) webhook.ClaimStore
 }
 
 // Dialer makes a store's connections (pgx's DialFunc, go-redis' Dialer).
