@@ -35,7 +35,7 @@ func TestMetricsOfARetriedJourney(t *testing.T) {
 	ctx := testContext(t)
 	rcp, err := client.Recipients.Create(ctx, recipientParams())
 	require.NoError(t, err)
-	srv.FailNext(2, http.StatusServiceUnavailable, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 2}))
 	_, err = client.Payments.Initiate(ctx, initiateParams(rcp.ID, "order-metrics"))
 	require.NoError(t, err)
 	u, err := url.Parse(srv.URL())

@@ -54,7 +54,7 @@ func (s *Server) adminSetWebhookURL(rq *apiRequest) *response {
 	if len(*p) > 0 {
 		return s.invalid(*p)
 	}
-	if err := s.SetWebhookURL(u); err != nil { // checked above: cannot happen
+	if err := s.setWebhookURL(u); err != nil { // checked above: cannot happen
 		return s.invalid(problems{{Field: "url", Message: err.Error()}})
 	}
 	msg := "Webhook URL set"
@@ -157,7 +157,7 @@ func (s *Server) adminWaitDeliveries(rq *apiRequest) *response {
 	switch {
 	case err == nil:
 		return s.adminOK("Webhook deliveries done", s.deliveriesJSON())
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, errClosed):
 		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case rq.r.Context().Err() != nil:
 		return nil // the client went away

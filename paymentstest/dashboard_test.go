@@ -236,7 +236,7 @@ func TestDashboardAnswersOnlyThisMachine(t *testing.T) {
 func TestDashboardAnswersOnlyLoopbackClientsAndHosts(t *testing.T) {
 	srv, _ := start(t, paymentstest.WithDashboard())
 	const (
-		otherMachine = "the dashboard answers only this machine (WithDashboardRemote, or payments-sandbox -dashboard-remote, opens it to others)\n"
+		otherMachine = "the dashboard answers only this machine (Sandbox.DashboardRemote, or payments-sandbox -dashboard-remote, opens it to others)\n"
 		otherName    = "the dashboard answers only requests for localhost or a loopback address\n"
 	)
 	for _, tc := range []struct {

@@ -4,7 +4,7 @@
 //
 //	srv := paymentstest.NewServer()
 //	defer srv.Close()
-//	client := srv.Client() // or payments.NewClient(srv.APIKey(), payments.WithBaseURL(srv.URL()))
+//	client := srv.Client() // or payments.newClient(srv.APIKey(), payments.WithBaseURL(srv.URL()))
 //	r, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{...})
 //	...
 //	if n := len(srv.PaymentsByReference("order-1")); n != 1 { t.Fatalf("%d payments", n) }
@@ -28,7 +28,7 @@
 //   - Initiate creates a pending payment with a quote: fee 1.5% of the
 //     amount rounded half up to 2 places (at least 0.01), the exchange rate
 //     from the payment's currency to the recipient's (1 when they match; a
-//     built-in table otherwise, or WithExchangeRate), total = amount + fee,
+//     built-in table otherwise, or withExchangeRate), total = amount + fee,
 //     expiry 5 minutes after creation on the server's clock (see Advance). A
 //     reference already used by a payment that is not an expired, unconfirmed
 //     quote is refused with 422 "duplicate_reference".
@@ -52,8 +52,8 @@
 //   - Webhooks (WithWebhook, SetWebhook or SetWebhookURL): every event is
 //     POSTed as {"id", "event", "created_at", "data"}, signed with
 //     webhook.SignPayload in the Payments-Signature header, one event at a
-//     time in order, and retried WebhookRetries times after a failed attempt,
-//     waiting 1s, 2s, 4s, 8s (WithWebhookRetryWait scales this;
+//     time in order, and retried webhookRetryCount times after a failed attempt,
+//     waiting 1s, 2s, 4s, 8s (withWebhookRetryWait scales this;
 //     WithWebhookRetries, or SetWebhookRetries at run time, sets any
 //     schedule, or none). Deliveries and Events are logs to assert on;
 //     WaitForDeliveries waits for the queue to drain. Redeliver sends one
@@ -68,7 +68,7 @@
 //     default 50). data is {"events": [webhook bodies, byte for byte],
 //     "has_more"}; the next page is after=<the last id>. Bad or unknown
 //     parameters are 422 "validation_failed" naming each; an after that is
-//     not in the log (never, or no longer: see WithLogLimit) is 400
+//     not in the log (never, or no longer: see withLogLimit) is 400
 //     "unknown_cursor" (payments.CodeUnknownEventCursor), so that a lost checkpoint is
 //     never taken for "nothing new".
 //   - Standard Webhooks: WithWebhookScheme(SchemeStandard), or
@@ -78,7 +78,7 @@
 //     secret, the server makes one; WebhookSecrets returns it. A receiver
 //     verifies with webhook.NewStandardVerifier, and
 //     webhook.NewHandler then dedupes on webhook-id.
-//   - Two clocks. The server's clock (Now; WithClock, Advance) is business
+//   - Two clocks. The server's clock (Now; withClock, Advance) is business
 //     time: quote expiry, created_at and the other timestamps it sends, and
 //     the times in its logs. A webhook signature's t is the wall-clock time
 //     of sending, as the real service's is, so a receiver verifying on real
@@ -94,7 +94,7 @@
 //     reference), and the server never makes such an id.
 //   - Faults: FailNext, DropNext, DropNextAfterWork and InjectFault break
 //     chosen requests (an error status, a connection dropped before or after
-//     the work, or a delay with FaultLatency); SetLatency slows every request
+//     the work, or a delay with faultLatency); SetLatency slows every request
 //     down. SetRandomFaults breaks a random share of requests, from a seed,
 //     for chaos tests.
 //
@@ -115,15 +115,15 @@
 //	                                                          amount above the recipient's limit)
 //	amount 4000.05            AmountCompletesLate             confirm: 200, status "pending"; payment.completed after the
 //	                                                          processing delay
-//	balance 1000000000000.00  DefaultBalance                  each currency's balance at start (WithBalance); confirm draws
+//	balance 1000000000000.00  (default)                       each currency's balance at start (WithBalance); confirm draws
 //	                                                          total_amount from it, or is 422 "insufficient_balance"
-//	threshold 10000.00        DefaultBalanceLowThreshold      account.balance_low when a payment leaves a currency's
-//	                                                          balance below it (WithBalanceLowThreshold)
+//	threshold 10000.00        (default)                       account.balance_low when a payment leaves a currency's
+//	                                                          balance below it (Sandbox.BalanceLowThreshold)
 //	any amount                SimulateIncomingPayment         virtual_account.payment_received; adds to the balance
 //
 // Amounts match in any currency and however written ("4000.020" is
 // AmountFails). Nothing is drawn for a payment that fails or is rejected. The
-// processing delay is DefaultProcessingDelay (2 seconds) on the wall clock,
+// processing delay is defaultProcessingDelay (2 seconds) on the wall clock,
 // or WithProcessingDelay; WaitForDeliveries waits for it. account.balance_low
 // goes once per currency, and again only after an incoming payment has
 // brought the balance back to the threshold; its data is {"merchant_id",
@@ -133,12 +133,12 @@
 //
 // Reads such as Payments, Recipients and Requests let a test check the
 // server's side, for example that a retried payment exists exactly once.
-// The logs (Requests, Events, Deliveries) keep their last DefaultLogLimit
-// (10,000) entries each, the oldest going first; WithLogLimit sets another
+// The logs (Requests, Events, Deliveries) keep their last defaultLogLimit
+// (10,000) entries each, the oldest going first; withLogLimit sets another
 // size, for a long test that reads its whole history.
 //
 // The server's http.Server bounds only the time to read request headers (10
-// seconds); WithHTTPTimeouts adds read, write and idle timeouts for a server
+// seconds); withHTTPTimeouts adds read, write and idle timeouts for a server
 // that others reach, as payments-sandbox does.
 //
 // The package imports only the SDK's public API, never its internals, so a
@@ -147,7 +147,7 @@
 //
 // # Admin API
 //
-// WithAdminAPI (on in payments-sandbox, off by default) lets code outside Go
+// withAdminAPI (on in payments-sandbox, off by default) lets code outside Go
 // do over HTTP what a Go test does with the methods above. Its routes live
 // under /_sandbox/, take the same bearer key (401 otherwise) and answer the
 // same envelope, with the result in data. They are never faulted or slowed
@@ -207,20 +207,20 @@
 //
 // # Dashboard
 //
-// WithDashboard serves a web page of the server's state at DashboardPath
+// withDashboard serves a web page of the server's state at dashboardPath
 // (DashboardURL): recipients, payments with their events, virtual
 // accounts, balances, and every event with each delivery attempt, updated
 // every second, with buttons for the actions above. It answers loopback
-// clients only (WithDashboardRemote opens it), needs no API key and shows
+// clients only (withDashboardRemote opens it), needs no API key and shows
 // none, nor any webhook secret, whole signature or whole account number.
 //
 // # Deliveries
 //
 // Each delivery has its own schedule: its first attempt when its event
 // occurs, each retry when its wait has passed. At most
-// WithWebhookConcurrency attempts (one by default, so first attempts keep
+// withWebhookConcurrency attempts (one by default, so first attempts keep
 // the events' order) are in flight, and a delivery waiting for a retry
-// holds up nothing. WithDeliveryChaos makes deliveries late, duplicated or
+// holds up nothing. withDeliveryChaos makes deliveries late, duplicated or
 // newest first, as real senders can be.
 //
 // For example, to expire every quote issued so far:

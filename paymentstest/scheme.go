@@ -28,9 +28,6 @@ const (
 	SchemeStandard WebhookScheme = "standard"
 )
 
-// String returns the scheme's name.
-func (s WebhookScheme) String() string { return string(s) }
-
 // valid reports whether s is one of the schemes.
 func (s WebhookScheme) valid() bool { return s == SchemePayments || s == SchemeStandard }
 
@@ -58,7 +55,7 @@ func WithWebhookScheme(scheme WebhookScheme) Option {
 // changes nothing, for an unknown scheme or an invalid secret. Every
 // attempt from then on, retries of earlier events included, is signed the
 // new way, as a sender's dashboard change would do.
-func (s *Server) SetWebhookScheme(scheme WebhookScheme, secrets ...string) error {
+func (s *Server) setWebhookScheme(scheme WebhookScheme, secrets ...string) error {
 	if !scheme.valid() {
 		return fmt.Errorf("paymentstest: SetWebhookScheme(%q): the scheme is %q or %q", string(scheme), SchemePayments, SchemeStandard)
 	}
@@ -74,7 +71,7 @@ func (s *Server) SetWebhookScheme(scheme WebhookScheme, secrets ...string) error
 }
 
 // WebhookScheme returns how deliveries are signed now.
-func (s *Server) WebhookScheme() WebhookScheme {
+func (s *Server) webhookSchemeValue() WebhookScheme {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -85,7 +82,7 @@ func (s *Server) WebhookScheme() WebhookScheme {
 // given to WithWebhook, SetWebhook or SetWebhookScheme, or the one the
 // server made for SchemeStandard when none was given. Hand them to the
 // receiver under test.
-func (s *Server) WebhookSecrets() []string {
+func (s *Server) currentWebhookSecrets() []string {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()

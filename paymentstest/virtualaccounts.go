@@ -13,8 +13,8 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// BankName is the bank_name of every virtual account the fake opens.
-const BankName = "Payments Sandbox Bank"
+// sandboxBankName is the bank_name of every virtual account the fake opens.
+const sandboxBankName = "Payments Sandbox Bank"
 
 type virtualAccountJSON struct {
 	ID            string `json:"id"`
@@ -57,7 +57,7 @@ func (s *Server) createVirtualAccount(rq *apiRequest) *response {
 	if err != nil {
 		return s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, err.Error())
 	}
-	va := &virtualAccount{BankName: BankName, IsActive: true, Currency: "NGN"}
+	va := &virtualAccount{BankName: sandboxBankName, IsActive: true, Currency: "NGN"}
 	va.AccountType = o.required("account_type", maxCodeLen)
 	p.oneOf("account_type", va.AccountType, "individual", "business")
 	va.AccountName = o.required("account_name", maxNameLen)
@@ -161,7 +161,7 @@ type payerJSON struct {
 // is "Sandbox Payer" and the reference is generated.
 func (s *Server) SimulateIncomingPayment(accountNumber string, amount decimal.Decimal, currency string) (IncomingPayment, error) {
 	if s.closed() {
-		return IncomingPayment{}, ErrClosed
+		return IncomingPayment{}, errClosed
 	}
 	if msg := amountProblem(amount); msg != "" {
 		return IncomingPayment{}, errors.New("paymentstest: SimulateIncomingPayment: the amount " + msg)

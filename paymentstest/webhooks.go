@@ -19,7 +19,7 @@ const (
 	// DeliveryDelivered: an attempt got a 2xx answer.
 	DeliveryDelivered DeliveryStatus = "delivered"
 	// DeliveryFailed: the first attempt and every retry of the retry
-	// schedule (WithWebhookRetries; WebhookRetries by default) failed.
+	// schedule (WithWebhookRetries; webhookRetryCount by default) failed.
 	DeliveryFailed DeliveryStatus = "failed"
 )
 
@@ -40,7 +40,7 @@ type Delivery struct {
 	Redelivery bool
 	// NextAttemptAt is the server's time (Now) of the next attempt while
 	// the delivery is pending and waiting for a retry (or, with
-	// WithDeliveryChaos' Delay, for its first attempt); zero otherwise.
+	// withDeliveryChaos' Delay, for its first attempt); zero otherwise.
 	NextAttemptAt time.Time
 
 	seq   uint64          // the order the delivery was queued in
@@ -51,7 +51,7 @@ type Delivery struct {
 // DeliveryAttempt is one POST of a delivery.
 type DeliveryAttempt struct {
 	// At is the server's time of the attempt (Server.Now: business time,
-	// moved by Advance and WithClock), like every other time in the
+	// moved by Advance and withClock), like every other time in the
 	// server's logs. The signature's t is not At but the wall-clock time
 	// of sending (time.Now), which a receiver checks against its own
 	// clock.
@@ -68,15 +68,15 @@ type DeliveryAttempt struct {
 	Signature string
 	// Duration is how long the attempt took (wall clock).
 	Duration time.Duration
-	// ResponseBody is the first ResponseBodyLimit bytes of the receiver's
+	// ResponseBody is the first responseBodyLimit bytes of the receiver's
 	// answer, as text (invalid UTF-8 replaced), for the dashboard and the
 	// admin API.
 	ResponseBody string
 }
 
-// ResponseBodyLimit is how much of a receiver's answer DeliveryAttempt
+// responseBodyLimit is how much of a receiver's answer DeliveryAttempt
 // keeps.
-const ResponseBodyLimit = 512
+const responseBodyLimit = 512
 
 func checkWebhookURL(u string) error {
 	if u == "" {
@@ -99,7 +99,7 @@ func checkWebhookURL(u string) error {
 // receiver that kept the old one refuses the deliveries. It fails, and
 // changes nothing, for a URL that is not absolute http or https or a secret
 // the scheme cannot use.
-func (s *Server) SetWebhook(url string, secrets ...string) error {
+func (s *Server) setWebhook(url string, secrets ...string) error {
 	if err := checkWebhookURL(url); err != nil {
 		return errors.New("paymentstest: SetWebhook: " + err.Error())
 	}
@@ -120,7 +120,7 @@ func (s *Server) SetWebhook(url string, secrets ...string) error {
 // already queued still go to the URL they were queued for. It fails, and
 // changes nothing, for a URL that is not absolute http or https. The
 // admin API's PUT /_sandbox/webhook-url calls it.
-func (s *Server) SetWebhookURL(url string) error {
+func (s *Server) setWebhookURL(url string) error {
 	if err := checkWebhookURL(url); err != nil {
 		return errors.New("paymentstest: SetWebhookURL: " + err.Error())
 	}
@@ -133,7 +133,7 @@ func (s *Server) SetWebhookURL(url string) error {
 
 // WebhookURL returns the URL that new events are delivered to, or "" when
 // deliveries are off.
-func (s *Server) WebhookURL() string {
+func (s *Server) webhookURLValue() string {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -148,7 +148,7 @@ func (d *dispatcher) notify() {
 
 // Deliveries returns the webhook delivery log, oldest first: one entry per
 // event sent to the webhook URL, with every attempt; the last
-// DefaultLogLimit of them, or as many as WithLogLimit says.
+// defaultLogLimit of them, or as many as withLogLimit says.
 func (s *Server) Deliveries() []Delivery {
 	d := s.hooks
 	d.mu.Lock()

@@ -138,7 +138,7 @@ func TestEventsListSince(t *testing.T) {
 // gets the SDK's explanation and the stan, exit 1.
 func TestEventsListUnavailable(t *testing.T) {
 	f := startFake(t)
-	require.NoError(t, f.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusNotFound, Times: 1, Path: "/webhooks/events"}))
+	require.NoError(t, f.InjectFault(paymentstest.Fault{Status: http.StatusNotFound, Times: 1, Path: "/webhooks/events"}))
 	code, stdout, stderr := runCLI(t, f.env, "events", "list")
 	assert.Equal(t, exitFailure, code)
 	assert.Empty(t, stdout)

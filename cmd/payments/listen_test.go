@@ -311,7 +311,7 @@ func TestListenListFailuresAndAForgottenCursor(t *testing.T) {
 	e1 := triggerEvents(t, f, payments.EventPaymentCompleted)[0]
 	l.waitFor(t, deliveryLine(e1, rc.URL(), "[200]", ""))
 
-	require.NoError(t, f.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable, Times: 1000, Method: http.MethodGet, Path: "/webhooks/events"}))
+	require.NoError(t, f.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1000, Method: http.MethodGet, Path: "/webhooks/events"}))
 	l.waitFor(t, regexp.MustCompile(`(?m)  listing events failed, trying again every poll: payments: HTTP 503 Service Unavailable: .*stan=.*\) after 3 attempt\(s\)$`))
 	evs := triggerEvents(t, f, payments.EventPaymentFailed, payments.EventPaymentRejected, payments.EventAccountUpdated) // e1 leaves the log
 	f.ClearFaults()

@@ -96,12 +96,12 @@ func TestPayoutsSurviveKills(t *testing.T) {
 	require.NoError(t, srv.SetRandomFaults(paymentstest.RandomFaults{
 		Rate: 0.10,
 		Faults: []paymentstest.Fault{
-			{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable},
-			{Kind: paymentstest.FaultStatus, Status: http.StatusInternalServerError},
-			{Kind: paymentstest.FaultStatus, Status: http.StatusTooManyRequests},
-			{Kind: paymentstest.FaultDrop},
-			{Kind: paymentstest.FaultDropAfterWork},
-			{Kind: paymentstest.FaultLatency, Latency: 20 * time.Millisecond},
+			{Status: http.StatusServiceUnavailable},
+			{Status: http.StatusInternalServerError},
+			{Status: http.StatusTooManyRequests},
+			{Drop: true},
+			{Drop: true, AfterWork: true},
+			{Latency: 20 * time.Millisecond},
 		},
 		Seed: seed,
 	}))

@@ -198,7 +198,7 @@ func TestReconcileRunsEveryInterval(t *testing.T) {
 func TestReconcileTurnedOffWithoutTheListOperation(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	require.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusNotFound,
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusNotFound,
 		Method: http.MethodGet, Path: "/webhooks/events", Times: 100}))
 	logs, _ := testReconciler(t, srv, 20*time.Millisecond)
 	waitSummaries(t, logs, 1)
@@ -212,7 +212,7 @@ func TestReconcileTurnedOffWithoutTheListOperation(t *testing.T) {
 func TestReconcileStopsAtOnce(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	require.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultLatency, Latency: time.Minute,
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Latency: time.Minute,
 		Method: http.MethodGet, Path: "/webhooks/events"}))
 	logs, stop := testReconciler(t, srv, time.Hour)
 	for deadline := time.Now().Add(10 * time.Second); srv.PendingFaults() > 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {

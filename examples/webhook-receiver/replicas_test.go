@@ -79,7 +79,7 @@ func TestReplicasShareTheStore(t *testing.T) {
 	for _, kind := range []string{"memory", "postgres", "redis"} {
 		for _, scheme := range []paymentstest.WebhookScheme{paymentstest.SchemePayments, paymentstest.SchemeStandard} {
 			t.Run(kind+"/"+string(scheme), func(t *testing.T) {
-				opts := []paymentstest.Option{paymentstest.WithWebhookScheme(scheme), paymentstest.WithWebhookRetryWait(time.Millisecond)}
+				opts := []paymentstest.Option{paymentstest.WithWebhookScheme(scheme), paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond)}
 				if scheme == paymentstest.SchemePayments {
 					opts = append(opts, paymentstest.WithWebhook("", randomName("secret-")))
 				} // the standard scheme makes its own whsec_ secret

@@ -54,7 +54,7 @@ func connections(t *testing.T, kind, name string) int {
 func TestShutdownClosesTheStore(t *testing.T) {
 	for _, kind := range []string{"postgres", "redis"} {
 		t.Run(kind, func(t *testing.T) {
-			srv := paymentstest.NewServer(paymentstest.WithWebhook("", "s"), paymentstest.WithWebhookRetryWait(time.Millisecond))
+			srv := paymentstest.NewServer(paymentstest.WithWebhook("", "s"), paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond))
 			t.Cleanup(srv.Close)
 			name := randomName("recv_")
 			in := startReceiver(t, map[string]string{

@@ -42,15 +42,15 @@ const (
 // chaosFaults are drawn with equal chance. Seven break the request; the two
 // latencies only slow it down.
 var chaosFaults = []paymentstest.Fault{
-	{Kind: paymentstest.FaultStatus, Status: http.StatusInternalServerError},
-	{Kind: paymentstest.FaultStatus, Status: http.StatusBadGateway},
-	{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable},
-	{Kind: paymentstest.FaultStatus, Status: http.StatusGatewayTimeout},
-	{Kind: paymentstest.FaultStatus, Status: http.StatusTooManyRequests, RetryAfter: time.Hour},
-	{Kind: paymentstest.FaultDrop},
-	{Kind: paymentstest.FaultDropAfterWork},
-	{Kind: paymentstest.FaultLatency, Latency: 2 * time.Millisecond},
-	{Kind: paymentstest.FaultLatency, Latency: 25 * time.Millisecond},
+	{Status: http.StatusInternalServerError},
+	{Status: http.StatusBadGateway},
+	{Status: http.StatusServiceUnavailable},
+	{Status: http.StatusGatewayTimeout},
+	{Status: http.StatusTooManyRequests, RetryAfter: time.Hour},
+	{Drop: true},
+	{Drop: true, AfterWork: true},
+	{Latency: 2 * time.Millisecond},
+	{Latency: 25 * time.Millisecond},
 }
 
 // logical is one payment as the merchant sees it: initiate, then confirm.
@@ -150,7 +150,7 @@ func envUint(t *testing.T, name string, def uint64) uint64 {
 }
 
 func faultName(rec paymentstest.RequestRecord) string {
-	if rec.Fault == paymentstest.FaultStatus {
+	if rec.Fault == "status" {
 		return fmt.Sprintf("HTTP %d", rec.StatusCode)
 	}
 	return rec.Fault.String()
@@ -278,7 +278,7 @@ func TestChaos(t *testing.T) {
 	assert.InDelta(t, chaosRate, share, 0.08, "about a third of requests were hit")
 	for _, f := range chaosFaults {
 		name := faultName(paymentstest.RequestRecord{Fault: f.Kind, StatusCode: f.Status})
-		if f.Kind == paymentstest.FaultLatency {
+		if f.Latency > 0 {
 			name = "latency"
 		}
 		assert.Positive(t, faults[name], "the storm injected %s", name)
@@ -404,13 +404,17 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 		inject func(*paymentstest.Server)
 		check  func(*testing.T, error)
 	}{
-		{"APIError", func(s *paymentstest.Server) { s.FailNext(20, http.StatusServiceUnavailable, 0) }, func(t *testing.T, err error) {
+		{"APIError", func(s *paymentstest.Server) {
+			require.NoError(t, s.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 20}))
+		}, func(t *testing.T, err error) {
 			var apiErr *payments.APIError
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
 			assert.GreaterOrEqual(t, apiErr.Attempts, chaosRetries+1, "the retries, and net/http's own re-send of the dropped attempt")
 		}},
-		{"TransportError", func(s *paymentstest.Server) { s.DropNext(20) }, func(t *testing.T, err error) {
+		{"TransportError", func(s *paymentstest.Server) {
+			require.NoError(t, s.InjectFault(paymentstest.Fault{Drop: true, Times: 20}))
+		}, func(t *testing.T, err error) {
 			var tErr *payments.TransportError
 			require.ErrorAs(t, err, &tErr)
 			assert.GreaterOrEqual(t, tErr.Attempts, chaosRetries+1, "the retries, and net/http's own re-send of the dropped attempt")
@@ -430,7 +434,7 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 				Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-converge",
 			}
 
-			srv.DropNextAfterWork(1)
+			require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1}))
 			tail.inject(srv)
 			_, err = c.Payments.Initiate(ctx, params)
 			tail.check(t, err)
@@ -446,7 +450,7 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 			assert.Equal(t, stored[0].Quote.QuoteID, p.Quote.QuoteID)
 			assert.Len(t, srv.PaymentsByReference(params.Reference), 1)
 
-			srv.DropNextAfterWork(1)
+			require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1}))
 			tail.inject(srv)
 			_, err = c.Payments.Confirm(ctx, p.ConfirmParams())
 			tail.check(t, err)

@@ -134,8 +134,8 @@ func TestConfirmLostAnswerAfterExpiryPaysOnce(t *testing.T) {
 
 	// net/http itself resends a keyed request on a dropped keep-alive
 	// connection: drop more than the attempts, then clear the rest.
-	srv.DropNextAfterWork(1)
-	srv.DropNext(20)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1}))
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, Times: 20}))
 	_, err := c.Payments.Confirm(ctx, params)
 	srv.ClearFaults()
 	var terr *payments.TransportError

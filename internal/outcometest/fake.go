@@ -61,7 +61,7 @@ func Fake(t *testing.T, open ReplicaOpener) {
 		paymentstest.WithWebhook(front.URL, Secret),
 		paymentstest.WithDeliveryChaos(chaos),
 		paymentstest.WithWebhookConcurrency(1),
-		paymentstest.WithWebhookRetryWait(10*time.Millisecond),
+		paymentstest.WithWebhookRetries(10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond),
 		// AmountCompletesLate stays pending for SettlePayment, called
 		// within milliseconds of the confirm; WaitForDeliveries waits out
 		// the replaced late completion (which sends nothing).
