@@ -170,8 +170,14 @@ func ExampleIdempotencyKeyOf() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(recipient.AccountName, "recipients on the service:", len(srv.Recipients()))
+	created := 0
+	for _, ev := range srv.Events() {
+		if ev.Type == payments.EventRecipientCreated {
+			created++
+		}
+	}
+	fmt.Println(recipient.AccountName, "recipients created on the service:", created)
 	// Output:
 	// transport error: true
-	// Ada Okafor recipients on the service: 1
+	// Ada Okafor recipients created on the service: 1
 }

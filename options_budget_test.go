@@ -19,10 +19,7 @@ import (
 // outage makes srv answer 503 to every request until ClearFaults.
 func outage(t *testing.T, srv *paymentstest.Server) {
 	t.Helper()
-	require.NoError(t, srv.SetRandomFaults(paymentstest.RandomFaults{
-		Rate:   1,
-		Faults: []paymentstest.Fault{{Status: http.StatusServiceUnavailable}},
-	}))
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Rate: 1}))
 }
 
 func newRecipient(ctx context.Context, c *payments.Client) (*payments.Recipient, error) {

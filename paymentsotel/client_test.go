@@ -95,7 +95,7 @@ func TestTraceparentReachesTheServer(t *testing.T) {
 	r := newRig(t)
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	front := newFrontServer(t, srv)
+	front := newFrontServer(t, proxyTo(t, srv))
 	client, err := payments.NewClient(srv.APIKey(), append(r.inst.ClientOptions(),
 		payments.WithBaseURL(front.URL), payments.WithRetryWait(time.Millisecond, 5*time.Millisecond))...)
 	require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestBasePathPrefixInTemplate(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	mux := http.NewServeMux()
-	mux.Handle("/v2/", http.StripPrefix("/v2", srv))
+	mux.Handle("/v2/", http.StripPrefix("/v2", proxyTo(t, srv)))
 	front := httptest.NewServer(mux)
 	defer front.Close()
 	client, err := payments.NewClient(srv.APIKey(), append(r.inst.ClientOptions(), payments.WithBaseURL(front.URL+"/v2"))...)

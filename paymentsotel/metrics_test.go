@@ -119,7 +119,7 @@ func TestDefaultsAreTheGlobals(t *testing.T) {
 	require.NoError(t, err)
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	front := newFrontServer(t, srv)
+	front := newFrontServer(t, proxyTo(t, srv))
 	client, err := payments.NewClient(srv.APIKey(), append(inst.ClientOptions(), payments.WithBaseURL(front.URL))...)
 	require.NoError(t, err)
 	_, err = client.Recipients.Create(testContext(t), recipientParams())

@@ -91,13 +91,15 @@ type adminDeliveryJSON struct {
 
 type adminDeliveriesJSON struct {
 	// Pending counts deliveries not yet delivered or failed.
-	Pending    int                 `json:"pending"`
+	Pending int `json:"pending"`
+	// Paused is true between POST /_sandbox/deliveries/pause and resume.
+	Paused     bool                `json:"paused"`
 	Deliveries []adminDeliveryJSON `json:"deliveries"`
 }
 
 func (s *Server) deliveriesJSON() adminDeliveriesJSON {
 	log := s.Deliveries()
-	out := adminDeliveriesJSON{Deliveries: make([]adminDeliveryJSON, len(log))}
+	out := adminDeliveriesJSON{Deliveries: make([]adminDeliveryJSON, len(log)), Paused: s.deliveriesPaused()}
 	for i, dl := range log {
 		if dl.Status == DeliveryPending {
 			out.Pending++

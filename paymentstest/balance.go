@@ -26,7 +26,7 @@ const (
 )
 
 // WithBalance sets what the merchant holds in each currency when the server
-// starts (default defaultBalance). Confirming a payment draws its quote's
+// starts (default 1000000000000.00). Confirming a payment draws its quote's
 // total_amount (amount plus fee) from the balance in the payment's
 // currency, and is refused with 422 "insufficient_balance" when that
 // balance is short; nothing is drawn for a payment that fails or is

@@ -60,7 +60,7 @@ func withDashboardRemote() Option {
 	return func(c *config) { c.dashboard, c.dashboardRemote = true, true }
 }
 
-// DashboardURL returns the address of the dashboard, such as
+// dashboardURL returns the address of the dashboard, such as
 // "http://127.0.0.1:41234/_dashboard/", or "" when withDashboard was not
 // given.
 func (s *Server) dashboardURL() string {

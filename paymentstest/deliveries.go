@@ -315,8 +315,8 @@ func (d *dispatcher) idle() bool {
 // failed all its attempts, and the late work of the test values (a late
 // verification or payment, see WithProcessingDelay) has sent its events.
 // It returns ctx's error if ctx ends first (as it will while deliveries
-// are paused with some pending), and errClosed if the server closes with
-// deliveries still pending.
+// are paused with some pending), and an error saying the server closed if
+// it closes with deliveries still pending.
 func (s *Server) WaitForDeliveries(ctx context.Context) error {
 	d := s.hooks
 	for {
@@ -341,17 +341,17 @@ func (s *Server) WaitForDeliveries(ctx context.Context) error {
 	}
 }
 
-// PauseDeliveries stops starting delivery attempts: events are still
+// pauseDeliveries stops starting delivery attempts: events are still
 // recorded and their deliveries queued, and retries that come due wait,
 // until ResumeDeliveries. Attempts in flight finish. The dashboard's Pause
 // button and the admin API's POST /_sandbox/deliveries/pause call it.
 func (s *Server) pauseDeliveries() { s.hooks.setPaused(true) }
 
-// ResumeDeliveries starts the attempts that came due while paused, oldest
+// resumeDeliveries starts the attempts that came due while paused, oldest
 // first, and the later ones on their schedule.
 func (s *Server) resumeDeliveries() { s.hooks.setPaused(false) }
 
-// DeliveriesPaused reports whether PauseDeliveries is in effect.
+// deliveriesPaused reports whether PauseDeliveries is in effect.
 func (s *Server) deliveriesPaused() bool {
 	d := s.hooks
 	d.mu.Lock()

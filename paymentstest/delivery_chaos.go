@@ -48,7 +48,7 @@ func withDeliveryChaos(c deliveryChaos) Option {
 	}
 }
 
-// SetDeliveryChaos changes how deliveries misbehave from now on (the zero
+// setDeliveryChaos changes how deliveries misbehave from now on (the zero
 // deliveryChaos stops it). It fails, and changes nothing, for a Delay
 // outside 0 to maxDeliveryDelay.
 func (s *Server) setDeliveryChaos(c deliveryChaos) error {
@@ -63,7 +63,7 @@ func (s *Server) setDeliveryChaos(c deliveryChaos) error {
 	return nil
 }
 
-// DeliveryChaosSetting returns the deliveryChaos in effect.
+// deliveryChaosSetting returns the deliveryChaos in effect.
 func (s *Server) deliveryChaosSetting() deliveryChaos {
 	d := s.hooks
 	d.mu.Lock()

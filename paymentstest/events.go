@@ -48,7 +48,7 @@ func (s *Server) emit(t payments.EventType, data json.RawMessage) Event {
 
 // Events returns the events the server produced, oldest first, including
 // those not delivered because no webhook URL was set: the last
-// defaultLogLimit of them, or as many as withLogLimit says.
+// 10,000 of them, or as many as Sandbox.LogLimit says.
 func (s *Server) Events() []Event {
 	d := s.hooks
 	d.mu.Lock()

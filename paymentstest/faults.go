@@ -164,7 +164,7 @@ func (s *Server) InjectFault(f Fault) error {
 	return nil
 }
 
-// FailNext answers the next n requests with status and an error envelope,
+// failNext answers the next n requests with status and an error envelope,
 // without doing their work; retryAfter, when positive, is sent as a
 // Retry-After header. A status outside 400 to 599 is sent as 500.
 func (s *Server) failNext(n, status int, retryAfter time.Duration) {
@@ -177,7 +177,7 @@ func (s *Server) failNext(n, status int, retryAfter time.Duration) {
 	_ = s.InjectFault(Fault{Status: status, RetryAfter: retryAfter, Times: n})
 }
 
-// DropNext closes the connection of the next n requests without answering
+// dropNext closes the connection of the next n requests without answering
 // and without doing their work.
 func (s *Server) dropNext(n int) {
 	if n >= 1 {
@@ -185,7 +185,7 @@ func (s *Server) dropNext(n int) {
 	}
 }
 
-// DropNextAfterWork does the work of the next n requests, stores their
+// dropNextAfterWork does the work of the next n requests, stores their
 // answers for idempotent replay, and closes their connections without
 // answering: the lost-response case that idempotency keys exist for.
 func (s *Server) dropNextAfterWork(n int) {
@@ -202,14 +202,14 @@ func (s *Server) ClearFaults() {
 	s.faults.random = nil
 }
 
-// FaultsInjected returns how many requests a fault has broken so far.
+// faultsInjected returns how many requests a fault has broken so far.
 func (s *Server) faultsInjected() int {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	return s.faults.injected
 }
 
-// PendingFaults returns how many requests pending faults will still break.
+// pendingFaults returns how many requests pending faults will still break.
 func (s *Server) pendingFaults() int {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
@@ -267,7 +267,7 @@ func dropConnection(w http.ResponseWriter) {
 	panic(http.ErrAbortHandler)
 }
 
-// SetLatency makes the server take d over each request's work (0 turns it
+// setLatency makes the server take d over each request's work (0 turns it
 // off). The wait comes after the Idempotency-Key is reserved, so a retry
 // arriving meanwhile sees 409 idempotency_in_progress. A client that gives up
 // during the wait (its context ends) abandons the request: nothing is done.

@@ -26,7 +26,7 @@ type apiRequest struct {
 
 type handlerFunc func(s *Server, rq *apiRequest) *response
 
-// ServeHTTP answers one request. Server is an http.Handler, so it can also
+// serveHTTP answers one request. Server is an http.Handler, so it can also
 // be mounted in a server of your own (without a listener, Close still stops
 // webhook delivery). Each request is added to the Requests log before its
 // answer is sent (or its connection dropped), so a client that got an answer

@@ -80,8 +80,8 @@ func (l *requestLog) add(r RequestRecord) {
 }
 
 // Requests returns the requests the server has received, oldest first: the
-// last defaultLogLimit of them, or as many as withLogLimit says. Requests to
-// the admin API (withAdminAPI) are not in it.
+// last 10,000 of them, or as many as Sandbox.LogLimit says. Requests to
+// the admin API (WithSandbox) are not in it.
 func (s *Server) Requests() []RequestRecord {
 	s.reqs.mu.Lock()
 	defer s.reqs.mu.Unlock()

@@ -100,9 +100,10 @@ func withClock(now func() time.Time) Option {
 // WithWebhook sets the URL that webhook deliveries are sent to and the
 // signing secrets (give two while rotating: every delivery then carries one
 // v1 signature per secret). It is the dashboard setting of the real service;
-// SetWebhook changes it at run time. The secrets sign with SchemePayments
-// unless WithWebhookScheme says otherwise; under SchemeStandard they must be
-// whsec_ secrets, and the server makes one when none is given.
+// the admin API (WithSandbox) changes the URL at run time. The secrets sign
+// with SchemePayments unless WithWebhookScheme says otherwise; under
+// SchemeStandard they must be whsec_ secrets (webhook.NewStandardSecret
+// makes one).
 func WithWebhook(url string, secrets ...string) Option {
 	return func(c *config) {
 		if err := checkWebhookURL(url); err != nil {
@@ -131,10 +132,9 @@ func withWebhookRetryWait(base time.Duration) Option {
 
 // WithWebhookRetries sets the retry schedule of a failed delivery: the wait
 // before each retry, so that a delivery makes 1+len(waits) attempts at most.
-// The default is webhookRetryCount retries after 1s, 2s, 4s and 8s; none means
-// no retry at all. At most maxWebhookRetries waits, each from 0 to
-// maxWebhookRetryWait. SetWebhookRetries changes it at run time. It
-// replaces withWebhookRetryWait's schedule, and the other way round.
+// The default is 4 retries after 1s, 2s, 4s and 8s; none means no retry at
+// all; tests pass a millisecond or so. At most 20 waits, each from 0 to an
+// hour. The admin API (WithSandbox) changes it at run time.
 func WithWebhookRetries(waits ...time.Duration) Option {
 	return func(c *config) {
 		if err := checkRetryWaits(waits); err != nil {

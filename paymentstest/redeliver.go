@@ -47,7 +47,7 @@ func checkRetryWaits(waits []time.Duration) error {
 	return nil
 }
 
-// SetWebhookRetries sets the retry schedule of failed deliveries, as
+// setWebhookRetries sets the retry schedule of failed deliveries, as
 // WithWebhookRetries does at start: the wait before each retry; none means
 // no retry. A delivery keeps the schedule it had at its first attempt; the
 // new one applies to deliveries that start after it. It fails, and changes
@@ -65,7 +65,7 @@ func (s *Server) setWebhookRetries(waits ...time.Duration) error {
 	return nil
 }
 
-// WebhookRetryWaits returns the retry schedule of failed deliveries: the
+// webhookRetryWaits returns the retry schedule of failed deliveries: the
 // wait before each retry (by default 1s, 2s, 4s, 8s).
 func (s *Server) webhookRetryWaits() []time.Duration {
 	d := s.hooks
@@ -74,7 +74,7 @@ func (s *Server) webhookRetryWaits() []time.Duration {
 	return slices.Clone(d.retries)
 }
 
-// Redeliver queues the event with this id for delivery again, to the
+// redeliverEvent queues the event with this id for delivery again, to the
 // current webhook URL, with the retry schedule, whatever became of its
 // earlier deliveries: the same body, so the same event id, which a receiver
 // that processed it already must drop as a duplicate. It returns the new
@@ -84,7 +84,7 @@ func (s *Server) webhookRetryWaits() []time.Duration {
 // /_sandbox/events/{id}/redeliver calls it.
 func (s *Server) redeliverEvent(id string) (Delivery, error) { return s.redeliverTo(id, "") }
 
-// RedeliverTo is Redeliver to url instead of the webhook URL (the webhook
+// redeliverTo is Redeliver to url instead of the webhook URL (the webhook
 // URL when url is ""), which it leaves as it is: a receiver behind another
 // address, or a tunnel, gets the event once. It fails, and queues nothing,
 // for a url that is not absolute http or https (even while deliveries are
@@ -125,7 +125,7 @@ func (s *Server) redeliverTo(id, url string) (Delivery, error) {
 	return copyDelivery(dl), nil
 }
 
-// RedeliverFailed queues again, oldest first, every event whose deliveries
+// redeliverFailed queues again, oldest first, every event whose deliveries
 // in the log all failed (at least one, none delivered or pending), as
 // Redeliver does one, and returns their ids (none: an empty list). An event
 // that was never delivered because no URL was set is not among them:

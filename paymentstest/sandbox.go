@@ -48,12 +48,17 @@ type Sandbox struct {
 	DeliveryDuplicate   bool
 	DeliveryNewestFirst bool
 	// BalanceLowThreshold: a payment that leaves a balance below it sends
-	// account.balance_low (default 10000.00).
+	// account.balance_low (default 10000.00); NoBalanceLow sends it never.
 	BalanceLowThreshold decimal.Decimal
+	NoBalanceLow        bool
+	// NoAdminAPI leaves the admin API off: paths under /_sandbox/ are then
+	// unknown paths, as on the real service, and the other settings apply.
+	NoAdminAPI bool
 }
 
 // WithSandbox turns the server into a sandbox: it also answers the admin API
-// under /_sandbox/ (the routes are in the package documentation), so that
+// under /_sandbox/ (the routes are in the package documentation; NoAdminAPI
+// leaves it off), so that
 // code outside Go can do what a Go test does with the server's methods, and
 // takes the settings of sb. Admin requests take the same bearer key and
 // answer the same envelope as the API, but are never faulted, ignore
@@ -61,7 +66,9 @@ type Sandbox struct {
 // paths under /_sandbox/ are unknown paths, as on the real service.
 func WithSandbox(sb Sandbox) Option {
 	return func(c *config) {
-		withAdminAPI()(c)
+		if !sb.NoAdminAPI {
+			withAdminAPI()(c)
+		}
 		if sb.Addr != "" {
 			withAddr(sb.Addr)(c)
 		}
@@ -87,7 +94,10 @@ func WithSandbox(sb Sandbox) Option {
 		}
 		withDeliveryChaos(deliveryChaos{Delay: sb.DeliveryDelay, Duplicate: sb.DeliveryDuplicate,
 			NewestFirst: sb.DeliveryNewestFirst})(c)
-		if !sb.BalanceLowThreshold.IsZero() {
+		switch {
+		case sb.NoBalanceLow:
+			withBalanceLowThreshold(decimal.Zero)(c)
+		case !sb.BalanceLowThreshold.IsZero():
 			withBalanceLowThreshold(sb.BalanceLowThreshold)(c)
 		}
 	}

@@ -26,7 +26,7 @@ var (
 	errNotSettleable = errors.New("paymentstest: the payment is not pending after a confirm")
 )
 
-// TriggerEvent produces an event of kind whose data is the stored resource
+// triggerTestEvent produces an event of kind whose data is the stored resource
 // with this id, as it is now, and delivers it like any event: a recipient
 // for the recipient.* kinds, a payment for payment.* (its status shown as
 // the kind says: completed, failed, rejected or pending; the stored payment
@@ -125,9 +125,9 @@ func (s *Server) resourceFor(kind payments.EventType, id string) (any, error) {
 // matching payment.* event. A failed or rejected payment gives its total
 // back to the balance. The late completion it replaces never comes
 // (TestSettlePaymentReplacesTheLateCompletion). It
-// returns the payment as settled; errUnknownResource for an unknown id,
-// errNotSettleable when the payment is not pending after a confirm, and an
-// error for any other status, changing nothing then. The dashboard's
+// returns the payment as settled, or an error saying what is wrong (an
+// unknown id, a payment not pending after a confirm, or any other status),
+// changing nothing then. The dashboard's
 // Complete, Fail and Reject buttons and POST /_sandbox/payments/{id}/settle
 // call it.
 func (s *Server) SettlePayment(id string, status payments.PaymentStatus) (payments.Payment, error) {

@@ -34,8 +34,8 @@ func (s WebhookScheme) valid() bool { return s == SchemePayments || s == SchemeS
 // WithWebhookScheme makes the server sign its deliveries with scheme
 // instead of SchemePayments. Under SchemeStandard the secrets of
 // WithWebhook must be whsec_ secrets (StartServer fails otherwise, without
-// repeating them); without any, the server makes one, which WebhookSecrets
-// returns. SetWebhookScheme changes the scheme at run time.
+// repeating them): give the receiver's (webhook.NewStandardSecret makes
+// one); without any, the server signs with one of its own.
 func WithWebhookScheme(scheme WebhookScheme) Option {
 	return func(c *config) {
 		if !scheme.valid() {
@@ -46,7 +46,7 @@ func WithWebhookScheme(scheme WebhookScheme) Option {
 	}
 }
 
-// SetWebhookScheme changes, at run time, how deliveries are signed and with
+// setWebhookScheme changes, at run time, how deliveries are signed and with
 // which secrets: a secret belongs to its scheme, so the two change
 // together. The rules are those of WithWebhookScheme: under SchemeStandard
 // the secrets must be whsec_ secrets, and without any the server makes one
@@ -70,7 +70,7 @@ func (s *Server) setWebhookScheme(scheme WebhookScheme, secrets ...string) error
 	return nil
 }
 
-// WebhookScheme returns how deliveries are signed now.
+// webhookSchemeValue returns how deliveries are signed now.
 func (s *Server) webhookSchemeValue() WebhookScheme {
 	d := s.hooks
 	d.mu.Lock()
@@ -78,7 +78,7 @@ func (s *Server) webhookSchemeValue() WebhookScheme {
 	return d.scheme
 }
 
-// WebhookSecrets returns the secrets deliveries are signed with now: those
+// currentWebhookSecrets returns the secrets deliveries are signed with now: those
 // given to WithWebhook, SetWebhook or SetWebhookScheme, or the one the
 // server made for SchemeStandard when none was given. Hand them to the
 // receiver under test.

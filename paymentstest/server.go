@@ -198,11 +198,11 @@ func (s *Server) URL() string { return s.url }
 // APIKey returns the bearer key the server accepts.
 func (s *Server) APIKey() string { return s.apiKey }
 
-// MerchantID returns the id of the merchant that owns everything created on
+// merchantIDValue returns the id of the merchant that owns everything created on
 // this server (the merchant_id of recipients).
 func (s *Server) merchantIDValue() string { return s.merchantID }
 
-// NewClient returns an SDK client wired to the server: its URL and key, an
+// newClient returns an SDK client wired to the server: its URL and key, an
 // HTTP transport that Close shuts down, and retry waits of 1 to 20
 // milliseconds so that tests of retries run fast. opts are applied after
 // these and override them.
@@ -222,8 +222,9 @@ func (s *Server) newClient(opts ...payments.Option) (*payments.Client, error) {
 	return payments.NewClient(s.apiKey, append(base, opts...)...)
 }
 
-// Client is NewClient for tests: it panics when opts are invalid, which is a
-// bug in the calling test.
+// Client returns a client wired to the server (its URL and API key, fast
+// retries), with opts after those. It panics when opts are invalid, which
+// is a bug in the calling test.
 func (s *Server) Client(opts ...payments.Option) *payments.Client {
 	c, err := s.newClient(opts...)
 	if err != nil {
@@ -233,7 +234,7 @@ func (s *Server) Client(opts ...payments.Option) *payments.Client {
 }
 
 // Close stops the server: it stops accepting requests, ends requests waiting
-// on SetLatency, waits for those being handled, stops webhook delivery
+// on a Fault's Latency, waits for those being handled, stops webhook delivery
 // (deliveries not yet done stay pending in the log) and closes idle
 // connections of the clients Client made. No goroutine of the server
 // outlives Close. Calling Close again does nothing.

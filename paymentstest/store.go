@@ -178,7 +178,7 @@ func (va *virtualAccount) sdk() payments.VirtualAccount {
 	}
 }
 
-// Recipients returns every recipient, in creation order. The values are
+// recipientsAll returns every recipient, in creation order. The values are
 // copies; they carry no LastResponse.
 func (s *Server) recipientsAll() []payments.Recipient { return sdkAll(s, &s.st.recipients) }
 
@@ -237,7 +237,7 @@ func (s *Server) PaymentsByReference(reference string) []payments.Payment {
 	return out
 }
 
-// VirtualAccounts returns every virtual account, in creation order.
+// virtualAccountsAll returns every virtual account, in creation order.
 func (s *Server) virtualAccountsAll() []payments.VirtualAccount {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -248,7 +248,7 @@ func (s *Server) virtualAccountsAll() []payments.VirtualAccount {
 	return out
 }
 
-// VirtualAccount returns the virtual account with the given id.
+// virtualAccountByID returns the virtual account with the given id.
 func (s *Server) virtualAccountByID(id string) (payments.VirtualAccount, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -258,7 +258,7 @@ func (s *Server) virtualAccountByID(id string) (payments.VirtualAccount, bool) {
 	return payments.VirtualAccount{}, false
 }
 
-// IncomingPayments returns every payment received by a virtual account, in
+// incomingPaymentsAll returns every payment received by a virtual account, in
 // order.
 func (s *Server) incomingPaymentsAll() []IncomingPayment {
 	s.mu.Lock()

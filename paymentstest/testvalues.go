@@ -51,7 +51,7 @@ const defaultProcessingDelay = 2 * time.Second
 
 // WithProcessingDelay sets how long, on the wall clock, the fake takes to
 // verify a recipient with AccountNumberVerifiesLate or to complete a
-// payment of AmountCompletesLate (default defaultProcessingDelay). Tests
+// payment of AmountCompletesLate (default 2 seconds). Tests
 // pass a few milliseconds. WaitForDeliveries waits for this work too. d
 // must not be negative.
 func WithProcessingDelay(d time.Duration) Option {

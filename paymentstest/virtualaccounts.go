@@ -155,7 +155,7 @@ type payerJSON struct {
 // SimulateIncomingPayment plays a customer paying amount into the virtual
 // account with the given account number, as a bank transfer would. currency
 // "" means the account's currency; another currency than the account's is
-// refused. The payment is recorded (IncomingPayments), credited to the
+// refused. The payment is recorded, credited to the
 // merchant's balance in its currency (Balance), and a
 // virtual_account.payment_received event is sent to the webhook. The payer
 // is "Sandbox Payer" and the reference is generated.

@@ -19,7 +19,7 @@ const (
 	// DeliveryDelivered: an attempt got a 2xx answer.
 	DeliveryDelivered DeliveryStatus = "delivered"
 	// DeliveryFailed: the first attempt and every retry of the retry
-	// schedule (WithWebhookRetries; webhookRetryCount by default) failed.
+	// schedule (WithWebhookRetries; 4 retries by default) failed.
 	DeliveryFailed DeliveryStatus = "failed"
 )
 
@@ -33,14 +33,14 @@ type Delivery struct {
 	Status   DeliveryStatus
 	Attempts []DeliveryAttempt
 	// CreatedAt is when the delivery was queued: the event's time, or the
-	// time of Redeliver or RedeliverFailed.
+	// time it was asked for again (the admin API's redeliver routes).
 	CreatedAt time.Time
-	// Redelivery is true for a delivery queued by Redeliver or
-	// RedeliverFailed: the same body, so the same event id, as the first.
+	// Redelivery is true for a delivery asked for again: the same body, so
+	// the same event id, as the first.
 	Redelivery bool
 	// NextAttemptAt is the server's time (Now) of the next attempt while
 	// the delivery is pending and waiting for a retry (or, with
-	// withDeliveryChaos' Delay, for its first attempt); zero otherwise.
+	// Sandbox.DeliveryDelay, for its first attempt); zero otherwise.
 	NextAttemptAt time.Time
 
 	seq   uint64          // the order the delivery was queued in
@@ -51,7 +51,7 @@ type Delivery struct {
 // DeliveryAttempt is one POST of a delivery.
 type DeliveryAttempt struct {
 	// At is the server's time of the attempt (Server.Now: business time,
-	// moved by Advance and withClock), like every other time in the
+	// moved by Advance), like every other time in the
 	// server's logs. The signature's t is not At but the wall-clock time
 	// of sending (time.Now), which a receiver checks against its own
 	// clock.
@@ -89,7 +89,7 @@ func checkWebhookURL(u string) error {
 	return nil
 }
 
-// SetWebhook sets the URL that deliveries go to and the signing secrets,
+// setWebhook sets the URL that deliveries go to and the signing secrets,
 // replacing those of WithWebhook; the scheme stays (SetWebhookScheme
 // changes it). An empty url stops sending new events (deliveries already
 // queued still go out). Under SchemePayments, without secrets the signature
@@ -114,7 +114,7 @@ func (s *Server) setWebhook(url string, secrets ...string) error {
 	return nil
 }
 
-// SetWebhookURL changes where deliveries go, keeping the signing secrets,
+// setWebhookURL changes where deliveries go, keeping the signing secrets,
 // like pointing the dashboard's webhook URL somewhere else (a receiver on
 // your machine, a tunnel). An empty url stops sending new events; events
 // already queued still go to the URL they were queued for. It fails, and
@@ -131,7 +131,7 @@ func (s *Server) setWebhookURL(url string) error {
 	return nil
 }
 
-// WebhookURL returns the URL that new events are delivered to, or "" when
+// webhookURLValue returns the URL that new events are delivered to, or "" when
 // deliveries are off.
 func (s *Server) webhookURLValue() string {
 	d := s.hooks
@@ -148,7 +148,7 @@ func (d *dispatcher) notify() {
 
 // Deliveries returns the webhook delivery log, oldest first: one entry per
 // event sent to the webhook URL, with every attempt; the last
-// defaultLogLimit of them, or as many as withLogLimit says.
+// 10,000 of them, or as many as Sandbox.LogLimit says.
 func (s *Server) Deliveries() []Delivery {
 	d := s.hooks
 	d.mu.Lock()

@@ -77,7 +77,7 @@ const xssName = `<img src=x onerror=alert(1)>`
 func TestDashboardInABrowser(t *testing.T) {
 	tab := browser(t)
 	rc := newReceiver(t, http.StatusServiceUnavailable)
-	srv := paymentstest.NewServer(paymentstest.WithDashboard(), paymentstest.WithWebhook(rc.URL, "whsec_e2e"),
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}), paymentstest.WithWebhook(rc.URL, "whsec_e2e"),
 		paymentstest.WithWebhookRetries())
 	t.Cleanup(srv.Close)
 	c := srv.Client()
@@ -109,7 +109,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	// The recipient and the payment, with its timeline.
 	var recipients, payment string
 	require.NoError(t, chromedp.Run(tab,
-		chromedp.Navigate(srv.DashboardURL()),
+		chromedp.Navigate(srv.URL()+"/_dashboard/"),
 		chromedp.WaitVisible(`#recipients tr.recipient`),
 		chromedp.Text(`#recipients`, &recipients),
 		chromedp.Text(`#payments article.payment[data-id="`+p.ID+`"]`, &payment),
@@ -179,7 +179,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	assert.Len(t, srv.Events(), events)
 
 	if path := os.Getenv("PAYMENTS_DASHBOARD_SCREENSHOT"); path != "" {
-		screenshot(t, tab, srv.DashboardURL(), path)
+		screenshot(t, tab, srv.URL()+"/_dashboard/", path)
 	}
 	assert.Zero(t, dialogs.Load(), "no script opened a dialog")
 }
@@ -189,7 +189,7 @@ func TestDashboardInABrowser(t *testing.T) {
 func TestDashboardOnANarrowWindow(t *testing.T) {
 	tab := browser(t)
 	rc := newReceiver(t, http.StatusOK)
-	srv := paymentstest.NewServer(paymentstest.WithDashboard(), paymentstest.WithWebhook(rc.URL, "whsec_e2e"))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}), paymentstest.WithWebhook(rc.URL, "whsec_e2e"))
 	t.Cleanup(srv.Close)
 	_, err := srv.Client().Recipients.Create(context.Background(), &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Lovelace", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
@@ -199,7 +199,7 @@ func TestDashboardOnANarrowWindow(t *testing.T) {
 	var overflow int
 	require.NoError(t, chromedp.Run(tab,
 		chromedp.EmulateViewport(400, 800),
-		chromedp.Navigate(srv.DashboardURL()),
+		chromedp.Navigate(srv.URL()+"/_dashboard/"),
 		chromedp.WaitVisible(`#events article.event`),
 		chromedp.Evaluate(`document.documentElement.scrollWidth - window.innerWidth`, &overflow),
 	))

@@ -218,7 +218,7 @@ func TestPayoutsRestartedAfterTheQuotesExpired(t *testing.T) {
 		t.Skip("runs the program several times; skipped with -short")
 	}
 	const n = 60
-	srv := paymentstest.NewServer(paymentstest.WithLogLimit(100_000))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: 100_000}))
 	defer srv.Close()
 	dir := t.TempDir()
 	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")

@@ -153,7 +153,36 @@ func faultName(rec paymentstest.RequestRecord) string {
 	if rec.Fault == "status" {
 		return fmt.Sprintf("HTTP %d", rec.StatusCode)
 	}
-	return rec.Fault.String()
+	return rec.Fault
+}
+
+// faultKind is what RequestRecord.Fault says of a request f broke.
+func faultKind(f paymentstest.Fault) string {
+	switch {
+	case f.Status != 0:
+		return "status"
+	case f.Drop && f.AfterWork:
+		return "drop_after_work"
+	case f.Drop:
+		return "drop"
+	}
+	return "latency"
+}
+
+// injectStorm makes srv break a share rate of requests, each broken by one
+// of faults drawn with equal chance, from seed: one random Fault each,
+// fault i at the rate that leaves it rate/len(faults) of all requests once
+// the faults before it (which a request meets first) have taken theirs.
+func injectStorm(srv *paymentstest.Server, rate float64, faults []paymentstest.Fault, seed uint64) error {
+	share := rate / float64(len(faults))
+	for i, f := range faults {
+		f.Rate = share / (1 - float64(i)*share)
+		f.Seed = seed + uint64(i)
+		if err := srv.InjectFault(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TestChaos sends hundreds of logical payments from 16 goroutines through
@@ -175,7 +204,7 @@ func TestChaos(t *testing.T) {
 	// chaosRetries+1 attempts and a payment two calls; the factor 4 leaves
 	// room for net/http's own resends and the late retries.
 	logLimit := 4*2*(chaosRetries+1)*n + 1000
-	srv := paymentstest.NewServer(paymentstest.WithLogLimit(logLimit))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: logLimit}))
 	t.Cleanup(srv.Close)
 	// The SDK's own default transport, not the fake's: its goroutines must
 	// be gone once the server has closed the connections.
@@ -209,7 +238,7 @@ func TestChaos(t *testing.T) {
 		}}
 	}
 
-	require.NoError(t, srv.SetRandomFaults(paymentstest.RandomFaults{Rate: chaosRate, Faults: chaosFaults, Seed: seed}))
+	require.NoError(t, injectStorm(srv, chaosRate, chaosFaults, seed))
 	begin := time.Now()
 	work := make(chan *logical)
 	var wg sync.WaitGroup
@@ -266,7 +295,7 @@ func TestChaos(t *testing.T) {
 			seenKeys[rec.Path] = map[string]bool{}
 		}
 		seenKeys[rec.Path][rec.IdempotencyKey] = true
-		if rec.Fault != 0 {
+		if rec.Fault != "" {
 			faulted++
 			faults[faultName(rec)]++
 		}
@@ -277,10 +306,7 @@ func TestChaos(t *testing.T) {
 	share := float64(faulted) / float64(len(storm))
 	assert.InDelta(t, chaosRate, share, 0.08, "about a third of requests were hit")
 	for _, f := range chaosFaults {
-		name := faultName(paymentstest.RequestRecord{Fault: f.Kind, StatusCode: f.Status})
-		if f.Latency > 0 {
-			name = "latency"
-		}
+		name := faultName(paymentstest.RequestRecord{Fault: faultKind(f), StatusCode: f.Status})
 		assert.Positive(t, faults[name], "the storm injected %s", name)
 	}
 	// net/http itself resends a request carrying an Idempotency-Key when a

@@ -159,8 +159,9 @@ func TestConfirmLostAnswerAfterExpiryPaysOnce(t *testing.T) {
 // SDK never judges a quote's life itself. (Long ago, it compared expires_at
 // with its own clock and refused every Confirm.)
 func TestConfirmWithClientClockAhead(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithClock(func() time.Time { return time.Now().Add(-6 * time.Minute) }))
+	srv := paymentstest.NewServer()
 	defer srv.Close()
+	srv.Advance(-6 * time.Minute)
 	c := srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
