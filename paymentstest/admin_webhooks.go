@@ -73,6 +73,8 @@ type adminAttemptJSON struct {
 	Scheme     string `json:"scheme"`
 	Signature  string `json:"signature"`
 	DurationMS int64  `json:"duration_ms"`
+	// ResponseHeaders are the receiver's response headers.
+	ResponseHeaders http.Header `json:"response_headers,omitempty"`
 }
 
 type adminDeliveryJSON struct {
@@ -123,7 +125,7 @@ func deliveryJSON(dl Delivery) adminDeliveryJSON {
 	for j, a := range dl.Attempts {
 		d.Attempts[j] = adminAttemptJSON{
 			At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Scheme: string(a.Scheme), Signature: a.Signature,
-			DurationMS: a.Duration.Milliseconds(),
+			DurationMS: a.Duration.Milliseconds(), ResponseHeaders: a.ResponseHeader,
 		}
 	}
 	return d

@@ -178,8 +178,8 @@ func (d *dashboard) checkAction(r *http.Request) (string, int) {
 	return "", 0
 }
 
-// notice keeps an action's message and returns its key, for the page it
-// redirects to. The last 50 are kept.
+// notice keeps an action's message (a notice, or a refusal's problem) and
+// returns its key, for the page it redirects to. The last 50 are kept.
 func (d *dashboard) notice(msg string) string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
@@ -207,6 +207,9 @@ func (s *Server) dashboardPage(w http.ResponseWriter, r *http.Request, problem s
 	q := r.URL.Query()
 	v := s.dashboardView(q.Get("kind"), strings.TrimSpace(q.Get("resource")))
 	v.Problem = problem
+	if v.Problem == "" {
+		v.Problem = s.dash.noticeOf(q.Get("problem"))
+	}
 	v.Notice = s.dash.noticeOf(q.Get("notice"))
 	name := "page.html"
 	if r.Header.Get("X-Dashboard-Live") == "1" {

@@ -11,9 +11,11 @@ import (
 )
 
 // dashboardAction runs one of the dashboard's buttons: a POST of its form,
-// checked against cross-site requests. A success redirects to the page
-// with a notice; bad input renders the page with the problem and changes
-// nothing.
+// checked against cross-site requests. Either way it redirects to the page
+// (post, redirect, get): with a notice after a success, with the problem
+// after bad input, which changes nothing. The browser is then on the page's
+// own address, so that its live updates go on and a reload shows the page
+// (TestDashboardRefusalRedirectsToThePage).
 func (s *Server) dashboardAction(w http.ResponseWriter, r *http.Request, name string) {
 	act, ok := dashboardActions[name]
 	if !ok {
@@ -34,16 +36,7 @@ func (s *Server) dashboardAction(w http.ResponseWriter, r *http.Request, name st
 	}
 	notice, err := act(s, r)
 	if err != nil {
-		status := http.StatusUnprocessableEntity
-		if errors.Is(err, errUnknownEvent) || errors.Is(err, errUnknownResource) {
-			status = http.StatusNotFound
-		}
-		var missing *dashNotFound
-		if errors.As(err, &missing) {
-			status = http.StatusNotFound
-		}
-		r.URL.RawQuery = ""
-		s.dashboardPage(w, r, strings.TrimPrefix(err.Error(), "paymentstest: "), status)
+		http.Redirect(w, r, dashboardPath+"?problem="+s.dash.notice(strings.TrimPrefix(err.Error(), "paymentstest: ")), http.StatusSeeOther)
 		return
 	}
 	http.Redirect(w, r, dashboardPath+"?notice="+s.dash.notice(notice), http.StatusSeeOther)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -287,6 +288,7 @@ func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 		_ = resp.Body.Close()
 		a.StatusCode = resp.StatusCode
 		a.ResponseBody = strings.ToValidUTF8(string(head), "\uFFFD")
+		a.ResponseHeader = keptHeader(resp.Header)
 	}
 	a.Duration = d.wall().Sub(start)
 	if d.logger != nil {
@@ -365,4 +367,30 @@ func (d *dispatcher) setPaused(p bool) {
 	d.paused = p
 	d.notify()
 	d.poke()
+}
+
+// Bounds of the response headers an attempt keeps.
+const (
+	maxKeptHeaders     = 32
+	maxKeptHeaderValue = 256
+)
+
+// keptHeader is a copy of a receiver's response headers for the delivery
+// log: at most maxKeptHeaders values, each cut to maxKeptHeaderValue bytes.
+func keptHeader(h http.Header) http.Header {
+	out := http.Header{}
+	n := 0
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		for _, v := range h[name] {
+			if n == maxKeptHeaders {
+				return out
+			}
+			if len(v) > maxKeptHeaderValue {
+				v = strings.ToValidUTF8(v[:maxKeptHeaderValue], "") + "…"
+			}
+			out[name] = append(out[name], v)
+			n++
+		}
+	}
+	return out
 }

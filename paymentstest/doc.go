@@ -167,7 +167,7 @@
 //	GET    /_sandbox/deliveries            data {"pending", "paused", "deliveries": [{"event_id", "event", "url",
 //	                                        "status", "created_at", "attempts", "body"}]};
 //	                                        an attempt is {"at", "status_code", "error", "scheme",
-//	                                        "signature", "duration_ms"}
+//	                                        "signature", "duration_ms", "response_headers"}
 //	POST   /_sandbox/deliveries/wait       {"timeout_seconds": 10} (optional; at most 300):
 //	                                       WaitForDeliveries, then the same data; 504
 //	                                       "deliveries_pending" with it when time runs out

@@ -2,6 +2,7 @@ package paymentstest
 
 import (
 	"errors"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -72,6 +73,9 @@ type DeliveryAttempt struct {
 	// answer, as text (invalid UTF-8 replaced), for the dashboard and the
 	// admin API.
 	ResponseBody string
+	// ResponseHeader holds the receiver's response headers (at most 32
+	// values, each cut to 256 bytes), nil after a connection error.
+	ResponseHeader http.Header
 }
 
 // responseBodyLimit is how much of a receiver's answer DeliveryAttempt

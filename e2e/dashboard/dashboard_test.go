@@ -177,6 +177,35 @@ func TestDashboardInABrowser(t *testing.T) {
 	))
 	assert.Contains(t, problem, "only moves forward")
 	assert.Len(t, srv.Events(), events)
+	// The refusal redirected to the page's own address: its live updates go
+	// on (a new payment shows up without a reload), and a reload works.
+	var loc string
+	require.NoError(t, chromedp.Run(tab, chromedp.Location(&loc)))
+	assert.True(t, strings.HasPrefix(loc, srv.URL()+"/_dashboard/?problem="), "at %s", loc)
+	quote, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("20.00")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-e2e-quote",
+	})
+	require.NoError(t, err)
+	waitText(t, tab, `#payments article.payment[data-id="`+quote.ID+`"]`, "quote, not confirmed")
+	require.NoError(t, chromedp.Run(tab, chromedp.Reload(), chromedp.WaitVisible(`#problem`), chromedp.WaitVisible(`#payments`)))
+
+	// The finder narrows the page to one payment, by reference; the event
+	// shows the body that was sent.
+	var found int
+	require.NoError(t, chromedp.Run(tab,
+		chromedp.SetValue(`#find-payment`, "order-e2e-1"),
+		chromedp.Submit(`#find-payment`),
+		chromedp.WaitVisible(`#payments article.payment[data-id="`+p.ID+`"]`),
+		chromedp.Evaluate(`document.querySelectorAll("#payments article.payment").length`, &found),
+	))
+	assert.Equal(t, 1, found, "only order-e2e-1")
+	var sent string
+	require.NoError(t, chromedp.Run(tab,
+		chromedp.Click(article+` details.sent summary`),
+		chromedp.Text(article+` pre.event-body`, &sent),
+	))
+	assert.Contains(t, sent, `"event": "payment.completed"`)
+	assert.Contains(t, sent, "order-e2e-1")
 
 	if path := os.Getenv("PAYMENTS_DASHBOARD_SCREENSHOT"); path != "" {
 		screenshot(t, tab, srv.URL()+"/_dashboard/", path)
