@@ -67,20 +67,6 @@ func SetWebhookURL(srv *paymentstest.Server, url string) error {
 	return Call(srv, http.MethodPut, "webhook-url", map[string]string{"url": url}, nil)
 }
 
-// WebhookURL returns where deliveries go ("" when they are off).
-func WebhookURL(srv *paymentstest.Server) (string, error) {
-	var out struct {
-		URL string `json:"url"`
-	}
-	err := Call(srv, http.MethodGet, "webhook-url", nil, &out)
-	return out.URL, err
-}
-
-// Redeliver delivers event id again, to the webhook URL.
-func Redeliver(srv *paymentstest.Server, id string) error {
-	return Call(srv, http.MethodPost, "events/"+id+"/redeliver", nil, nil)
-}
-
 // RedeliverFailed delivers again every event whose deliveries all failed,
 // and returns their ids.
 func RedeliverFailed(srv *paymentstest.Server) ([]string, error) {
@@ -101,11 +87,3 @@ func ResumeDeliveries(srv *paymentstest.Server) error {
 	return Call(srv, http.MethodPost, "deliveries/resume", nil, nil)
 }
 
-// FaultsInjected returns how many requests an injected fault has broken.
-func FaultsInjected(srv *paymentstest.Server) (int, error) {
-	var out struct {
-		Injected int `json:"injected"`
-	}
-	err := Call(srv, http.MethodGet, "faults", nil, &out)
-	return out.Injected, err
-}
