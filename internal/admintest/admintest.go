@@ -86,4 +86,3 @@ func PauseDeliveries(srv *paymentstest.Server) error {
 func ResumeDeliveries(srv *paymentstest.Server) error {
 	return Call(srv, http.MethodPost, "deliveries/resume", nil, nil)
 }
-
