@@ -175,7 +175,9 @@ func ExampleWithMiddleware() {
 	}
 	client := srv.Client(payments.WithMiddleware(logAttempts)) // every call of this client
 
-	srv.FailNext(1, http.StatusServiceUnavailable, 0)
+	if err := srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}); err != nil {
+		panic(err)
+	}
 	_, err := client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Okafor",
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
@@ -205,7 +207,7 @@ func ExampleWithAttemptTimeout() {
 		log.Fatal(err)
 	}
 	// The service hangs on the next update.
-	err = srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultLatency, Latency: time.Minute, Times: 1, Method: http.MethodPut})
+	err = srv.InjectFault(paymentstest.Fault{Latency: time.Minute, Times: 1, Method: http.MethodPut})
 	if err != nil {
 		log.Fatal(err)
 	}

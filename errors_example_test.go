@@ -66,7 +66,9 @@ func ExampleAPIError() {
 	}
 
 	// The service fails every attempt: the outcome is unknown.
-	srv.FailNext(3, http.StatusServiceUnavailable, 0)
+	if err := srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 3}); err != nil {
+		panic(err)
+	}
 	_, err = initiatePayment(ctx, client, order("order-1043"))
 	key, _ := payments.IdempotencyKeyOf(err)
 	// Later, the same call with the same key.
@@ -152,7 +154,9 @@ func ExampleIdempotencyKeyOf() {
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
 	}
 
-	srv.DropNextAfterWork(3) // the recipient is created, every answer lost
+	if err := srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 3}); err != nil {
+		panic(err)
+	} // the recipient is created, every answer lost
 	_, err := client.Recipients.Create(ctx, params)
 	var terr *payments.TransportError
 	fmt.Println("transport error:", errors.As(err, &terr))
@@ -166,8 +170,14 @@ func ExampleIdempotencyKeyOf() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(recipient.AccountName, "recipients on the service:", len(srv.Recipients()))
+	created := 0
+	for _, ev := range srv.Events() {
+		if ev.Type == payments.EventRecipientCreated {
+			created++
+		}
+	}
+	fmt.Println(recipient.AccountName, "recipients created on the service:", created)
 	// Output:
 	// transport error: true
-	// Ada Okafor recipients on the service: 1
+	// Ada Okafor recipients created on the service: 1
 }

@@ -328,7 +328,7 @@ func TestAttemptsCountTheTransportsResends(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, p.LastResponse().Attempts, "a call written once counts one attempt")
 
-	srv.DropNextAfterWork(1) // the confirm is processed, its answer lost, on a reused connection
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1})) // the confirm is processed, its answer lost, on a reused connection
 	paid, err := c.Payments.Confirm(ctx, p.ConfirmParams())
 	require.NoError(t, err, "net/http re-sent the keyed request and the service replayed its answer")
 

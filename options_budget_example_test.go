@@ -41,7 +41,9 @@ func ExampleWithRetryBudget() {
 
 	// A budget of one retry, during an outage.
 	client = srv.Client(payments.WithRetryBudget(&payments.RetryBudget{Tokens: 5, RetryCost: 5, TimeoutCost: 5}))
-	srv.FailNext(10, http.StatusServiceUnavailable, 0)
+	if err := srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 10}); err != nil {
+		panic(err)
+	}
 	for _, key := range []string{"payout-41-recipient", "payout-42-recipient"} {
 		_, err := client.Recipients.Create(ctx, validRecipientParams(), payments.WithIdempotencyKey(key))
 		var apiErr *payments.APIError

@@ -19,10 +19,7 @@ import (
 // outage makes srv answer 503 to every request until ClearFaults.
 func outage(t *testing.T, srv *paymentstest.Server) {
 	t.Helper()
-	require.NoError(t, srv.SetRandomFaults(paymentstest.RandomFaults{
-		Rate:   1,
-		Faults: []paymentstest.Fault{{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable}},
-	}))
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Rate: 1}))
 }
 
 func newRecipient(ctx context.Context, c *payments.Client) (*payments.Recipient, error) {
@@ -73,14 +70,14 @@ func TestRetryBudgetEmptiesUnderOutageAndRefills(t *testing.T) {
 		_, err := newRecipient(ctx, c)
 		require.NoError(t, err)
 	}
-	srv.FailNext(1, http.StatusServiceUnavailable, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}))
 	_, err = newRecipient(ctx, c)
 	assertBudgetExhausted(t, err, 1) // 4 tokens: a retry needs 5
 
 	_, err = newRecipient(ctx, c) // the fifth success
 	require.NoError(t, err)
 	for i := range 3 {
-		srv.FailNext(1, http.StatusServiceUnavailable, 0)
+		require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}))
 		r, err := newRecipient(ctx, c)
 		require.NoError(t, err, "retry %d: the refilled budget pays for it, and its success refunds it", i)
 		assert.Equal(t, 2, r.LastResponse().Attempts)

@@ -214,7 +214,7 @@ func TestTooManyRequestsPausesTheWholeClient(t *testing.T) {
 			c := srv.Client(payments.WithRetryWait(time.Millisecond, tc.maxWait))
 			ft := newFakeTime(c, true)
 			require.NoError(t, srv.InjectFault(paymentstest.Fault{
-				Kind: paymentstest.FaultStatus, Status: http.StatusTooManyRequests, RetryAfter: tc.retryAfter,
+				Status: http.StatusTooManyRequests, RetryAfter: tc.retryAfter,
 				Path: "/payments/recipients",
 			}))
 			_, err := c.Recipients.Create(context.Background(), validRecipientParams(), payments.WithMaxRetries(0))

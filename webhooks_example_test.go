@@ -82,17 +82,15 @@ func ExampleWebhooksService_Trigger() {
 	}))
 	defer receiver.Close()
 
-	srv := paymentstest.NewServer() // no webhook URL yet
+	ctx := context.Background()
+	unset := paymentstest.NewServer() // no webhook URL configured
+	_, err = unset.Client().Webhooks.Trigger(ctx, payments.EventPaymentCompleted)
+	fmt.Println(errors.Is(err, payments.CodeWebhookNotConfigured))
+	unset.Close()
+
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret)) // the dashboard's setting
 	defer srv.Close()
 	client := srv.Client()
-	ctx := context.Background()
-
-	_, err = client.Webhooks.Trigger(ctx, payments.EventPaymentCompleted)
-	fmt.Println(errors.Is(err, payments.CodeWebhookNotConfigured))
-
-	if err := srv.SetWebhook(receiver.URL, secret); err != nil { // the dashboard's setting
-		log.Fatal(err)
-	}
 	res, err := client.Webhooks.Trigger(ctx, payments.EventPaymentCompleted)
 	if err != nil {
 		log.Fatal(err)

@@ -168,7 +168,7 @@ func TestListEventsBreakSendsNothingMore(t *testing.T) {
 
 func TestListEventsPageRetriedOn503(t *testing.T) {
 	srv, c := whListFake(t, 1)
-	srv.FailNext(2, http.StatusServiceUnavailable, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 2}))
 	page, err := c.Webhooks.ListEventsPage(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Len(t, page.Events, 2)
@@ -183,7 +183,7 @@ func TestListEventsPageRetriedOn503(t *testing.T) {
 	}
 	assert.Equal(t, []int{503, 503, 200}, statuses)
 
-	srv.FailNext(10, http.StatusServiceUnavailable, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 10}))
 	_, errs := whCollect(srv.Client(payments.WithMaxRetries(1)).Webhooks.ListEvents(context.Background(), nil))
 	require.Len(t, errs, 1)
 	var apiErr *payments.APIError

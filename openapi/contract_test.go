@@ -134,7 +134,7 @@ func newFixture(t *testing.T, c *Contract, opts ...paymentstest.Option) *fixture
 	hook := k.receiver(t, secret)
 	srv := paymentstest.NewServer(append([]paymentstest.Option{
 		paymentstest.WithWebhook(hook.URL, secret),
-		paymentstest.WithWebhookRetryWait(time.Millisecond),
+		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond),
 	}, opts...)...)
 	t.Cleanup(srv.Close)
 	client, err := payments.NewClient(srv.APIKey(),
@@ -253,7 +253,7 @@ func TestContractQuickstartJourney(t *testing.T) {
 	}
 	_, err = stranger.Webhooks.ListEventsPage(ctx, &payments.EventListParams{})
 	wantAPIError(t, err, http.StatusUnauthorized, payments.CodeUnauthorized)
-	if err := f.srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable,
+	if err := f.srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable,
 		RetryAfter: time.Second, Method: http.MethodGet, Path: "/webhooks/events"}); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestRetriedInitiateSpanTree(t *testing.T) {
 
 	rcp, err := client.Recipients.Create(ctx, recipientParams())
 	require.NoError(t, err)
-	srv.FailNext(2, http.StatusServiceUnavailable, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 2}))
 	p, err := client.Payments.Initiate(ctx, initiateParams(rcp.ID, "order-tree"))
 	require.NoError(t, err)
 
@@ -95,13 +95,13 @@ func TestTraceparentReachesTheServer(t *testing.T) {
 	r := newRig(t)
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	front := newFrontServer(t, srv)
+	front := newFrontServer(t, proxyTo(t, srv))
 	client, err := payments.NewClient(srv.APIKey(), append(r.inst.ClientOptions(),
 		payments.WithBaseURL(front.URL), payments.WithRetryWait(time.Millisecond, 5*time.Millisecond))...)
 	require.NoError(t, err)
 	ctx := testContext(t)
 
-	srv.FailNext(1, http.StatusBadGateway, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusBadGateway, Times: 1}))
 	_, err = client.Recipients.Create(ctx, recipientParams())
 	require.NoError(t, err)
 
@@ -146,7 +146,7 @@ func TestBasePathPrefixInTemplate(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	mux := http.NewServeMux()
-	mux.Handle("/v2/", http.StripPrefix("/v2", srv))
+	mux.Handle("/v2/", http.StripPrefix("/v2", proxyTo(t, srv)))
 	front := httptest.NewServer(mux)
 	defer front.Close()
 	client, err := payments.NewClient(srv.APIKey(), append(r.inst.ClientOptions(), payments.WithBaseURL(front.URL+"/v2"))...)
@@ -266,7 +266,7 @@ func TestDroppedConnectionIsRetriedAndCounted(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	client := r.fakeClient(srv)
-	srv.DropNext(1)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, Times: 1}))
 	_, err := client.Recipients.Create(testContext(t), recipientParams())
 	require.NoError(t, err)
 
@@ -287,7 +287,7 @@ func TestMiddlewareAloneStillTraces(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	client := srv.Client(payments.WithMiddleware(r.inst.Middleware()))
-	srv.FailNext(1, http.StatusServiceUnavailable, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}))
 	_, err := client.Recipients.Create(testContext(t), recipientParams())
 	require.NoError(t, err)
 

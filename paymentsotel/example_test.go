@@ -34,7 +34,9 @@ func Example() {
 	defer srv.Close()
 	client := srv.Client(inst.ClientOptions()...)
 
-	srv.FailNext(1, http.StatusServiceUnavailable, 0)
+	if err := srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}); err != nil {
+		panic(err)
+	}
 	_, err = client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
 		AccountNumber:   "0123456789",
 		AccountName:     "Ada Okafor",

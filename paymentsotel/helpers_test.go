@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -145,6 +147,17 @@ type frontServer struct {
 	*httptest.Server
 	mu          sync.Mutex
 	traceparent []string
+}
+
+// proxyTo forwards requests to srv, as a front server in the same process
+// would.
+func proxyTo(t *testing.T, srv *paymentstest.Server) http.Handler {
+	t.Helper()
+	u, err := url.Parse(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httputil.NewSingleHostReverseProxy(u)
 }
 
 func newFrontServer(t *testing.T, h http.Handler) *frontServer {

@@ -35,27 +35,27 @@ func TestNoSecretsInTelemetry(t *testing.T) {
 		func(context.Context, *payments.Event) error { return nil }, r.inst.HandlerOption()))
 	defer receiver.Close()
 	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, hookSecret),
-		paymentstest.WithWebhookRetryWait(10*time.Millisecond))
+		paymentstest.WithWebhookRetries(10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond))
 	defer srv.Close()
 	client := r.fakeClient(srv)
 	ctx := testContext(t)
 
-	srv.FailNext(1, http.StatusServiceUnavailable, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}))
 	rcp, err := client.Recipients.Create(ctx, recipientParams())
 	require.NoError(t, err)
-	srv.FailNext(1, http.StatusBadGateway, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusBadGateway, Times: 1}))
 	_, err = client.Recipients.Update(ctx, rcp.ID, &payments.RecipientUpdateParams{AccountNumber: "5566778899"},
 		payments.WithIdempotencyKey(uuid.NewString()))
 	require.NoError(t, err)
-	srv.FailNext(1, http.StatusServiceUnavailable, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}))
 	p, err := client.Payments.Initiate(ctx, initiateParams(rcp.ID, "order-privacy"))
 	require.NoError(t, err)
 	_, err = client.Payments.Initiate(ctx, initiateParams(rcp.ID, "order-privacy"))
 	require.Error(t, err, "a reused reference is refused")
-	srv.FailNext(1, http.StatusGatewayTimeout, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusGatewayTimeout, Times: 1}))
 	_, err = client.Payments.Confirm(ctx, p.ConfirmParams())
 	require.NoError(t, err)
-	srv.FailNext(1, http.StatusTooManyRequests, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusTooManyRequests, Times: 1}))
 	va, err := client.VirtualAccounts.Create(ctx, &payments.VirtualAccountCreateParams{
 		AccountType:  payments.AccountTypeIndividual,
 		AccountName:  "Ada Okafor Collections",

@@ -11,9 +11,9 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 )
 
-// AdminPrefix is the path prefix of the admin API that WithAdminAPI turns
+// adminPrefix is the path prefix of the admin API that withAdminAPI turns
 // on. The Payments API has no path under it.
-const AdminPrefix = "/_sandbox/"
+const adminPrefix = "/_sandbox/"
 
 // Bounds of the admin API's inputs.
 const (
@@ -30,14 +30,14 @@ const (
 
 var httpMethodPattern = regexp.MustCompile(`^[A-Z]{1,16}$`)
 
-// isAdminPath reports whether an escaped path is under AdminPrefix.
+// isAdminPath reports whether an escaped path is under adminPrefix.
 func isAdminPath(path string) bool {
-	return path == strings.TrimSuffix(AdminPrefix, "/") || strings.HasPrefix(path, AdminPrefix)
+	return path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(path, adminPrefix)
 }
 
 // serveAdmin answers a request to the admin API. Unlike the service's
 // requests it is never faulted, slowed down, subject to Idempotency-Key or
-// added to the Requests log; WithLogger logs it as an admin request.
+// added to the Requests log; withLogger logs it as an admin request.
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	resp := s.handleAdmin(w, r)

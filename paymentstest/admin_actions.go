@@ -33,7 +33,7 @@ func (s *Server) adminRedeliverTo(rq *apiRequest) *response {
 	if len(*p) > 0 {
 		return s.invalid(*p)
 	}
-	dl, err := s.RedeliverTo(rq.param, u)
+	dl, err := s.redeliverTo(rq.param, u)
 	if err != nil {
 		return s.redeliverFailure(err, rq.param)
 	}
@@ -62,11 +62,11 @@ func (s *Server) adminTrigger(rq *apiRequest) *response {
 	if len(*p) > 0 {
 		return s.invalid(*p)
 	}
-	ev, err := s.TriggerEvent(payments.EventType(kind), resource)
+	ev, err := s.triggerTestEvent(payments.EventType(kind), resource)
 	switch {
-	case errors.Is(err, ErrUnknownResource):
+	case errors.Is(err, errUnknownResource):
 		return s.fail(http.StatusNotFound, payments.CodeNotFound, strings.TrimPrefix(err.Error(), "paymentstest: "))
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, errClosed):
 		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case err != nil:
 		return s.internal(err)
@@ -83,7 +83,7 @@ func (s *Server) adminPause(rq *apiRequest) *response {
 	if bad := s.adminNoFields(rq); bad != nil {
 		return bad
 	}
-	s.PauseDeliveries()
+	s.pauseDeliveries()
 	return s.adminOK("Deliveries paused", adminPausedJSON{Paused: true})
 }
 
@@ -92,7 +92,7 @@ func (s *Server) adminResume(rq *apiRequest) *response {
 	if bad := s.adminNoFields(rq); bad != nil {
 		return bad
 	}
-	s.ResumeDeliveries()
+	s.resumeDeliveries()
 	return s.adminOK("Deliveries resumed", adminPausedJSON{Paused: false})
 }
 
@@ -111,11 +111,11 @@ func (s *Server) adminSettle(rq *apiRequest) *response {
 	}
 	_, err := s.SettlePayment(rq.param, payments.PaymentStatus(status))
 	switch {
-	case errors.Is(err, ErrUnknownResource):
+	case errors.Is(err, errUnknownResource):
 		return s.notFound(fmt.Sprintf("payment %q", rq.param))
-	case errors.Is(err, ErrNotSettleable):
-		return s.fail(http.StatusConflict, CodeNotSettleable, strings.TrimPrefix(err.Error(), "paymentstest: "))
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, errNotSettleable):
+		return s.fail(http.StatusConflict, codeNotSettleable, strings.TrimPrefix(err.Error(), "paymentstest: "))
+	case errors.Is(err, errClosed):
 		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case err != nil:
 		return s.internal(err)
@@ -129,11 +129,11 @@ func (s *Server) adminSettle(rq *apiRequest) *response {
 	return s.ok(http.StatusOK, "Payment settled as "+status, data)
 }
 
-// CodeNotSettleable is the code of POST /_sandbox/payments/{id}/settle for
-// a payment that is not pending after a confirm (ErrNotSettleable). It is a
+// codeNotSettleable is the code of POST /_sandbox/payments/{id}/settle for
+// a payment that is not pending after a confirm (errNotSettleable). It is a
 // code of the sandbox's admin API only, not of the service, so the SDK has
 // no constant for it.
-const CodeNotSettleable payments.ErrorCode = "payment_not_settleable"
+const codeNotSettleable payments.ErrorCode = "payment_not_settleable"
 
 type adminChaosJSON struct {
 	Delay        string  `json:"delay"`
@@ -143,7 +143,7 @@ type adminChaosJSON struct {
 }
 
 func (s *Server) chaosJSON() adminChaosJSON {
-	c := s.DeliveryChaosSetting()
+	c := s.deliveryChaosSetting()
 	return adminChaosJSON{Delay: c.Delay.String(), DelaySeconds: c.Delay.Seconds(), Duplicate: c.Duplicate, NewestFirst: c.NewestFirst}
 }
 
@@ -161,17 +161,17 @@ func (s *Server) adminSetChaos(rq *apiRequest) *response {
 		return bad
 	}
 	o.only("delay", "duplicate", "newest_first")
-	var c DeliveryChaos
+	var c deliveryChaos
 	if o.present("delay") {
 		var text string
 		if json.Unmarshal(o.m["delay"], &text) == nil {
 			d, err := time.ParseDuration(strings.TrimSpace(text))
-			if err != nil || d < 0 || d > MaxDeliveryDelay {
-				p.add("delay", "must be a Go duration from 0s to %s, such as \"2s\"", MaxDeliveryDelay)
+			if err != nil || d < 0 || d > maxDeliveryDelay {
+				p.add("delay", "must be a Go duration from 0s to %s, such as \"2s\"", maxDeliveryDelay)
 			}
 			c.Delay = d
 		} else {
-			c.Delay, _ = o.seconds("delay", 0, MaxDeliveryDelay)
+			c.Delay, _ = o.seconds("delay", 0, maxDeliveryDelay)
 		}
 	}
 	for field, dst := range map[string]*bool{"duplicate": &c.Duplicate, "newest_first": &c.NewestFirst} {
@@ -182,7 +182,7 @@ func (s *Server) adminSetChaos(rq *apiRequest) *response {
 	if len(*p) > 0 {
 		return s.invalid(*p)
 	}
-	if err := s.SetDeliveryChaos(c); err != nil { // checked above: cannot happen
+	if err := s.setDeliveryChaos(c); err != nil { // checked above: cannot happen
 		return s.invalid(problems{{Field: "delay", Message: err.Error()}})
 	}
 	return s.adminOK("Delivery chaos set", s.chaosJSON())

@@ -25,7 +25,7 @@ type adminRetriesJSON struct {
 }
 
 func (s *Server) retriesJSON() adminRetriesJSON {
-	waits := s.WebhookRetryWaits()
+	waits := s.webhookRetryWaits()
 	out := adminRetriesJSON{Retries: len(waits), Waits: make([]string, len(waits)), WaitsSeconds: make([]float64, len(waits))}
 	for i, w := range waits {
 		out.Waits[i], out.WaitsSeconds[i] = w.String(), w.Seconds()
@@ -53,8 +53,8 @@ func (s *Server) adminSetWebhookRetries(rq *apiRequest) *response {
 		p.add("waits", `is required: a list of waits such as ["1s", "2s", "4s", "8s"], or [] for no retry`)
 	case json.Unmarshal(o.m["waits"], &items) != nil:
 		p.add("waits", `must be a list of waits such as ["1s", "2s", "4s", "8s"]`)
-	case len(items) > MaxWebhookRetries:
-		p.add("waits", "has %d waits: at most %d", len(items), MaxWebhookRetries)
+	case len(items) > maxWebhookRetries:
+		p.add("waits", "has %d waits: at most %d", len(items), maxWebhookRetries)
 		items = nil
 	}
 	waits := make([]time.Duration, 0, len(items))
@@ -63,20 +63,20 @@ func (s *Server) adminSetWebhookRetries(rq *apiRequest) *response {
 		var text string
 		if json.Unmarshal(raw, &text) == nil {
 			w, err := time.ParseDuration(strings.TrimSpace(text))
-			if err != nil || w < 0 || w > MaxWebhookRetryWait {
-				p.add(field, "must be a Go duration from 0s to %s, such as \"1s\" or \"500ms\"", MaxWebhookRetryWait)
+			if err != nil || w < 0 || w > maxWebhookRetryWait {
+				p.add(field, "must be a Go duration from 0s to %s, such as \"1s\" or \"500ms\"", maxWebhookRetryWait)
 			}
 			waits = append(waits, w)
 			continue
 		}
 		item := &object{m: map[string]json.RawMessage{field: raw}, p: p, notes: &rq.notes}
-		w, _ := item.seconds(field, 0, MaxWebhookRetryWait)
+		w, _ := item.seconds(field, 0, maxWebhookRetryWait)
 		waits = append(waits, w)
 	}
 	if len(*p) > 0 {
 		return s.invalid(*p)
 	}
-	if err := s.SetWebhookRetries(waits...); err != nil { // checked above: cannot happen
+	if err := s.setWebhookRetries(waits...); err != nil { // checked above: cannot happen
 		return s.invalid(problems{{Field: "waits", Message: err.Error()}})
 	}
 	return s.adminOK("Webhook retry schedule set", s.retriesJSON())
@@ -92,12 +92,12 @@ type adminRedeliveredJSON struct {
 // redeliverFailure answers an error of Redeliver or RedeliverFailed.
 func (s *Server) redeliverFailure(err error, id string) *response {
 	switch {
-	case errors.Is(err, ErrUnknownEvent):
+	case errors.Is(err, errUnknownEvent):
 		return s.notFound(fmt.Sprintf("event %q", id))
-	case errors.Is(err, ErrNoWebhookURL):
+	case errors.Is(err, errNoWebhookURL):
 		return s.fail(http.StatusUnprocessableEntity, payments.CodeWebhookNotConfigured,
-			"no webhook URL is set: PUT "+AdminPrefix+"webhook-url first")
-	case errors.Is(err, ErrClosed):
+			"no webhook URL is set: PUT "+adminPrefix+"webhook-url first")
+	case errors.Is(err, errClosed):
 		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	}
 	return s.internal(err)
@@ -109,7 +109,7 @@ func (s *Server) adminRedeliverFailed(rq *apiRequest) *response {
 	if bad := s.adminNoFields(rq); bad != nil {
 		return bad
 	}
-	ids, err := s.RedeliverFailed()
+	ids, err := s.redeliverFailed()
 	if err != nil {
 		return s.redeliverFailure(err, "")
 	}

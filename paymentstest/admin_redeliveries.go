@@ -53,7 +53,7 @@ type adminRedeliveriesJSON struct {
 
 // adminRedeliveries is GET /_sandbox/redeliveries?after=SEQ: the
 // redeliveries asked for after SEQ, oldest first (the log keeps the last
-// DefaultLogLimit); without after, none, and the last seq to start from.
+// defaultLogLimit); without after, none, and the last seq to start from.
 func (s *Server) adminRedeliveries(rq *apiRequest) *response {
 	q := rq.r.URL.Query()
 	after, all := int64(0), false

@@ -130,7 +130,7 @@ func (s *Server) adminIncomingPayment(rq *apiRequest) *response {
 	}
 	in, err := s.SimulateIncomingPayment(rq.param, amount, currency)
 	switch {
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, errClosed):
 		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case err != nil:
 		return s.fail(http.StatusUnprocessableEntity, payments.CodeValidationFailed, err.Error())
@@ -140,11 +140,11 @@ func (s *Server) adminIncomingPayment(rq *apiRequest) *response {
 
 // Faults.
 
-var faultKinds = map[string]FaultKind{
-	FaultStatus.String():        FaultStatus,
-	FaultDrop.String():          FaultDrop,
-	FaultDropAfterWork.String(): FaultDropAfterWork,
-	FaultLatency.String():       FaultLatency,
+var faultKinds = map[string]faultKind{
+	faultStatus.String():        faultStatus,
+	faultDrop.String():          faultDrop,
+	faultDropAfterWork.String(): faultDropAfterWork,
+	faultLatency.String():       faultLatency,
 }
 
 type adminFaultJSON struct {
@@ -165,7 +165,7 @@ type adminFaultsJSON struct {
 }
 
 func (s *Server) faultsState(f *adminFaultJSON) adminFaultsJSON {
-	return adminFaultsJSON{Fault: f, Pending: s.PendingFaults(), Injected: s.FaultsInjected()}
+	return adminFaultsJSON{Fault: f, Pending: s.pendingFaults(), Injected: s.faultsInjected()}
 }
 
 // adminFaults is GET /_sandbox/faults.
@@ -196,12 +196,12 @@ func (s *Server) adminInjectFault(rq *apiRequest) *response {
 	if name != "" && kind == 0 {
 		p.add("kind", "must be one of %s", strings.Join(kinds, ", "))
 	}
-	f := Fault{Kind: kind, Times: 1}
+	f := Fault{Times: 1, Drop: kind == faultDrop || kind == faultDropAfterWork, AfterWork: kind == faultDropAfterWork}
 	out := adminFaultJSON{Kind: name}
 
 	// applies reports whether a member is present and applies to the kind,
 	// and reports one that does not, or that the kind requires.
-	applies := func(field string, want FaultKind) bool {
+	applies := func(field string, want faultKind) bool {
 		if !o.present(field) {
 			if kind == want && (field == "status" || field == "latency_ms") {
 				p.add(field, "is required for kind %s", want)
@@ -214,17 +214,17 @@ func (s *Server) adminInjectFault(rq *apiRequest) *response {
 		}
 		return true
 	}
-	if applies("status", FaultStatus) {
+	if applies("status", faultStatus) {
 		if n, ok := o.integer("status", 400, 599); ok {
 			f.Status, out.Status = int(n), int(n)
 		}
 	}
-	if applies("retry_after_seconds", FaultStatus) {
+	if applies("retry_after_seconds", faultStatus) {
 		if n, ok := o.integer("retry_after_seconds", 0, maxFaultRetryAfter); ok {
 			f.RetryAfter, out.RetryAfterSeconds = time.Duration(n)*time.Second, n
 		}
 	}
-	if applies("latency_ms", FaultLatency) {
+	if applies("latency_ms", faultLatency) {
 		if n, ok := o.integer("latency_ms", 1, maxFaultLatencyMS); ok {
 			f.Latency, out.LatencyMS = time.Duration(n)*time.Millisecond, n
 		}

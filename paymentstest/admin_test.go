@@ -348,7 +348,7 @@ func TestAdminFaultKinds(t *testing.T) {
 	_, err = c.Payments.Initiate(ctx(t), initiateParams(r.ID, "order-admin-w"))
 	require.NoError(t, err, "retried with the same key, the stored answer is replayed")
 	assert.Len(t, srv.PaymentsByReference("order-admin-w"), 1)
-	assert.Equal(t, paymentstest.FaultDropAfterWork, srv.Requests()[len(srv.Requests())-2].Fault)
+	assert.Equal(t, "drop_after_work", srv.Requests()[len(srv.Requests())-2].Fault)
 
 	res = send(t, srv, http.MethodPost, "/_sandbox/faults", `{"kind": "latency", "latency_ms": 60}`, nil)
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)

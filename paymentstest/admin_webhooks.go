@@ -54,7 +54,7 @@ func (s *Server) adminSetWebhookURL(rq *apiRequest) *response {
 	if len(*p) > 0 {
 		return s.invalid(*p)
 	}
-	if err := s.SetWebhookURL(u); err != nil { // checked above: cannot happen
+	if err := s.setWebhookURL(u); err != nil { // checked above: cannot happen
 		return s.invalid(problems{{Field: "url", Message: err.Error()}})
 	}
 	msg := "Webhook URL set"
@@ -73,6 +73,8 @@ type adminAttemptJSON struct {
 	Scheme     string `json:"scheme"`
 	Signature  string `json:"signature"`
 	DurationMS int64  `json:"duration_ms"`
+	// ResponseHeaders are the receiver's response headers.
+	ResponseHeaders http.Header `json:"response_headers,omitempty"`
 }
 
 type adminDeliveryJSON struct {
@@ -91,13 +93,15 @@ type adminDeliveryJSON struct {
 
 type adminDeliveriesJSON struct {
 	// Pending counts deliveries not yet delivered or failed.
-	Pending    int                 `json:"pending"`
+	Pending int `json:"pending"`
+	// Paused is true between POST /_sandbox/deliveries/pause and resume.
+	Paused     bool                `json:"paused"`
 	Deliveries []adminDeliveryJSON `json:"deliveries"`
 }
 
 func (s *Server) deliveriesJSON() adminDeliveriesJSON {
 	log := s.Deliveries()
-	out := adminDeliveriesJSON{Deliveries: make([]adminDeliveryJSON, len(log))}
+	out := adminDeliveriesJSON{Deliveries: make([]adminDeliveryJSON, len(log)), Paused: s.deliveriesPaused()}
 	for i, dl := range log {
 		if dl.Status == DeliveryPending {
 			out.Pending++
@@ -121,7 +125,7 @@ func deliveryJSON(dl Delivery) adminDeliveryJSON {
 	for j, a := range dl.Attempts {
 		d.Attempts[j] = adminAttemptJSON{
 			At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Scheme: string(a.Scheme), Signature: a.Signature,
-			DurationMS: a.Duration.Milliseconds(),
+			DurationMS: a.Duration.Milliseconds(), ResponseHeaders: a.ResponseHeader,
 		}
 	}
 	return d
@@ -157,7 +161,7 @@ func (s *Server) adminWaitDeliveries(rq *apiRequest) *response {
 	switch {
 	case err == nil:
 		return s.adminOK("Webhook deliveries done", s.deliveriesJSON())
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, errClosed):
 		return s.fail(http.StatusServiceUnavailable, payments.CodeShuttingDown, "the server is shutting down")
 	case rq.r.Context().Err() != nil:
 		return nil // the client went away

@@ -15,18 +15,18 @@ import (
 // fill it up, as the specification has them "credited automatically to the
 // merchant's main account".
 const (
-	// DefaultBalance is what the merchant holds in each currency when the
+	// defaultBalance is what the merchant holds in each currency when the
 	// server starts, unless WithBalance says otherwise: more than any test
 	// that does not mean to run out will pay.
-	DefaultBalance = "1000000000000.00"
-	// DefaultBalanceLowThreshold is the balance below which
-	// account.balance_low is sent, unless WithBalanceLowThreshold says
+	defaultBalance = "1000000000000.00"
+	// defaultBalanceLowThreshold is the balance below which
+	// account.balance_low is sent, unless withBalanceLowThreshold says
 	// otherwise.
-	DefaultBalanceLowThreshold = "10000.00"
+	defaultBalanceLowThreshold = "10000.00"
 )
 
 // WithBalance sets what the merchant holds in each currency when the server
-// starts (default DefaultBalance). Confirming a payment draws its quote's
+// starts (default 1000000000000.00). Confirming a payment draws its quote's
 // total_amount (amount plus fee) from the balance in the payment's
 // currency, and is refused with 422 "insufficient_balance" when that
 // balance is short; nothing is drawn for a payment that fails or is
@@ -40,16 +40,16 @@ func WithBalance(amount decimal.Decimal) Option {
 	}
 }
 
-// WithBalanceLowThreshold sets the balance below which account.balance_low
-// is sent (default DefaultBalanceLowThreshold; zero: never). The event goes
+// withBalanceLowThreshold sets the balance below which account.balance_low
+// is sent (default defaultBalanceLowThreshold; zero: never). The event goes
 // once, when a confirmed payment leaves a currency's balance below the
 // threshold; it goes again only after an incoming payment has brought the
 // balance back to the threshold or above. Its data is {"merchant_id",
 // "currency", "balance", "threshold", "created_at"}. The amount must not
 // be negative.
-func WithBalanceLowThreshold(amount decimal.Decimal) Option {
+func withBalanceLowThreshold(amount decimal.Decimal) Option {
 	return func(c *config) {
-		if c.nonNegative("WithBalanceLowThreshold", amount) {
+		if c.nonNegative("WithSandbox: BalanceLowThreshold", amount) {
 			c.balanceLow = amount
 		}
 	}

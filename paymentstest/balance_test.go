@@ -125,5 +125,5 @@ func TestBalanceOptions(t *testing.T) {
 	_, err := paymentstest.StartServer(paymentstest.WithBalance(dec("-1")))
 	require.EqualError(t, err, "paymentstest: WithBalance(-1) is negative")
 	_, err = paymentstest.StartServer(paymentstest.WithBalanceLowThreshold(dec("-0.01")))
-	require.EqualError(t, err, "paymentstest: WithBalanceLowThreshold(-0.01) is negative")
+	require.EqualError(t, err, "paymentstest: WithSandbox: BalanceLowThreshold(-0.01) is negative")
 }

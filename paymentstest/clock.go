@@ -29,7 +29,7 @@ func (c *clock) advance(d time.Duration) {
 }
 
 // Now returns the server's current time, its business clock: the clock
-// given by WithClock (or the wall clock) moved by every Advance so far.
+// (the wall clock) moved by every Advance so far.
 // Quote expiry, timestamps in responses and events (created_at), idempotency
 // retention and the times in the server's logs all use it. Webhook
 // signatures do not: their t is the wall-clock time of sending.

@@ -16,9 +16,9 @@ import (
 	"github.com/paymentsapi/payments-go/internal/loopback"
 )
 
-// DashboardPath is where the dashboard of WithDashboard is served on the
+// dashboardPath is where the dashboard of withDashboard is served on the
 // server's port; GET / leads there too.
-const DashboardPath = "/_dashboard/"
+const dashboardPath = "/_dashboard/"
 
 //go:embed dashboard
 var dashboardFiles embed.FS
@@ -33,8 +33,8 @@ var dashboardTemplate = template.Must(template.New("page.html").Funcs(template.F
 const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// WithDashboard makes the server also serve a web page of its state at
-// DashboardPath on its own port (DashboardURL returns its address):
+// withDashboard makes the server also serve a web page of its state at
+// dashboardPath on its own port (DashboardURL returns its address):
 // recipients, payments with the timeline of their events, virtual
 // accounts, balances, and every event with each of its delivery attempts,
 // updated live, with buttons that redeliver and trigger events, pause
@@ -42,37 +42,37 @@ const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; i
 // settle a pending payment. Open it while a test is paused in a debugger.
 //
 // The page needs no API key, so it answers only requests from the loopback
-// interface unless WithDashboardRemote says otherwise; it never shows the
+// interface unless withDashboardRemote says otherwise; it never shows the
 // API key, a webhook secret, a whole signature or a whole account number.
 // Its actions are POSTs that carry a per-server token and are refused from
 // another origin. TestDashboardPagesHoldNoSecret, TestDashboardEscapes and
 // TestDashboardRefusesCrossSiteActions prove it.
-func WithDashboard() Option {
+func withDashboard() Option {
 	return func(c *config) { c.dashboard = true }
 }
 
-// WithDashboardRemote lets the dashboard of WithDashboard answer clients on
+// withDashboardRemote lets the dashboard of withDashboard answer clients on
 // other machines (when the server listens on an address they can reach, see
-// WithAddr). The dashboard has no login: anyone who can reach the port can
+// withAddr). The dashboard has no login: anyone who can reach the port can
 // then see the server's state and use its actions. Without it, requests
 // from addresses other than loopback get 403.
-func WithDashboardRemote() Option {
+func withDashboardRemote() Option {
 	return func(c *config) { c.dashboard, c.dashboardRemote = true, true }
 }
 
-// DashboardURL returns the address of the dashboard, such as
-// "http://127.0.0.1:41234/_dashboard/", or "" when WithDashboard was not
+// dashboardURL returns the address of the dashboard, such as
+// "http://127.0.0.1:41234/_dashboard/", or "" when withDashboard was not
 // given.
-func (s *Server) DashboardURL() string {
+func (s *Server) dashboardURL() string {
 	if s.dash == nil {
 		return ""
 	}
-	return s.url + DashboardPath
+	return s.url + dashboardPath
 }
 
 // dashboard is the state of the dashboard of one server.
 type dashboard struct {
-	remote bool   // WithDashboardRemote
+	remote bool   // withDashboardRemote
 	token  string // the per-server token of every action form
 
 	mu      sync.Mutex
@@ -90,7 +90,7 @@ func newDashboard(remote bool) (*dashboard, error) {
 
 // isDashboardPath reports whether an escaped path is the dashboard's.
 func isDashboardPath(path string) bool {
-	return path == "/" || path == strings.TrimSuffix(DashboardPath, "/") || strings.HasPrefix(path, DashboardPath)
+	return path == "/" || path == strings.TrimSuffix(dashboardPath, "/") || strings.HasPrefix(path, dashboardPath)
 }
 
 // serveDashboard answers a request to the dashboard.
@@ -106,11 +106,11 @@ func (s *Server) serveDashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := r.URL.Path
-	if path == "/" || path+"/" == DashboardPath {
-		http.Redirect(w, r, DashboardPath, http.StatusSeeOther)
+	if path == "/" || path+"/" == dashboardPath {
+		http.Redirect(w, r, dashboardPath, http.StatusSeeOther)
 		return
 	}
-	rest := strings.TrimPrefix(path, DashboardPath)
+	rest := strings.TrimPrefix(path, dashboardPath)
 	switch {
 	case rest == "":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -138,7 +138,7 @@ func (d *dashboard) allowed(r *http.Request) (string, bool) {
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err == nil && !loopback.Host(host) {
-		return "the dashboard answers only this machine (WithDashboardRemote, or payments-sandbox -dashboard-remote, opens it to others)", false
+		return "the dashboard answers only this machine (Sandbox.DashboardRemote, or payments-sandbox -dashboard-remote, opens it to others)", false
 	}
 	name := r.Host
 	if h, _, err := net.SplitHostPort(name); err == nil {
@@ -178,8 +178,8 @@ func (d *dashboard) checkAction(r *http.Request) (string, int) {
 	return "", 0
 }
 
-// notice keeps an action's message and returns its key, for the page it
-// redirects to. The last 50 are kept.
+// notice keeps an action's message (a notice, or a refusal's problem) and
+// returns its key, for the page it redirects to. The last 50 are kept.
 func (d *dashboard) notice(msg string) string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
@@ -207,6 +207,9 @@ func (s *Server) dashboardPage(w http.ResponseWriter, r *http.Request, problem s
 	q := r.URL.Query()
 	v := s.dashboardView(q.Get("kind"), strings.TrimSpace(q.Get("resource")))
 	v.Problem = problem
+	if v.Problem == "" {
+		v.Problem = s.dash.noticeOf(q.Get("problem"))
+	}
 	v.Notice = s.dash.noticeOf(q.Get("notice"))
 	name := "page.html"
 	if r.Header.Get("X-Dashboard-Live") == "1" {

@@ -11,9 +11,11 @@ import (
 )
 
 // dashboardAction runs one of the dashboard's buttons: a POST of its form,
-// checked against cross-site requests. A success redirects to the page
-// with a notice; bad input renders the page with the problem and changes
-// nothing.
+// checked against cross-site requests. Either way it redirects to the page
+// (post, redirect, get): with a notice after a success, with the problem
+// after bad input, which changes nothing. The browser is then on the page's
+// own address, so that its live updates go on and a reload shows the page
+// (TestDashboardRefusalRedirectsToThePage).
 func (s *Server) dashboardAction(w http.ResponseWriter, r *http.Request, name string) {
 	act, ok := dashboardActions[name]
 	if !ok {
@@ -34,19 +36,10 @@ func (s *Server) dashboardAction(w http.ResponseWriter, r *http.Request, name st
 	}
 	notice, err := act(s, r)
 	if err != nil {
-		status := http.StatusUnprocessableEntity
-		if errors.Is(err, ErrUnknownEvent) || errors.Is(err, ErrUnknownResource) {
-			status = http.StatusNotFound
-		}
-		var missing *dashNotFound
-		if errors.As(err, &missing) {
-			status = http.StatusNotFound
-		}
-		r.URL.RawQuery = ""
-		s.dashboardPage(w, r, strings.TrimPrefix(err.Error(), "paymentstest: "), status)
+		http.Redirect(w, r, dashboardPath+"?problem="+s.dash.notice(strings.TrimPrefix(err.Error(), "paymentstest: ")), http.StatusSeeOther)
 		return
 	}
-	http.Redirect(w, r, DashboardPath+"?notice="+s.dash.notice(notice), http.StatusSeeOther)
+	http.Redirect(w, r, dashboardPath+"?notice="+s.dash.notice(notice), http.StatusSeeOther)
 }
 
 // dashNotFound is an action's refusal of an id that names nothing: 404.
@@ -59,11 +52,11 @@ type dashboardActionFunc func(s *Server, r *http.Request) (notice string, err er
 var dashboardActions = map[string]dashboardActionFunc{
 	"redeliver": func(s *Server, r *http.Request) (string, error) {
 		id, to := strings.TrimSpace(r.PostFormValue("event")), strings.TrimSpace(r.PostFormValue("url"))
-		dl, err := s.RedeliverTo(id, to)
+		dl, err := s.redeliverTo(id, to)
 		switch {
-		case errors.Is(err, ErrUnknownEvent):
+		case errors.Is(err, errUnknownEvent):
 			return "", &dashNotFound{fmt.Sprintf("no event %q in the event log: nothing was sent", id)}
-		case errors.Is(err, ErrNoWebhookURL):
+		case errors.Is(err, errNoWebhookURL):
 			return "", errors.New("no webhook URL is set: set one, or give a URL to redeliver to")
 		case err != nil:
 			return "", err
@@ -72,7 +65,7 @@ var dashboardActions = map[string]dashboardActionFunc{
 	},
 	"trigger": func(s *Server, r *http.Request) (string, error) {
 		kind := payments.EventType(strings.TrimSpace(r.PostFormValue("kind")))
-		ev, err := s.TriggerEvent(kind, strings.TrimSpace(r.PostFormValue("resource")))
+		ev, err := s.triggerTestEvent(kind, strings.TrimSpace(r.PostFormValue("resource")))
 		if err != nil {
 			return "", err
 		}
@@ -80,15 +73,15 @@ var dashboardActions = map[string]dashboardActionFunc{
 	},
 	"pause": func(s *Server, r *http.Request) (string, error) {
 		if r.PostFormValue("pause") == "1" {
-			s.PauseDeliveries()
+			s.pauseDeliveries()
 			return "Deliveries paused: events are queued until you resume", nil
 		}
-		s.ResumeDeliveries()
+		s.resumeDeliveries()
 		return "Deliveries resumed", nil
 	},
 	"webhook-url": func(s *Server, r *http.Request) (string, error) {
 		u := strings.TrimSpace(r.PostFormValue("url"))
-		if err := s.SetWebhookURL(u); err != nil {
+		if err := s.setWebhookURL(u); err != nil {
 			return "", fmt.Errorf("%q: %s", u, strings.TrimPrefix(err.Error(), "paymentstest: SetWebhookURL: "))
 		}
 		if u == "" {
@@ -108,7 +101,7 @@ var dashboardActions = map[string]dashboardActionFunc{
 				waits = append(waits, w)
 			}
 		}
-		if err := s.SetWebhookRetries(waits...); err != nil {
+		if err := s.setWebhookRetries(waits...); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("Retry schedule set: %d retries", len(waits)), nil

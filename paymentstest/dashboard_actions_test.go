@@ -47,21 +47,20 @@ func TestDashboardActionsRefuseBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		action string
 		form   url.Values
-		status int
 		says   string
 	}{
-		{"redeliver", url.Values{"event": {"no-such-event"}}, http.StatusNotFound, `no event &#34;no-such-event&#34; in the event log`},
-		{"trigger", url.Values{"kind": {"payment.exploded"}}, http.StatusUnprocessableEntity, "unknown event type"},
-		{"trigger", url.Values{"kind": {"payment.completed"}, "resource": {"nope"}}, http.StatusNotFound, "no payment with id"},
-		{"advance", url.Values{"duration": {"-1h"}}, http.StatusUnprocessableEntity, "the clock only moves forward"},
-		{"advance", url.Values{"duration": {"soon"}}, http.StatusUnprocessableEntity, "give a Go duration"},
-		{"webhook-url", url.Values{"url": {"not a url"}}, http.StatusUnprocessableEntity, "absolute http or https URL"},
-		{"redeliver", url.Values{"event": {srv.Events()[0].ID}, "url": {"ftp://x"}}, http.StatusUnprocessableEntity, "absolute http or https URL"},
-		{"retries", url.Values{"waits": {"1s,forever"}}, http.StatusUnprocessableEntity, "Go durations"},
-		{"settle", url.Values{"payment": {srv.Payments()[0].ID}, "outcome": {"completed"}}, http.StatusUnprocessableEntity, "not confirmed"},
+		{"redeliver", url.Values{"event": {"no-such-event"}}, `no event &#34;no-such-event&#34; in the event log`},
+		{"trigger", url.Values{"kind": {"payment.exploded"}}, "unknown event type"},
+		{"trigger", url.Values{"kind": {"payment.completed"}, "resource": {"nope"}}, "no payment with id"},
+		{"advance", url.Values{"duration": {"-1h"}}, "the clock only moves forward"},
+		{"advance", url.Values{"duration": {"soon"}}, "give a Go duration"},
+		{"webhook-url", url.Values{"url": {"not a url"}}, "absolute http or https URL"},
+		{"redeliver", url.Values{"event": {srv.Events()[0].ID}, "url": {"ftp://x"}}, "absolute http or https URL"},
+		{"retries", url.Values{"waits": {"1s,forever"}}, "Go durations"},
+		{"settle", url.Values{"payment": {srv.Payments()[0].ID}, "outcome": {"completed"}}, "not confirmed"},
 	} {
 		p := act(t, srv, tc.action, tc.form)
-		assert.Equal(t, tc.status, p.status, "%s %v", tc.action, tc.form)
+		assert.Equal(t, http.StatusOK, p.status, "%s %v: the page, after the redirect", tc.action, tc.form)
 		assert.Contains(t, p.body, `id="problem"`, "%s %v", tc.action, tc.form)
 		assert.Contains(t, p.body, tc.says, "%s %v", tc.action, tc.form)
 	}
@@ -70,6 +69,29 @@ func TestDashboardActionsRefuseBadInput(t *testing.T) {
 	assert.Less(t, srv.Now().Sub(now), time.Minute, "the clock did not move")
 	assert.Equal(t, hook, srv.WebhookURL())
 	assert.Len(t, srv.WebhookRetryWaits(), 4)
+}
+
+// TestDashboardRefusalRedirectsToThePage: bad input answers like a
+// success, 303 to the page's own address with the problem, so that the
+// page's live updates go on (they poll the address the browser is at) and
+// a reload shows the page with the problem again, not a 405 of the
+// POST-only action URL.
+func TestDashboardRefusalRedirectsToThePage(t *testing.T) {
+	srv, _, _ := dashServer(t)
+	form := url.Values{"duration": {"-1h"}, "token": {tokenOf(t, dashGet(t, srv.URL()+"/_dashboard/", nil))}}
+	p := dashPost(t, srv, "advance", form, nil)
+	require.Equal(t, http.StatusSeeOther, p.status)
+	loc := p.header.Get("Location")
+	require.True(t, strings.HasPrefix(loc, "/_dashboard/?problem="), "Location %q", loc)
+	for range 2 { // the page, then a reload of it
+		got := dashGet(t, srv.URL()+loc, nil)
+		assert.Equal(t, http.StatusOK, got.status)
+		assert.Contains(t, got.body, `id="problem"`)
+		assert.Contains(t, got.body, "the clock only moves forward")
+	}
+	live := dashGet(t, srv.URL()+loc, map[string]string{"X-Dashboard-Live": "1"})
+	assert.Equal(t, http.StatusOK, live.status, "the live update of the page it lands on")
+	assert.Contains(t, live.body, `id="now"`)
 }
 
 func TestDashboardActionsChangeTheServer(t *testing.T) {

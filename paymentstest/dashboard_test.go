@@ -236,7 +236,7 @@ func TestDashboardAnswersOnlyThisMachine(t *testing.T) {
 func TestDashboardAnswersOnlyLoopbackClientsAndHosts(t *testing.T) {
 	srv, _ := start(t, paymentstest.WithDashboard())
 	const (
-		otherMachine = "the dashboard answers only this machine (WithDashboardRemote, or payments-sandbox -dashboard-remote, opens it to others)\n"
+		otherMachine = "the dashboard answers only this machine (Sandbox.DashboardRemote, or payments-sandbox -dashboard-remote, opens it to others)\n"
 		otherName    = "the dashboard answers only requests for localhost or a loopback address\n"
 	)
 	for _, tc := range []struct {
@@ -281,10 +281,11 @@ func TestDashboardInAGoTest(t *testing.T) {
 	rc := newReceiver(t, nil)
 	receiverURL := rc.URL
 	// region dashboard-in-a-test
-	srv := paymentstest.NewServer(paymentstest.WithDashboard(), paymentstest.WithWebhook(receiverURL))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}),
+		paymentstest.WithWebhook(receiverURL))
 	defer srv.Close()
-	t.Log("dashboard:", srv.DashboardURL())
+	t.Log("dashboard:", srv.URL()+"/_dashboard/")
 	// endregion
-	p := dashGet(t, srv.DashboardURL(), nil)
+	p := dashGet(t, srv.URL()+"/_dashboard/", nil)
 	assert.Equal(t, http.StatusOK, p.status)
 }

@@ -1,8 +1,10 @@
 package paymentstest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -53,10 +55,14 @@ type recipientView struct {
 }
 
 type paymentView struct {
-	ID, Reference, Recipient, Amount, Currency, Status string
-	QuoteID, Fee, Total, Rate, ExpiresAt               string
-	Confirmed, Pending                                 bool
-	Timeline                                           []timelineItem
+	ID, Reference, Recipient, RecipientID, Amount, Currency, Status string
+	// State tells an unconfirmed quote ("quote, not confirmed" or "quote
+	// expired") from a confirmed payment still in progress ("processing")
+	// though the service calls both pending; StateClass styles it.
+	State, StateClass                    string
+	QuoteID, Fee, Total, Rate, ExpiresAt string
+	Confirmed, Pending                   bool
+	Timeline                             []timelineItem
 }
 
 type timelineItem struct {
@@ -74,7 +80,9 @@ type incomingView struct {
 
 type eventView struct {
 	ID, Kind, At, Resource string
-	Deliveries             []deliveryView
+	// Body is the body sent (account numbers masked), indented.
+	Body       string
+	Deliveries []deliveryView
 }
 
 type deliveryView struct {
@@ -85,11 +93,14 @@ type deliveryView struct {
 
 type attemptView struct {
 	At, Scheme, Signature, Result, Latency, Body string
+	Headers                                      []string // "Name: value" of the receiver's answer
 	OK                                           bool
 }
 
 // dashboardView reads the server's state for the page, with the events
-// filtered by kind and resource id ("" for any).
+// filtered by kind and the events and payments by resource: an id, the
+// short id the page shows (its first characters), or a payment's reference
+// ("" for any).
 func (s *Server) dashboardView(kind, resource string) *dashView {
 	v := &dashView{Token: s.dash.token, Now: stamp(s.clock.now()), Remote: s.dash.remote, Kind: kind, Resource: resource}
 	for _, k := range eventkind.All() {
@@ -97,7 +108,36 @@ func (s *Server) dashboardView(kind, resource string) *dashView {
 	}
 	s.readState(v)
 	s.readEvents(v, kind, resource)
+	if resource != "" {
+		v.Payments = slices.DeleteFunc(v.Payments, func(p paymentView) bool {
+			return !idMatches(p.ID, resource) && p.Reference != resource && !idMatches(p.RecipientID, resource)
+		})
+	}
 	return v
+}
+
+// minShortID is the shortest id prefix the filter takes for an id.
+const minShortID = 4
+
+// idMatches reports whether q names id: the whole id, or its first
+// characters (at least minShortID), as the page's short ids show them.
+func idMatches(id, q string) bool {
+	return id != "" && (id == q || (len(q) >= minShortID && strings.HasPrefix(id, q)))
+}
+
+// paymentState tells apart what the service calls pending alike: a quote
+// not confirmed yet (or expired, which confirm refuses), and a confirmed
+// payment still processing.
+func paymentState(p *payment, now time.Time) (state, class string) {
+	switch {
+	case p.Status != payments.PaymentStatusPending:
+		return string(p.Status), string(p.Status)
+	case p.executed():
+		return "processing", "processing"
+	case !now.Before(p.Quote.ExpiresAt):
+		return "quote expired", "expired"
+	}
+	return "quote, not confirmed", "quote"
 }
 
 // readState fills in the recipients, payments, accounts and balances.
@@ -116,9 +156,12 @@ func (s *Server) readState(v *dashView) {
 		}
 		v.Recipients = append(v.Recipients, rv)
 	}
+	now := s.clock.now()
 	for _, p := range s.st.payments {
 		q := p.Quote
+		state, class := paymentState(p, now)
 		v.Payments = append(v.Payments, paymentView{
+			State: state, StateClass: class, RecipientID: p.RecipientID,
 			ID: p.ID, Reference: p.Reference, Recipient: names[p.RecipientID], Amount: money(p.Amount), Currency: p.Currency,
 			Status: string(p.Status), QuoteID: q.ID, Fee: money(q.Fee), Total: money(q.TotalAmount),
 			Rate: q.ExchangeRate.String(), ExpiresAt: stamp(q.ExpiresAt), Confirmed: p.executed(),
@@ -153,10 +196,14 @@ type eventRefs struct {
 	ID               string `json:"id"`
 	RecipientID      string `json:"recipient_id"`
 	VirtualAccountID string `json:"virtual_account_id"`
+	Reference        string `json:"reference"`
 }
 
-func (e eventRefs) names(id string) bool {
-	return id != "" && (e.ID == id || e.RecipientID == id || e.VirtualAccountID == id)
+// names reports whether q names the event's resource, its recipient or
+// account (by id or short id), or its reference.
+func (e eventRefs) names(q string) bool {
+	return idMatches(e.ID, q) || idMatches(e.RecipientID, q) || idMatches(e.VirtualAccountID, q) ||
+		(e.Reference != "" && e.Reference == q)
 }
 
 // readEvents fills in the events (newest first, filtered), each with its
@@ -178,10 +225,10 @@ func (s *Server) readEvents(v *dashView, kind, resource string) {
 		if i, ok := payment[refs.ID]; ok && strings.HasPrefix(string(ev.Type), "payment.") {
 			v.Payments[i].Timeline = append(v.Payments[i].Timeline, timelineItem{At: stamp(ev.CreatedAt), Kind: string(ev.Type), EventID: ev.ID})
 		}
-		if (kind != "" && string(ev.Type) != kind) || (resource != "" && !refs.names(resource) && ev.ID != resource) {
+		if (kind != "" && string(ev.Type) != kind) || (resource != "" && !refs.names(resource) && !idMatches(ev.ID, resource)) {
 			return
 		}
-		all = append(all, eventView{ID: ev.ID, Kind: string(ev.Type), At: stamp(ev.CreatedAt), Resource: refs.ID})
+		all = append(all, eventView{ID: ev.ID, Kind: string(ev.Type), At: stamp(ev.CreatedAt), Resource: refs.ID, Body: shownBody(ev.Body)})
 	})
 	v.EventsTotal = len(all)
 	slices.Reverse(all)
@@ -213,6 +260,11 @@ func deliveryViewOf(dl *Delivery) deliveryView {
 			Latency: fmt.Sprintf("%d ms", a.Duration.Round(time.Millisecond).Milliseconds()), Body: a.ResponseBody,
 			OK: a.StatusCode >= 200 && a.StatusCode <= 299,
 		}
+		for _, name := range slices.Sorted(maps.Keys(a.ResponseHeader)) {
+			for _, hv := range a.ResponseHeader[name] {
+				av.Headers = append(av.Headers, name+": "+hv)
+			}
+		}
 		switch {
 		case a.Error != "":
 			av.Result = "error: " + a.Error
@@ -236,6 +288,43 @@ func maskSignature(sig string) string {
 		}
 		return t[:6] + "…"
 	})
+}
+
+// shownBody is an event's body as the page shows it: indented, with every
+// string of 6 or more digits (account numbers, a BVN) masked by
+// maskAccount. Amounts are numbers, or decimals with a point, and stay.
+func shownBody(body []byte) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return ""
+	}
+	out, err := json.MarshalIndent(maskDigits(v), "", "  ")
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+var digitRun = regexp.MustCompile(`^[0-9]{6,}$`)
+
+func maskDigits(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = maskDigits(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = maskDigits(x)
+		}
+	case string:
+		if digitRun.MatchString(t) {
+			return maskAccount(t)
+		}
+	}
+	return v
 }
 
 // maskAccount shows the last 4 digits of an account number.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,12 +15,12 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 )
 
-// DefaultWebhookConcurrency is how many delivery attempts are in flight at
-// once unless WithWebhookConcurrency says otherwise: one, so that first
+// defaultWebhookConcurrency is how many delivery attempts are in flight at
+// once unless withWebhookConcurrency says otherwise: one, so that first
 // attempts go out in the order the events occurred, while each retry waits
 // on its own schedule without holding anything up
 // (TestDeliveriesPauseAndResume, TestDeliveriesFailingEventDoesNotHoldUpTheNext).
-const DefaultWebhookConcurrency = 1
+const defaultWebhookConcurrency = 1
 
 // dispatcher sends webhook deliveries. Each delivery has its own schedule:
 // its first attempt is due when it is queued, each retry when its wait has
@@ -46,7 +47,7 @@ type dispatcher struct {
 	scheme     WebhookScheme
 	secrets    []string
 	retries    []time.Duration // the wait before each retry of a delivery
-	chaos      DeliveryChaos
+	chaos      deliveryChaos
 	paused     bool
 	events     ring[Event]
 	deliveries ring[*Delivery]
@@ -92,7 +93,7 @@ func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *disp
 		redeliveries: newRing[redelivery](cfg.logLimit),
 	}
 	if d.concurrency < 1 {
-		d.concurrency = DefaultWebhookConcurrency
+		d.concurrency = defaultWebhookConcurrency
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	go d.run()
@@ -100,7 +101,7 @@ func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *disp
 }
 
 // publish records an event and queues its delivery when a webhook URL is
-// set (twice under DeliveryChaos.Duplicate).
+// set (twice under deliveryChaos.Duplicate).
 func (d *dispatcher) publish(ev Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -176,7 +177,7 @@ func (d *dispatcher) startDue() (time.Duration, bool) {
 		return sleep, true
 	}
 	now := d.wall()
-	// Due first, then queued first; DeliveryChaos.NewestFirst sends the
+	// Due first, then queued first; deliveryChaos.NewestFirst sends the
 	// newest of those due first.
 	slices.SortStableFunc(d.waiting, func(a, b *Delivery) int {
 		if d.chaos.NewestFirst {
@@ -282,11 +283,12 @@ func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 	if err != nil {
 		a.Error = err.Error()
 	} else {
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, ResponseBodyLimit))
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, responseBodyLimit))
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
 		a.StatusCode = resp.StatusCode
 		a.ResponseBody = strings.ToValidUTF8(string(head), "\uFFFD")
+		a.ResponseHeader = keptHeader(resp.Header)
 	}
 	a.Duration = d.wall().Sub(start)
 	if d.logger != nil {
@@ -315,8 +317,8 @@ func (d *dispatcher) idle() bool {
 // failed all its attempts, and the late work of the test values (a late
 // verification or payment, see WithProcessingDelay) has sent its events.
 // It returns ctx's error if ctx ends first (as it will while deliveries
-// are paused with some pending), and ErrClosed if the server closes with
-// deliveries still pending.
+// are paused with some pending), and an error saying the server closed if
+// it closes with deliveries still pending.
 func (s *Server) WaitForDeliveries(ctx context.Context) error {
 	d := s.hooks
 	for {
@@ -327,7 +329,7 @@ func (s *Server) WaitForDeliveries(ctx context.Context) error {
 			return nil
 		case d.ctx.Err() != nil:
 			d.mu.Unlock()
-			return ErrClosed
+			return errClosed
 		}
 		ch := d.changed
 		d.mu.Unlock()
@@ -336,23 +338,23 @@ func (s *Server) WaitForDeliveries(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-d.stopped:
-			return ErrClosed
+			return errClosed
 		}
 	}
 }
 
-// PauseDeliveries stops starting delivery attempts: events are still
+// pauseDeliveries stops starting delivery attempts: events are still
 // recorded and their deliveries queued, and retries that come due wait,
 // until ResumeDeliveries. Attempts in flight finish. The dashboard's Pause
 // button and the admin API's POST /_sandbox/deliveries/pause call it.
-func (s *Server) PauseDeliveries() { s.hooks.setPaused(true) }
+func (s *Server) pauseDeliveries() { s.hooks.setPaused(true) }
 
-// ResumeDeliveries starts the attempts that came due while paused, oldest
+// resumeDeliveries starts the attempts that came due while paused, oldest
 // first, and the later ones on their schedule.
-func (s *Server) ResumeDeliveries() { s.hooks.setPaused(false) }
+func (s *Server) resumeDeliveries() { s.hooks.setPaused(false) }
 
-// DeliveriesPaused reports whether PauseDeliveries is in effect.
-func (s *Server) DeliveriesPaused() bool {
+// deliveriesPaused reports whether PauseDeliveries is in effect.
+func (s *Server) deliveriesPaused() bool {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -365,4 +367,30 @@ func (d *dispatcher) setPaused(p bool) {
 	d.paused = p
 	d.notify()
 	d.poke()
+}
+
+// Bounds of the response headers an attempt keeps.
+const (
+	maxKeptHeaders     = 32
+	maxKeptHeaderValue = 256
+)
+
+// keptHeader is a copy of a receiver's response headers for the delivery
+// log: at most maxKeptHeaders values, each cut to maxKeptHeaderValue bytes.
+func keptHeader(h http.Header) http.Header {
+	out := http.Header{}
+	n := 0
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		for _, v := range h[name] {
+			if n == maxKeptHeaders {
+				return out
+			}
+			if len(v) > maxKeptHeaderValue {
+				v = strings.ToValidUTF8(v[:maxKeptHeaderValue], "") + "…"
+			}
+			out[name] = append(out[name], v)
+			n++
+		}
+	}
+	return out
 }

@@ -153,6 +153,6 @@ func TestDeliveriesBoundedConcurrency(t *testing.T) {
 func TestWithWebhookConcurrencyRefusesBadValues(t *testing.T) {
 	for _, n := range []int{0, -1, 65} {
 		_, err := paymentstest.StartServer(paymentstest.WithWebhookConcurrency(n))
-		assert.ErrorContains(t, err, "WithWebhookConcurrency", "n=%d", n)
+		assert.ErrorContains(t, err, "WithSandbox: WebhookConcurrency", "n=%d", n)
 	}
 }

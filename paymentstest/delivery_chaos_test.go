@@ -66,7 +66,7 @@ func TestDeliveryChaosDelay(t *testing.T) {
 
 func TestDeliveryChaosRefusesBadDelay(t *testing.T) {
 	_, err := paymentstest.StartServer(paymentstest.WithDeliveryChaos(paymentstest.DeliveryChaos{Delay: -time.Second}))
-	assert.ErrorContains(t, err, "WithDeliveryChaos")
+	assert.ErrorContains(t, err, "WithSandbox: DeliveryDelay")
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	assert.Error(t, srv.SetDeliveryChaos(paymentstest.DeliveryChaos{Delay: 2 * time.Hour}))

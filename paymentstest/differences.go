@@ -73,7 +73,7 @@ const (
 //   - field-errors: field problems come as
 //     {"errors": {"fields": [{"name", "reason"}]}}.
 //   - test-marker: triggered test events mark their resource's reference
-//     with sandbox_test_ instead of triggeredPrefix.
+//     with sandbox_test_ instead of test_trigger_.
 //
 // An unknown name makes StartServer fail, naming the known ones.
 func WithDifferences(names ...string) Option {

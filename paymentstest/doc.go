@@ -28,7 +28,7 @@
 //   - Initiate creates a pending payment with a quote: fee 1.5% of the
 //     amount rounded half up to 2 places (at least 0.01), the exchange rate
 //     from the payment's currency to the recipient's (1 when they match; a
-//     built-in table otherwise, or WithExchangeRate), total = amount + fee,
+//     built-in table otherwise), total = amount + fee,
 //     expiry 5 minutes after creation on the server's clock (see Advance). A
 //     reference already used by a payment that is not an expired, unconfirmed
 //     quote is refused with 422 "duplicate_reference".
@@ -49,16 +49,15 @@
 //     "idempotency_key_reused"; while the first request runs, 409
 //     "idempotency_in_progress". Keys are scoped to API key, method and
 //     path, and kept 24 hours of server time.
-//   - Webhooks (WithWebhook, SetWebhook or SetWebhookURL): every event is
-//     POSTed as {"id", "event", "created_at", "data"}, signed with
-//     webhook.SignPayload in the Payments-Signature header, one event at a
-//     time in order, and retried WebhookRetries times after a failed attempt,
-//     waiting 1s, 2s, 4s, 8s (WithWebhookRetryWait scales this;
-//     WithWebhookRetries, or SetWebhookRetries at run time, sets any
+//   - Webhooks (WithWebhook; the admin API's PUT /_sandbox/webhook-url at
+//     run time): every event is POSTed as {"id", "event", "created_at",
+//     "data"}, signed with webhook.SignPayload in the Payments-Signature
+//     header, one event at a time in order, and retried 4 times after a
+//     failed attempt, waiting 1s, 2s, 4s, 8s (WithWebhookRetries sets any
 //     schedule, or none). Deliveries and Events are logs to assert on;
-//     WaitForDeliveries waits for the queue to drain. Redeliver sends one
-//     event again (the same body, so the same id), RedeliverFailed every
-//     event whose deliveries all failed: an outage of a receiver, replayed.
+//     WaitForDeliveries waits for the queue to drain. The admin API sends
+//     one event again (the same body, so the same id), or every event whose
+//     deliveries all failed: an outage of a receiver, replayed.
 //   - Listing events: GET /webhooks/events, the SDK's assumption of the
 //     operation the specification names without showing it, lists the
 //     event log (every event, live or triggered, delivered or not), oldest
@@ -68,17 +67,16 @@
 //     default 50). data is {"events": [webhook bodies, byte for byte],
 //     "has_more"}; the next page is after=<the last id>. Bad or unknown
 //     parameters are 422 "validation_failed" naming each; an after that is
-//     not in the log (never, or no longer: see WithLogLimit) is 400
+//     not in the log (never, or no longer: see Sandbox.LogLimit) is 400
 //     "unknown_cursor" (payments.CodeUnknownEventCursor), so that a lost checkpoint is
 //     never taken for "nothing new".
-//   - Standard Webhooks: WithWebhookScheme(SchemeStandard), or
-//     SetWebhookScheme at run time, signs with webhook.SignStandard instead:
-//     headers webhook-id (the event's id, the same on every retry of it),
-//     webhook-timestamp and webhook-signature, with whsec_ secrets. Given no
-//     secret, the server makes one; WebhookSecrets returns it. A receiver
+//   - Standard Webhooks: WithWebhookScheme(SchemeStandard) signs with
+//     webhook.SignStandard instead: headers webhook-id (the event's id, the
+//     same on every retry of it), webhook-timestamp and webhook-signature,
+//     with whsec_ secrets (webhook.NewStandardSecret makes one). A receiver
 //     verifies with webhook.NewStandardVerifier, and
 //     webhook.NewHandler then dedupes on webhook-id.
-//   - Two clocks. The server's clock (Now; WithClock, Advance) is business
+//   - Two clocks. The server's clock (Now, Advance) is business
 //     time: quote expiry, created_at and the other timestamps it sends, and
 //     the times in its logs. A webhook signature's t is the wall-clock time
 //     of sending, as the real service's is, so a receiver verifying on real
@@ -86,17 +84,16 @@
 //   - Test events: POST /webhooks/events/trigger/{event_id} sends an event of
 //     that kind with a made-up resource that the server does not store. So
 //     that a receiver can tell it from a real one, its resource carries a
-//     reference starting with triggeredPrefix
-//     ("test_trigger_"; the member is added to resources that have none),
+//     reference starting with "test_trigger_" (webhook.Triggered checks
+//     it; the member is added to resources that have none),
 //     and its ids (id, recipient_id, quote_id, virtual_account_id) are UUIDs
 //     starting with "00000000-0000-4000-8000-". No other event carries
 //     either: initiate refuses a reference with that prefix (422 naming
 //     reference), and the server never makes such an id.
-//   - Faults: FailNext, DropNext, DropNextAfterWork and InjectFault break
-//     chosen requests (an error status, a connection dropped before or after
-//     the work, or a delay with FaultLatency); SetLatency slows every request
-//     down. SetRandomFaults breaks a random share of requests, from a seed,
-//     for chaos tests.
+//   - Faults: InjectFault breaks chosen requests (an error status, a
+//     connection dropped before or after the work, or a delay), the next
+//     few or, with a Rate and a Seed, a random share of them for chaos
+//     tests; ClearFaults ends them.
 //
 // # Test values
 //
@@ -115,15 +112,15 @@
 //	                                                          amount above the recipient's limit)
 //	amount 4000.05            AmountCompletesLate             confirm: 200, status "pending"; payment.completed after the
 //	                                                          processing delay
-//	balance 1000000000000.00  DefaultBalance                  each currency's balance at start (WithBalance); confirm draws
+//	balance 1000000000000.00  (default)                       each currency's balance at start (WithBalance); confirm draws
 //	                                                          total_amount from it, or is 422 "insufficient_balance"
-//	threshold 10000.00        DefaultBalanceLowThreshold      account.balance_low when a payment leaves a currency's
-//	                                                          balance below it (WithBalanceLowThreshold)
+//	threshold 10000.00        (default)                       account.balance_low when a payment leaves a currency's
+//	                                                          balance below it (Sandbox.BalanceLowThreshold)
 //	any amount                SimulateIncomingPayment         virtual_account.payment_received; adds to the balance
 //
 // Amounts match in any currency and however written ("4000.020" is
 // AmountFails). Nothing is drawn for a payment that fails or is rejected. The
-// processing delay is DefaultProcessingDelay (2 seconds) on the wall clock,
+// processing delay is 2 seconds on the wall clock,
 // or WithProcessingDelay; WaitForDeliveries waits for it. account.balance_low
 // goes once per currency, and again only after an incoming payment has
 // brought the balance back to the threshold; its data is {"merchant_id",
@@ -131,15 +128,15 @@
 // balance. payments-sandbox takes -balance, -balance-low-threshold and
 // -processing-delay.
 //
-// Reads such as Payments, Recipients and Requests let a test check the
+// Reads such as Payments, Recipient and Requests let a test check the
 // server's side, for example that a retried payment exists exactly once.
-// The logs (Requests, Events, Deliveries) keep their last DefaultLogLimit
-// (10,000) entries each, the oldest going first; WithLogLimit sets another
-// size, for a long test that reads its whole history.
+// The logs (Requests, Events, Deliveries) keep their last 10,000 entries
+// each, the oldest going first; Sandbox.LogLimit sets another size, for a
+// long test that reads its whole history.
 //
 // The server's http.Server bounds only the time to read request headers (10
-// seconds); WithHTTPTimeouts adds read, write and idle timeouts for a server
-// that others reach, as payments-sandbox does.
+// seconds); the timeouts of Sandbox add read, write and idle timeouts for a
+// server that others reach, as payments-sandbox does.
 //
 // The package imports only the SDK's public API, never its internals, so a
 // bug in the client cannot be hidden by shared code. The payments-sandbox
@@ -147,8 +144,8 @@
 //
 // # Admin API
 //
-// WithAdminAPI (on in payments-sandbox, off by default) lets code outside Go
-// do over HTTP what a Go test does with the methods above. Its routes live
+// WithSandbox (on in payments-sandbox, off by default) turns on the admin
+// API: code outside Go, and a Go test, change the running server over HTTP. Its routes live
 // under /_sandbox/, take the same bearer key (401 otherwise) and answer the
 // same envelope, with the result in data. They are never faulted or slowed
 // down, ignore Idempotency-Key and are not in Requests. Bodies are JSON
@@ -167,33 +164,32 @@
 //	                                        "latency_ms": 100 (latency only), "times": 2,
 //	                                        "method": "POST", "path": "/payments/initiate"}: InjectFault
 //	DELETE /_sandbox/faults                ClearFaults
-//	GET    /_sandbox/deliveries            data {"pending", "deliveries": [{"event_id", "event", "url",
+//	GET    /_sandbox/deliveries            data {"pending", "paused", "deliveries": [{"event_id", "event", "url",
 //	                                        "status", "created_at", "attempts", "body"}]};
 //	                                        an attempt is {"at", "status_code", "error", "scheme",
-//	                                        "signature", "duration_ms"}
+//	                                        "signature", "duration_ms", "response_headers"}
 //	POST   /_sandbox/deliveries/wait       {"timeout_seconds": 10} (optional; at most 300):
 //	                                       WaitForDeliveries, then the same data; 504
 //	                                       "deliveries_pending" with it when time runs out
-//	GET    /_sandbox/webhook-url           data {"url", "scheme"}: WebhookURL ("" when deliveries are
-//	                                       off) and WebhookScheme ("payments" or "standard")
+//	GET    /_sandbox/webhook-url           data {"url", "scheme"}: where deliveries go ("" when they
+//	                                       are off) and how they are signed ("payments" or "standard")
 //	PUT    /_sandbox/webhook-url           {"url": "http://localhost:8080/webhooks"}, or "" to turn
-//	                                       deliveries off: SetWebhookURL (the scheme and secrets stay);
+//	                                       deliveries off (the scheme and secrets stay);
 //	                                       data {"url", "scheme"}
-//	GET    /_sandbox/webhook-retries       data {"retries", "waits": ["1s", ...], "waits_seconds": [1, ...]}:
-//	                                       WebhookRetryWaits
+//	GET    /_sandbox/webhook-retries       data {"retries", "waits": ["1s", ...], "waits_seconds": [1, ...]}
 //	PUT    /_sandbox/webhook-retries       {"waits": ["1s", "2s", 4]} (Go durations, or seconds; [] for no
-//	                                       retry): SetWebhookRetries; the same data
-//	POST   /_sandbox/events/{id}/redeliver Redeliver; data is the new delivery, as in /_sandbox/deliveries
+//	                                       retry); the same data
+//	POST   /_sandbox/events/{id}/redeliver the event again; data is the new delivery, as in /_sandbox/deliveries
 //	                                       (with "redelivery": true); 404 for an event not in the log,
 //	                                       422 "webhook_not_configured" when deliveries are off
 //	POST   /_sandbox/events/redeliver-failed
-//	                                       RedeliverFailed; data {"event_ids": [...]}
-//	POST   /_sandbox/events/{id}/redeliver {"url": "http://..."} (optional): RedeliverTo another URL
+//	                                       every event whose deliveries all failed; data {"event_ids": [...]}
+//	POST   /_sandbox/events/{id}/redeliver {"url": "http://..."} (optional): to another URL
 //	POST   /_sandbox/events/trigger        {"event": "payment.completed", "resource_id": "..."}:
-//	                                       TriggerEvent; data {"id", "event", "created_at"}; 404 for
+//	                                       a test event; data {"id", "event", "created_at"}; 404 for
 //	                                       an unknown resource, 422 for an unknown event
-//	POST   /_sandbox/deliveries/pause      PauseDeliveries; data {"paused": true}
-//	POST   /_sandbox/deliveries/resume     ResumeDeliveries; data {"paused": false}
+//	POST   /_sandbox/deliveries/pause      hold every delivery attempt; data {"paused": true}
+//	POST   /_sandbox/deliveries/resume     let them go; data {"paused": false}
 //	POST   /_sandbox/payments/{id}/settle  {"status": "completed"|"failed"|"rejected"}: SettlePayment;
 //	                                       data is the payment; 409 "payment_not_settleable" when
 //	                                       it is not pending after a confirm
@@ -203,25 +199,26 @@
 //	                                       "payments listen" follows
 //	GET    /_sandbox/delivery-chaos        data {"delay", "delay_seconds", "duplicate", "newest_first"}
 //	PUT    /_sandbox/delivery-chaos        {"delay": "2s", "duplicate": true, "newest_first": true}
-//	                                       (members left out are off): SetDeliveryChaos
+//	                                       (members left out are off)
 //
 // # Dashboard
 //
-// WithDashboard serves a web page of the server's state at DashboardPath
-// (DashboardURL): recipients, payments with their events, virtual
+// Sandbox.Dashboard serves a web page of the server's state at
+// URL()+"/_dashboard/": recipients, payments with their events, virtual
 // accounts, balances, and every event with each delivery attempt, updated
 // every second, with buttons for the actions above. It answers loopback
-// clients only (WithDashboardRemote opens it), needs no API key and shows
-// none, nor any webhook secret, whole signature or whole account number.
+// clients only (Sandbox.DashboardRemote opens it), needs no API key and
+// shows none, nor any webhook secret, whole signature or whole account
+// number.
 //
 // # Deliveries
 //
 // Each delivery has its own schedule: its first attempt when its event
 // occurs, each retry when its wait has passed. At most
-// WithWebhookConcurrency attempts (one by default, so first attempts keep
-// the events' order) are in flight, and a delivery waiting for a retry
-// holds up nothing. WithDeliveryChaos makes deliveries late, duplicated or
-// newest first, as real senders can be.
+// Sandbox.WebhookConcurrency attempts (one by default, so first attempts
+// keep the events' order) are in flight, and a delivery waiting for a retry
+// holds up nothing. The Delivery… fields of Sandbox make deliveries late,
+// duplicated or newest first, as real senders can be.
 //
 // For example, to expire every quote issued so far:
 //

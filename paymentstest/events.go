@@ -48,7 +48,7 @@ func (s *Server) emit(t payments.EventType, data json.RawMessage) Event {
 
 // Events returns the events the server produced, oldest first, including
 // those not delivered because no webhook URL was set: the last
-// DefaultLogLimit of them, or as many as WithLogLimit says.
+// 10,000 of them, or as many as Sandbox.LogLimit says.
 func (s *Server) Events() []Event {
 	d := s.hooks
 	d.mu.Lock()
@@ -69,9 +69,9 @@ func (s *Server) triggerEvent(rq *apiRequest) *response {
 	if !eventkind.Known(kind) {
 		return s.invalid(problems{{Field: "event_id", Message: "must be one of " + strings.Join(eventNames(), ", ")}})
 	}
-	if s.WebhookURL() == "" {
+	if s.webhookURLValue() == "" {
 		return s.fail(http.StatusUnprocessableEntity, payments.CodeWebhookNotConfigured,
-			"no webhook URL is configured (paymentstest.WithWebhook, Server.SetWebhookURL, or PUT "+AdminPrefix+"webhook-url)")
+			"no webhook URL is configured (paymentstest.WithWebhook, Server.SetWebhookURL, or PUT "+adminPrefix+"webhook-url)")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,7 +148,7 @@ func (s *Server) sample(kind payments.EventType) any {
 	case strings.HasPrefix(string(kind), "virtual_account."):
 		va := virtualAccount{
 			ID: s.testID(), Currency: "NGN", AccountNumber: "9990001112", AccountName: "Test Account",
-			BankName: BankName, IsActive: true, CreatedAt: now,
+			BankName: sandboxBankName, IsActive: true, CreatedAt: now,
 		}
 		j := va.json()
 		j.Reference = ref

@@ -69,7 +69,6 @@ func ExampleNewServer_faults() {
 	defer srv.Close()
 	client := srv.Client(payments.WithMaxRetries(3)) // wired to srv, with fast retries
 	ctx := context.Background()
-
 	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Okafor",
 		AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
@@ -84,21 +83,35 @@ func ExampleNewServer_faults() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv.FailNext(2, http.StatusServiceUnavailable, time.Second) // the next 2 requests fail; the SDK retries
-	srv.DropNextAfterWork(1)                                    // the work is done, the answer lost
+	// The next 2 requests fail (the SDK retries), then one does the work and loses the answer.
+	for _, f := range []paymentstest.Fault{{Status: http.StatusServiceUnavailable, Times: 2}, {Drop: true, AfterWork: true}} {
+		if err := srv.InjectFault(f); err != nil {
+			log.Fatal(err)
+		}
+	}
 	payment, err = client.Payments.Confirm(ctx, payment.ConfirmParams())
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(payment.Status, "after", srv.FaultsInjected(), "faults")
-	fmt.Println("payments for order-1042:", len(srv.PaymentsByReference("order-1042")))
+	fmt.Println(payment.Status, "payments for order-1042:", len(srv.PaymentsByReference("order-1042")))
 	// Output:
-	// completed after 3 faults
-	// payments for order-1042: 1
+	// completed payments for order-1042: 1
 }
 
-// Injected faults check that retries never pay twice.
-func ExampleServer_FailNext() {
+// faulted counts the requests an injected fault broke.
+func faulted(srv *paymentstest.Server) int {
+	n := 0
+	for _, rec := range srv.Requests() {
+		if rec.Fault != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Injected faults check that retries never pay twice: a fault breaks the
+// next Times requests, in the order the faults were injected.
+func ExampleServer_InjectFault() {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	client := srv.Client(payments.WithMaxRetries(4))
@@ -111,9 +124,15 @@ func ExampleServer_FailNext() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv.FailNext(1, http.StatusServiceUnavailable, time.Second)
-	srv.DropNext(1)
-	srv.DropNextAfterWork(1) // the payment is made, the answer lost
+	for _, f := range []paymentstest.Fault{
+		{Status: http.StatusServiceUnavailable, RetryAfter: time.Second},
+		{Drop: true},                  // the connection drops before the work
+		{Drop: true, AfterWork: true}, // the payment is made, the answer lost
+	} {
+		if err := srv.InjectFault(f); err != nil {
+			log.Fatal(err)
+		}
+	}
 
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
 		Amount: payments.Amount{Decimal: decimal.RequireFromString("250")}, Currency: "NGN",
@@ -123,7 +142,7 @@ func ExampleServer_FailNext() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(payment.Status, "after", srv.FaultsInjected(), "faults")
+	fmt.Println(payment.Status, "after", faulted(srv), "faults")
 	fmt.Println("payments for order-1002:", len(srv.PaymentsByReference("order-1002")))
 	// Output:
 	// pending after 3 faults

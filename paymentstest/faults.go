@@ -3,6 +3,8 @@ package paymentstest
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -10,62 +12,85 @@ import (
 	payments "github.com/paymentsapi/payments-go"
 )
 
-// FaultKind says how an injected fault breaks a request.
-type FaultKind int
+// faultKind says how an injected fault breaks a request.
+type faultKind int
 
 // The kinds of fault.
 const (
-	// FaultStatus answers with Fault.Status (and Retry-After when
+	// faultStatus answers with Fault.Status (and Retry-After when
 	// Fault.RetryAfter is positive) without doing the work.
-	FaultStatus FaultKind = iota + 1
-	// FaultDrop closes the connection without an answer, before doing the
+	faultStatus faultKind = iota + 1
+	// faultDrop closes the connection without an answer, before doing the
 	// work: the client sees a connection error and nothing happened.
-	FaultDrop
-	// FaultDropAfterWork does the work, stores the answer for idempotent
+	faultDrop
+	// faultDropAfterWork does the work, stores the answer for idempotent
 	// replay, then closes the connection without sending it: the client sees
 	// a connection error although the operation took effect. A retry with
 	// the same Idempotency-Key gets the stored answer.
-	FaultDropAfterWork
-	// FaultLatency makes the request take Fault.Latency longer, then
+	faultDropAfterWork
+	// faultLatency makes the request take Fault.Latency longer, then
 	// serves it normally, as an overloaded service would: the wait comes
 	// where SetLatency's does (after the Idempotency-Key is reserved, before
 	// the work), and a client that gives up during it abandons the request.
-	FaultLatency
+	faultLatency
 )
 
 // String names the fault kind: "status", "drop" or "drop_after_work".
-func (k FaultKind) String() string {
+func (k faultKind) String() string {
 	switch k {
-	case FaultStatus:
+	case faultStatus:
 		return "status"
-	case FaultDrop:
+	case faultDrop:
 		return "drop"
-	case FaultDropAfterWork:
+	case faultDropAfterWork:
 		return "drop_after_work"
-	case FaultLatency:
+	case faultLatency:
 		return "latency"
 	}
-	return fmt.Sprintf("FaultKind(%d)", int(k))
+	return fmt.Sprintf("faultKind(%d)", int(k))
 }
 
-// Fault describes requests to break. Faults apply in the order they were
-// injected: each request takes the first pending fault that matches it.
-// Faults strike before authentication, as a proxy or the network would.
+// Fault describes requests to break: the one way to inject faults
+// (InjectFault). Give exactly one of Status, Drop or Latency:
+//
+//   - Status answers with that HTTP status (400 to 599) and an error
+//     envelope, without doing the work; RetryAfter, when positive, is sent
+//     as a Retry-After header (whole seconds, rounded up).
+//   - Drop closes the connection without an answer, before doing the work:
+//     the client sees a connection error and nothing happened. With
+//     AfterWork it does the work first and stores the answer for idempotent
+//     replay: the lost-response case that idempotency keys exist for.
+//   - Latency makes the request take that much longer, then serves it
+//     normally, as an overloaded service would: the wait comes after the
+//     Idempotency-Key is reserved, before the work, and a client that gives
+//     up during it abandons the request.
+//
+// A fault breaks the next Times matching requests (at least 1). With a
+// positive Rate it is random instead, for chaos tests: it breaks each
+// matching request with probability Rate until ClearFaults, its draws coming
+// from a PCG generator seeded with Seed, one request at a time in the order
+// requests arrive, so that the same seed and order give the same faults (log
+// the seed of a failing run to replay it). Counted faults apply before
+// random ones, each request taking the first that matches it, in the order
+// they were injected. Faults strike before authentication, as a proxy or the
+// network would. RequestRecord.Fault names the fault that broke a request.
 type Fault struct {
-	Kind FaultKind
-	// Status is the HTTP status of a FaultStatus, from 400 to 599.
-	Status int
-	// RetryAfter, when positive, is sent as a Retry-After header (in whole
-	// seconds, rounded up) with a FaultStatus.
+	Status     int
 	RetryAfter time.Duration
-	// Latency is how long a FaultLatency holds the request (positive).
-	Latency time.Duration
-	// Times is how many requests the fault breaks (at least 1).
+	Drop       bool
+	AfterWork  bool
+	Latency    time.Duration
+	// Times is how many requests a counted fault breaks (at least 1).
 	Times int
 	// Method and Path, when set, restrict the fault to requests with that
 	// method and that exact path, such as "/payments/initiate".
 	Method string
 	Path   string
+	// Rate, from 0 to 1, makes the fault random (see above); Seed seeds it.
+	Rate float64
+	Seed uint64
+
+	kind faultKind // what the fields above say; set by InjectFault
 }
 
 type pendingFault struct {
@@ -77,32 +102,52 @@ type faultQueue struct {
 	mu       sync.Mutex
 	pending  []*pendingFault
 	injected int
-	random   *randomFaults // nil when SetRandomFaults is off
+	random   []*randomFault // the faults with a Rate, in injection order
 }
 
-// checkFault reports why f cannot be injected, or nil.
-func checkFault(f Fault) error {
-	switch f.Kind {
-	case FaultStatus:
+// checkFault sets f.kind from f's fields, or reports why f cannot be
+// injected.
+func checkFault(f *Fault) error {
+	n := 0
+	if f.Status != 0 {
+		n++
+		f.kind = faultStatus
 		if f.Status < 400 || f.Status > 599 {
-			return fmt.Errorf("paymentstest: a FaultStatus needs a status from 400 to 599, not %d", f.Status)
+			return fmt.Errorf("paymentstest: a Fault's Status must be from 400 to 599, not %d", f.Status)
 		}
-	case FaultLatency:
-		if f.Latency <= 0 {
-			return fmt.Errorf("paymentstest: a FaultLatency needs a positive Latency, not %s", f.Latency)
+	}
+	if f.Drop {
+		n++
+		f.kind = faultDrop
+		if f.AfterWork {
+			f.kind = faultDropAfterWork
 		}
-	case FaultDrop, FaultDropAfterWork:
-	default:
-		return errors.New("paymentstest: unknown fault kind " + f.Kind.String())
+	}
+	if f.Latency != 0 {
+		n++
+		f.kind = faultLatency
+		if f.Latency < 0 {
+			return fmt.Errorf("paymentstest: a Fault's Latency must be positive, not %s", f.Latency)
+		}
+	}
+	switch {
+	case n != 1:
+		return errors.New("paymentstest: a Fault needs exactly one of Status, Drop or Latency")
+	case f.AfterWork && !f.Drop:
+		return errors.New("paymentstest: a Fault's AfterWork goes with Drop")
+	case f.RetryAfter != 0 && f.Status == 0:
+		return errors.New("paymentstest: a Fault's RetryAfter goes with Status")
+	case math.IsNaN(f.Rate) || f.Rate < 0 || f.Rate > 1:
+		return fmt.Errorf("paymentstest: a Fault's Rate must be from 0 to 1, not %v", f.Rate)
 	}
 	return nil
 }
 
-// InjectFault adds a fault. It returns an error, and injects nothing, for an
-// unknown kind, a FaultStatus whose status is not 400 to 599, or a
-// FaultLatency without a positive Latency.
+// InjectFault adds a fault (see Fault). It returns an error, and injects
+// nothing, for a fault that does not give exactly one of Status (400 to
+// 599), Drop or a positive Latency, or whose Rate is outside 0 to 1.
 func (s *Server) InjectFault(f Fault) error {
-	if err := checkFault(f); err != nil {
+	if err := checkFault(&f); err != nil {
 		return err
 	}
 	if f.Times < 1 {
@@ -110,42 +155,46 @@ func (s *Server) InjectFault(f Fault) error {
 	}
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
+	if f.Rate > 0 {
+		s.faults.random = append(s.faults.random, &randomFault{f: f,
+			rng: rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))})
+		return nil
+	}
 	s.faults.pending = append(s.faults.pending, &pendingFault{Fault: f, left: f.Times})
 	return nil
 }
 
-// FailNext answers the next n requests with status and an error envelope,
+// failNext answers the next n requests with status and an error envelope,
 // without doing their work; retryAfter, when positive, is sent as a
 // Retry-After header. A status outside 400 to 599 is sent as 500.
-func (s *Server) FailNext(n, status int, retryAfter time.Duration) {
+func (s *Server) failNext(n, status int, retryAfter time.Duration) {
 	if n < 1 {
 		return
 	}
 	if status < 400 || status > 599 {
 		status = http.StatusInternalServerError
 	}
-	_ = s.InjectFault(Fault{Kind: FaultStatus, Status: status, RetryAfter: retryAfter, Times: n})
+	_ = s.InjectFault(Fault{Status: status, RetryAfter: retryAfter, Times: n})
 }
 
-// DropNext closes the connection of the next n requests without answering
+// dropNext closes the connection of the next n requests without answering
 // and without doing their work.
-func (s *Server) DropNext(n int) {
+func (s *Server) dropNext(n int) {
 	if n >= 1 {
-		_ = s.InjectFault(Fault{Kind: FaultDrop, Times: n})
+		_ = s.InjectFault(Fault{Drop: true, Times: n})
 	}
 }
 
-// DropNextAfterWork does the work of the next n requests, stores their
+// dropNextAfterWork does the work of the next n requests, stores their
 // answers for idempotent replay, and closes their connections without
 // answering: the lost-response case that idempotency keys exist for.
-func (s *Server) DropNextAfterWork(n int) {
+func (s *Server) dropNextAfterWork(n int) {
 	if n >= 1 {
-		_ = s.InjectFault(Fault{Kind: FaultDropAfterWork, Times: n})
+		_ = s.InjectFault(Fault{Drop: true, AfterWork: true, Times: n})
 	}
 }
 
-// ClearFaults removes every pending fault and turns random faults
-// (SetRandomFaults) off.
+// ClearFaults removes every fault injected so far, random ones included.
 func (s *Server) ClearFaults() {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
@@ -153,15 +202,15 @@ func (s *Server) ClearFaults() {
 	s.faults.random = nil
 }
 
-// FaultsInjected returns how many requests a fault has broken so far.
-func (s *Server) FaultsInjected() int {
+// faultsInjected returns how many requests a fault has broken so far.
+func (s *Server) faultsInjected() int {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	return s.faults.injected
 }
 
-// PendingFaults returns how many requests pending faults will still break.
-func (s *Server) PendingFaults() int {
+// pendingFaults returns how many requests pending faults will still break.
+func (s *Server) pendingFaults() int {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	n := 0
@@ -172,7 +221,7 @@ func (s *Server) PendingFaults() int {
 }
 
 // take returns the fault that breaks this request, if any: the first
-// pending fault that matches it, else a random one (SetRandomFaults).
+// pending fault that matches it, else the first random one that strikes.
 func (q *faultQueue) take(method, path string) (Fault, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -187,14 +236,16 @@ func (q *faultQueue) take(method, path string) (Fault, bool) {
 		q.injected++
 		return f.Fault, true
 	}
-	if f, ok := q.random.pick(method, path); ok {
-		q.injected++
-		return f, true
+	for _, r := range q.random {
+		if f, ok := r.pick(method, path); ok {
+			q.injected++
+			return f, true
+		}
 	}
 	return Fault{}, false
 }
 
-// faultResponse is the answer of a FaultStatus.
+// faultResponse is the answer of a faultStatus.
 func (s *Server) faultResponse(f Fault) *response {
 	r := s.fail(f.Status, payments.ErrorCode(codeForStatus(f.Status)),
 		fmt.Sprintf("%s (fault injected by paymentstest)", http.StatusText(f.Status)))
@@ -216,11 +267,11 @@ func dropConnection(w http.ResponseWriter) {
 	panic(http.ErrAbortHandler)
 }
 
-// SetLatency makes the server take d over each request's work (0 turns it
+// setLatency makes the server take d over each request's work (0 turns it
 // off). The wait comes after the Idempotency-Key is reserved, so a retry
 // arriving meanwhile sees 409 idempotency_in_progress. A client that gives up
 // during the wait (its context ends) abandons the request: nothing is done.
-func (s *Server) SetLatency(d time.Duration) {
+func (s *Server) setLatency(d time.Duration) {
 	if d < 0 {
 		d = 0
 	}

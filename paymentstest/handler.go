@@ -21,19 +21,19 @@ type apiRequest struct {
 	body  []byte
 	param string // {id} or {event_id}, unescaped
 	notes []string
-	delay time.Duration // of a FaultLatency, on top of SetLatency
+	delay time.Duration // of a faultLatency, on top of SetLatency
 }
 
 type handlerFunc func(s *Server, rq *apiRequest) *response
 
-// ServeHTTP answers one request. Server is an http.Handler, so it can also
+// serveHTTP answers one request. Server is an http.Handler, so it can also
 // be mounted in a server of your own (without a listener, Close still stops
 // webhook delivery). Each request is added to the Requests log before its
 // answer is sent (or its connection dropped), so a client that got an answer
-// finds its request logged. With WithAdminAPI, requests under AdminPrefix
-// go to the admin API instead; with WithDashboard, GET / and requests under
-// DashboardPath go to the dashboard.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// finds its request logged. With withAdminAPI, requests under adminPrefix
+// go to the admin API instead; with withDashboard, GET / and requests under
+// dashboardPath go to the dashboard.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.admin && isAdminPath(r.URL.EscapedPath()) {
 		s.serveAdmin(w, r)
 		return
@@ -56,22 +56,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	fault, faulted := s.faults.take(r.Method, rec.Path)
 	if faulted {
-		rec.Fault = fault.Kind
-		switch fault.Kind {
-		case FaultStatus:
+		rec.Fault = fault.kind.String()
+		switch fault.kind {
+		case faultStatus:
 			resp := s.differAnswer(r, s.faultResponse(fault))
 			rec.StatusCode, rec.Stan = resp.status, resp.stan
 			logged()
 			resp.write(w, false)
 			return
-		case FaultDrop:
+		case faultDrop:
 			logged()
 			dropConnection(w)
 			return
 		}
 	}
 	rq := &apiRequest{r: r, w: w}
-	if faulted && fault.Kind == FaultLatency {
+	if faulted && fault.kind == faultLatency {
 		rq.delay = fault.Latency
 	}
 	resp, replayed := s.handle(w, rq)
@@ -81,7 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Stan = resp.stan
-	if faulted && fault.Kind == FaultDropAfterWork {
+	if faulted && fault.kind == faultDropAfterWork {
 		logged()
 		dropConnection(w)
 		return
@@ -159,7 +159,7 @@ func (s *Server) run(h handlerFunc, rq *apiRequest) (resp *response) {
 }
 
 // pause waits for the latency set by SetLatency plus the request's
-// FaultLatency. It reports false when the request's context ended or the
+// faultLatency. It reports false when the request's context ended or the
 // server is closing.
 func (s *Server) pause(rq *apiRequest) bool {
 	d := time.Duration(s.latency.Load()) + rq.delay
@@ -223,8 +223,8 @@ func (s *Server) record(ctx context.Context, rec RequestRecord, took time.Durati
 	if rec.Replayed {
 		attrs = append(attrs, slog.Bool("replayed", true))
 	}
-	if rec.Fault != 0 {
-		attrs = append(attrs, slog.String("fault", rec.Fault.String()))
+	if rec.Fault != "" {
+		attrs = append(attrs, slog.String("fault", rec.Fault))
 	}
 	s.logger.LogAttrs(ctx, slog.LevelInfo, "paymentstest: request", attrs...)
 }

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// DefaultLogLimit is how many entries each log of the server keeps when
-// WithLogLimit is not given: the last 10,000 requests, the last 10,000
+// defaultLogLimit is how many entries each log of the server keeps when
+// withLogLimit is not given: the last 10,000 requests, the last 10,000
 // events and the last 10,000 webhook deliveries.
-const DefaultLogLimit = 10000
+const defaultLogLimit = 10000
 
 // RequestRecord is one request as the server saw it.
 type RequestRecord struct {
@@ -17,14 +17,15 @@ type RequestRecord struct {
 	Path           string
 	IdempotencyKey string
 	// StatusCode is the status answered, or 0 when the connection was
-	// dropped (FaultDrop, FaultDropAfterWork) or the client went away.
+	// dropped (a Fault with Drop) or the client went away.
 	StatusCode int
 	// Stan is the stan of the answer ("" when none was made).
 	Stan string
 	// Replayed is true when the answer was an idempotent replay.
 	Replayed bool
-	// Fault is the kind of fault injected into this request, or 0.
-	Fault FaultKind
+	// Fault names the fault injected into this request (see Fault): "status",
+	// "drop", "drop_after_work" or "latency"; "" when none was.
+	Fault string
 	// Notes are remarks on requests the server accepted leniently, such as
 	// an amount sent as a JSON string instead of a number.
 	Notes []string
@@ -79,8 +80,8 @@ func (l *requestLog) add(r RequestRecord) {
 }
 
 // Requests returns the requests the server has received, oldest first: the
-// last DefaultLogLimit of them, or as many as WithLogLimit says. Requests to
-// the admin API (WithAdminAPI) are not in it.
+// last 10,000 of them, or as many as Sandbox.LogLimit says. Requests to
+// the admin API (WithSandbox) are not in it.
 func (s *Server) Requests() []RequestRecord {
 	s.reqs.mu.Lock()
 	defer s.reqs.mu.Unlock()

@@ -13,14 +13,14 @@ import (
 
 // Defaults of the fake's webhook delivery.
 const (
-	// DefaultWebhookRetryWait is the wait before the first retry of a failed
+	// defaultWebhookRetryWait is the wait before the first retry of a failed
 	// delivery; each later retry waits twice as long (1s, 2s, 4s, 8s).
-	DefaultWebhookRetryWait = time.Second
-	// DefaultWebhookTimeout bounds each delivery attempt.
-	DefaultWebhookTimeout = 10 * time.Second
-	// WebhookRetries is how many times a failed delivery is retried after
+	defaultWebhookRetryWait = time.Second
+	// defaultWebhookTimeout bounds each delivery attempt.
+	defaultWebhookTimeout = 10 * time.Second
+	// webhookRetryCount is how many times a failed delivery is retried after
 	// its first attempt, as the specification says.
-	WebhookRetries = 4
+	webhookRetryCount = 4
 )
 
 var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
@@ -38,11 +38,11 @@ type config struct {
 	logger         *slog.Logger
 	admin          bool
 	logLimit       int
-	timeouts       HTTPTimeouts
+	timeouts       httpTimeouts
 	// The dashboard and the delivery engine: dashboard.go, deliveries.go.
 	dashboard, dashboardRemote bool
 	webhookConcurrency         int
-	chaos                      DeliveryChaos
+	chaos                      deliveryChaos
 	// The test values' settings: testvalues.go and balance.go.
 	processingDelay     time.Duration
 	balance, balanceLow decimal.Decimal
@@ -61,12 +61,12 @@ func (c *config) fail(format string, args ...any) {
 // error (and NewServer panic).
 type Option func(*config)
 
-// WithAddr makes the server listen on addr ("host:port") instead of a random
+// withAddr makes the server listen on addr ("host:port") instead of a random
 // loopback port. The payments-sandbox command uses it.
-func WithAddr(addr string) Option {
+func withAddr(addr string) Option {
 	return func(c *config) {
 		if strings.TrimSpace(addr) == "" {
-			c.fail("WithAddr needs an address such as 127.0.0.1:8765")
+			c.fail("WithSandbox: Addr needs an address such as 127.0.0.1:8765")
 			return
 		}
 		c.addr = addr
@@ -85,12 +85,12 @@ func WithAPIKey(key string) Option {
 	}
 }
 
-// WithClock makes the server read the time from now instead of time.Now.
+// withClock makes the server read the time from now instead of time.Now.
 // Advance moves the server's time forward from whatever now returns.
-func WithClock(now func() time.Time) Option {
+func withClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now == nil {
-			c.fail("WithClock(nil)")
+			c.fail("WithSandbox: Clock(nil)")
 			return
 		}
 		c.now = now
@@ -100,9 +100,10 @@ func WithClock(now func() time.Time) Option {
 // WithWebhook sets the URL that webhook deliveries are sent to and the
 // signing secrets (give two while rotating: every delivery then carries one
 // v1 signature per secret). It is the dashboard setting of the real service;
-// SetWebhook changes it at run time. The secrets sign with SchemePayments
-// unless WithWebhookScheme says otherwise; under SchemeStandard they must be
-// whsec_ secrets, and the server makes one when none is given.
+// the admin API (WithSandbox) changes the URL at run time. The secrets sign
+// with SchemePayments unless WithWebhookScheme says otherwise; under
+// SchemeStandard they must be whsec_ secrets (webhook.NewStandardSecret
+// makes one).
 func WithWebhook(url string, secrets ...string) Option {
 	return func(c *config) {
 		if err := checkWebhookURL(url); err != nil {
@@ -114,15 +115,15 @@ func WithWebhook(url string, secrets ...string) Option {
 	}
 }
 
-// WithWebhookRetryWait sets the wait before the first retry of a failed
-// delivery (default DefaultWebhookRetryWait); each of the WebhookRetries
+// withWebhookRetryWait sets the wait before the first retry of a failed
+// delivery (default defaultWebhookRetryWait); each of the webhookRetryCount
 // later retries waits twice as long. Tests pass a millisecond or so. Zero
 // retries at once. It replaces the schedule of WithWebhookRetries, and the
 // other way round: the last one given wins.
-func WithWebhookRetryWait(base time.Duration) Option {
+func withWebhookRetryWait(base time.Duration) Option {
 	return func(c *config) {
 		if base < 0 {
-			c.fail("WithWebhookRetryWait(%s) is negative", base)
+			c.fail("WithSandbox: WebhookRetryWait(%s) is negative", base)
 			return
 		}
 		c.webhookRetries = doublingWaits(base)
@@ -131,10 +132,9 @@ func WithWebhookRetryWait(base time.Duration) Option {
 
 // WithWebhookRetries sets the retry schedule of a failed delivery: the wait
 // before each retry, so that a delivery makes 1+len(waits) attempts at most.
-// The default is WebhookRetries retries after 1s, 2s, 4s and 8s; none means
-// no retry at all. At most MaxWebhookRetries waits, each from 0 to
-// MaxWebhookRetryWait. SetWebhookRetries changes it at run time. It
-// replaces WithWebhookRetryWait's schedule, and the other way round.
+// The default is 4 retries after 1s, 2s, 4s and 8s; none means no retry at
+// all; tests pass a millisecond or so. At most 20 waits, each from 0 to an
+// hour. The admin API (WithSandbox) changes it at run time.
 func WithWebhookRetries(waits ...time.Duration) Option {
 	return func(c *config) {
 		if err := checkRetryWaits(waits); err != nil {
@@ -145,29 +145,29 @@ func WithWebhookRetries(waits ...time.Duration) Option {
 	}
 }
 
-// WithWebhookTimeout bounds each delivery attempt (default
-// DefaultWebhookTimeout). A receiver slower than that counts as failed.
-func WithWebhookTimeout(d time.Duration) Option {
+// withWebhookTimeout bounds each delivery attempt (default
+// defaultWebhookTimeout). A receiver slower than that counts as failed.
+func withWebhookTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
-			c.fail("WithWebhookTimeout(%s) must be positive", d)
+			c.fail("WithSandbox: WebhookTimeout(%s) must be positive", d)
 			return
 		}
 		c.webhookTimeout = d
 	}
 }
 
-// WithExchangeRate sets the rate quoted for payments in currency from to
+// withExchangeRate sets the rate quoted for payments in currency from to
 // recipients whose account currency is to (one unit of from buys rate units
 // of to). It overrides the built-in table; see the package documentation.
-func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
+func withExchangeRate(from, to string, rate decimal.Decimal) Option {
 	return func(c *config) {
 		if !currencyPattern.MatchString(from) || !currencyPattern.MatchString(to) {
-			c.fail("WithExchangeRate(%q, %q): currencies are three capital letters", from, to)
+			c.fail("WithSandbox: ExchangeRate(%q, %q): currencies are three capital letters", from, to)
 			return
 		}
 		if !rate.IsPositive() {
-			c.fail("WithExchangeRate(%q, %q): the rate must be positive", from, to)
+			c.fail("WithSandbox: ExchangeRate(%q, %q): the rate must be positive", from, to)
 			return
 		}
 		if c.rates == nil {
@@ -177,8 +177,8 @@ func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
 	}
 }
 
-// WithAdminAPI makes the server also answer a small admin API under
-// AdminPrefix ("/_sandbox/"), so that code outside Go (curl, Python, Node)
+// withAdminAPI makes the server also answer a small admin API under
+// adminPrefix ("/_sandbox/"), so that code outside Go (curl, Python, Node)
 // can do what a Go test does with the server's methods: move the clock
 // (Advance), pay into a virtual account (SimulateIncomingPayment), inject
 // and clear faults (InjectFault, ClearFaults), read or change where webhooks
@@ -192,44 +192,44 @@ func WithExchangeRate(from, to string, rate decimal.Decimal) Option {
 // bearer key and answer the same envelope as the API, but are never faulted
 // or slowed down, ignore Idempotency-Key and are not in the Requests log.
 // The payments-sandbox command turns it on.
-func WithAdminAPI() Option {
+func withAdminAPI() Option {
 	return func(c *config) { c.admin = true }
 }
 
-// WithLogger makes the server log every request (method, path, status, stan,
+// withLogger makes the server log every request (method, path, status, stan,
 // idempotency key, injected fault) and every webhook attempt. The API key
 // and bodies are never logged.
-func WithLogger(l *slog.Logger) Option {
+func withLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
-// WithLogLimit sets how many entries each log of the server keeps: the
+// withLogLimit sets how many entries each log of the server keeps: the
 // requests (Requests), the events (Events) and the webhook deliveries
 // (Deliveries) each hold their last n entries, and the oldest goes when a
-// new one comes (default DefaultLogLimit). Recording stays O(1) per entry
+// new one comes (default defaultLogLimit). Recording stays O(1) per entry
 // past the limit. Memory grows with use, up to n entries per log: a test
 // that checks every request of a long run sets n above what it sends. n
 // must be positive.
-func WithLogLimit(n int) Option {
+func withLogLimit(n int) Option {
 	return func(c *config) {
 		if n < 1 {
-			c.fail("WithLogLimit(%d) must be positive", n)
+			c.fail("WithSandbox: LogLimit(%d) must be positive", n)
 			return
 		}
 		c.logLimit = n
 	}
 }
 
-// HTTPTimeouts are timeouts of the server's http.Server (see its fields of
+// httpTimeouts are timeouts of the server's http.Server (see its fields of
 // the same names). A zero field keeps the fake's default: a ReadHeader of
 // 10 seconds, and no Read, Write or Idle timeout, as with httptest. A
 // long-running server reachable by others sets them all, as the
 // payments-sandbox command does.
 //
 // Write does not cut waits the fake makes on purpose: a request slowed down
-// by SetLatency or a FaultLatency, and POST /_sandbox/deliveries/wait, get
+// by SetLatency or a faultLatency, and POST /_sandbox/deliveries/wait, get
 // Write on top of their wait.
-type HTTPTimeouts struct {
+type httpTimeouts struct {
 	// ReadHeader bounds reading a request's headers.
 	ReadHeader time.Duration
 	// Read bounds reading a whole request, body included.
@@ -242,12 +242,12 @@ type HTTPTimeouts struct {
 	Idle time.Duration
 }
 
-// WithHTTPTimeouts sets the timeouts of the server's http.Server. Negative
+// withHTTPTimeouts sets the timeouts of the server's http.Server. Negative
 // durations are refused.
-func WithHTTPTimeouts(t HTTPTimeouts) Option {
+func withHTTPTimeouts(t httpTimeouts) Option {
 	return func(c *config) {
 		if t.ReadHeader < 0 || t.Read < 0 || t.Write < 0 || t.Idle < 0 {
-			c.fail("WithHTTPTimeouts(%+v): timeouts must not be negative", t)
+			c.fail("WithSandbox: HTTPTimeouts(%+v): timeouts must not be negative", t)
 			return
 		}
 		c.timeouts = t

@@ -43,7 +43,7 @@ func quoteFee(amount decimal.Decimal) decimal.Decimal {
 }
 
 // exchangeRate is the rate from one currency to another: 1 for the same
-// currency, else a WithExchangeRate override, else the built-in table.
+// currency, else a withExchangeRate override, else the built-in table.
 func (s *Server) exchangeRate(from, to string) (decimal.Decimal, bool) {
 	if from == to {
 		return decimal.NewFromInt(1), true

@@ -9,26 +9,26 @@ import (
 
 // Bounds of a webhook retry schedule (WithWebhookRetries, SetWebhookRetries).
 const (
-	// MaxWebhookRetries is how many retries a schedule may have.
-	MaxWebhookRetries = 20
-	// MaxWebhookRetryWait is the longest wait before one retry.
-	MaxWebhookRetryWait = time.Hour
+	// maxWebhookRetries is how many retries a schedule may have.
+	maxWebhookRetries = 20
+	// maxWebhookRetryWait is the longest wait before one retry.
+	maxWebhookRetryWait = time.Hour
 )
 
 // Errors of Redeliver and RedeliverFailed. Match them with errors.Is.
 var (
-	// ErrUnknownEvent: no event with this id is in the server's event log
-	// (Events), which keeps the last DefaultLogLimit events (WithLogLimit).
-	ErrUnknownEvent = errors.New("paymentstest: no such event in the event log")
-	// ErrNoWebhookURL: deliveries are off (no URL set with WithWebhook,
+	// errUnknownEvent: no event with this id is in the server's event log
+	// (Events), which keeps the last defaultLogLimit events (withLogLimit).
+	errUnknownEvent = errors.New("paymentstest: no such event in the event log")
+	// errNoWebhookURL: deliveries are off (no URL set with WithWebhook,
 	// SetWebhook or SetWebhookURL), so there is nowhere to deliver to.
-	ErrNoWebhookURL = errors.New("paymentstest: no webhook URL is set")
+	errNoWebhookURL = errors.New("paymentstest: no webhook URL is set")
 )
 
-// doublingWaits is the schedule of WebhookRetries retries that starts at
+// doublingWaits is the schedule of webhookRetryCount retries that starts at
 // base and doubles: 1s, 2s, 4s, 8s for a second.
 func doublingWaits(base time.Duration) []time.Duration {
-	waits := make([]time.Duration, WebhookRetries)
+	waits := make([]time.Duration, webhookRetryCount)
 	for i := range waits {
 		waits[i] = base << i
 	}
@@ -36,25 +36,25 @@ func doublingWaits(base time.Duration) []time.Duration {
 }
 
 func checkRetryWaits(waits []time.Duration) error {
-	if len(waits) > MaxWebhookRetries {
-		return fmt.Errorf("%d retries: at most %d", len(waits), MaxWebhookRetries)
+	if len(waits) > maxWebhookRetries {
+		return fmt.Errorf("%d retries: at most %d", len(waits), maxWebhookRetries)
 	}
 	for i, w := range waits {
-		if w < 0 || w > MaxWebhookRetryWait {
-			return fmt.Errorf("wait %d (%s) must be from 0 to %s", i+1, w, MaxWebhookRetryWait)
+		if w < 0 || w > maxWebhookRetryWait {
+			return fmt.Errorf("wait %d (%s) must be from 0 to %s", i+1, w, maxWebhookRetryWait)
 		}
 	}
 	return nil
 }
 
-// SetWebhookRetries sets the retry schedule of failed deliveries, as
+// setWebhookRetries sets the retry schedule of failed deliveries, as
 // WithWebhookRetries does at start: the wait before each retry; none means
 // no retry. A delivery keeps the schedule it had at its first attempt; the
 // new one applies to deliveries that start after it. It fails, and changes
-// nothing, for more than MaxWebhookRetries waits or a wait outside 0 to
-// MaxWebhookRetryWait. The admin API's PUT /_sandbox/webhook-retries calls
+// nothing, for more than maxWebhookRetries waits or a wait outside 0 to
+// maxWebhookRetryWait. The admin API's PUT /_sandbox/webhook-retries calls
 // it.
-func (s *Server) SetWebhookRetries(waits ...time.Duration) error {
+func (s *Server) setWebhookRetries(waits ...time.Duration) error {
 	if err := checkRetryWaits(waits); err != nil {
 		return errors.New("paymentstest: SetWebhookRetries: " + err.Error())
 	}
@@ -65,33 +65,33 @@ func (s *Server) SetWebhookRetries(waits ...time.Duration) error {
 	return nil
 }
 
-// WebhookRetryWaits returns the retry schedule of failed deliveries: the
+// webhookRetryWaits returns the retry schedule of failed deliveries: the
 // wait before each retry (by default 1s, 2s, 4s, 8s).
-func (s *Server) WebhookRetryWaits() []time.Duration {
+func (s *Server) webhookRetryWaits() []time.Duration {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.retries)
 }
 
-// Redeliver queues the event with this id for delivery again, to the
+// redeliverEvent queues the event with this id for delivery again, to the
 // current webhook URL, with the retry schedule, whatever became of its
 // earlier deliveries: the same body, so the same event id, which a receiver
 // that processed it already must drop as a duplicate. It returns the new
-// delivery as queued (Deliveries follows it), ErrUnknownEvent when the
-// event is not in the event log, ErrNoWebhookURL when deliveries are off,
-// and ErrClosed once Close has started. The admin API's POST
+// delivery as queued (Deliveries follows it), errUnknownEvent when the
+// event is not in the event log, errNoWebhookURL when deliveries are off,
+// and errClosed once Close has started. The admin API's POST
 // /_sandbox/events/{id}/redeliver calls it.
-func (s *Server) Redeliver(id string) (Delivery, error) { return s.RedeliverTo(id, "") }
+func (s *Server) redeliverEvent(id string) (Delivery, error) { return s.redeliverTo(id, "") }
 
-// RedeliverTo is Redeliver to url instead of the webhook URL (the webhook
+// redeliverTo is Redeliver to url instead of the webhook URL (the webhook
 // URL when url is ""), which it leaves as it is: a receiver behind another
 // address, or a tunnel, gets the event once. It fails, and queues nothing,
 // for a url that is not absolute http or https (even while deliveries are
 // off, a url given is enough). The dashboard's Redeliver button, POST
 // /_sandbox/events/{id}/redeliver {"url": ...} and "payments events resend
 // --to" call it.
-func (s *Server) RedeliverTo(id, url string) (Delivery, error) {
+func (s *Server) redeliverTo(id, url string) (Delivery, error) {
 	if err := checkWebhookURL(url); err != nil {
 		return Delivery{}, fmt.Errorf("paymentstest: RedeliverTo: %w", err)
 	}
@@ -105,7 +105,7 @@ func (s *Server) RedeliverTo(id, url string) (Delivery, error) {
 		}
 		url = d.url
 	} else if d.ctx.Err() != nil {
-		return Delivery{}, ErrClosed
+		return Delivery{}, errClosed
 	}
 	var (
 		ev    Event
@@ -117,7 +117,7 @@ func (s *Server) RedeliverTo(id, url string) (Delivery, error) {
 		}
 	})
 	if !found {
-		return Delivery{}, ErrUnknownEvent
+		return Delivery{}, errUnknownEvent
 	}
 	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: url, Body: ev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
 	d.enqueue(dl, 0)
@@ -125,14 +125,14 @@ func (s *Server) RedeliverTo(id, url string) (Delivery, error) {
 	return copyDelivery(dl), nil
 }
 
-// RedeliverFailed queues again, oldest first, every event whose deliveries
+// redeliverFailed queues again, oldest first, every event whose deliveries
 // in the log all failed (at least one, none delivered or pending), as
 // Redeliver does one, and returns their ids (none: an empty list). An event
 // that was never delivered because no URL was set is not among them:
-// Redeliver sends it. It returns ErrNoWebhookURL when deliveries are off and
-// ErrClosed once Close has started. The admin API's POST
+// Redeliver sends it. It returns errNoWebhookURL when deliveries are off and
+// errClosed once Close has started. The admin API's POST
 // /_sandbox/events/redeliver-failed calls it.
-func (s *Server) RedeliverFailed() ([]string, error) {
+func (s *Server) redeliverFailed() ([]string, error) {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -172,9 +172,9 @@ func (s *Server) RedeliverFailed() ([]string, error) {
 func (d *dispatcher) canDeliver() error {
 	switch {
 	case d.ctx.Err() != nil:
-		return ErrClosed
+		return errClosed
 	case d.url == "":
-		return ErrNoWebhookURL
+		return errNoWebhookURL
 	}
 	return nil
 }

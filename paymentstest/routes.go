@@ -11,7 +11,7 @@ import (
 )
 
 // route is one operation: of the Payments API, or of the admin API that
-// WithAdminAPI turns on.
+// withAdminAPI turns on.
 type route struct {
 	method string
 	// pattern is an escaped path. A segment {name} matches any non-empty
@@ -23,8 +23,8 @@ type route struct {
 }
 
 // The route tables: every operation of the fake, in one place. Paths under
-// AdminPrefix are the admin API's; ServeHTTP sends them to serveAdmin (never
-// faulted, slowed down or logged in Requests) when WithAdminAPI is on, and
+// adminPrefix are the admin API's; ServeHTTP sends them to serveAdmin (never
+// faulted, slowed down or logged in Requests) when withAdminAPI is on, and
 // answers them as unknown paths otherwise.
 var (
 	apiRoutes = compileRoutes([]route{

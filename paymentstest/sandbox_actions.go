@@ -16,17 +16,17 @@ import (
 
 // Errors of TriggerEvent and SettlePayment. Match them with errors.Is.
 var (
-	// ErrUnknownEventKind: the event type is not one of the specification's kinds.
-	ErrUnknownEventKind = errors.New("paymentstest: unknown event type")
-	// ErrUnknownResource: no recipient, payment or virtual account (or, for
+	// errUnknownEventKind: the event type is not one of the specification's kinds.
+	errUnknownEventKind = errors.New("paymentstest: unknown event type")
+	// errUnknownResource: no recipient, payment or virtual account (or, for
 	// the account events, currency) has this id.
-	ErrUnknownResource = errors.New("paymentstest: no such resource")
-	// ErrNotSettleable: the payment is not pending after a confirm, so
+	errUnknownResource = errors.New("paymentstest: no such resource")
+	// errNotSettleable: the payment is not pending after a confirm, so
 	// SettlePayment cannot end it.
-	ErrNotSettleable = errors.New("paymentstest: the payment is not pending after a confirm")
+	errNotSettleable = errors.New("paymentstest: the payment is not pending after a confirm")
 )
 
-// TriggerEvent produces an event of kind whose data is the stored resource
+// triggerTestEvent produces an event of kind whose data is the stored resource
 // with this id, as it is now, and delivers it like any event: a recipient
 // for the recipient.* kinds, a payment for payment.* (its status shown as
 // the kind says: completed, failed, rejected or pending; the stored payment
@@ -34,16 +34,16 @@ var (
 // virtual_account.* (for virtual_account.payment_received, the latest
 // payment it received), and a currency for account.* (its balance). An
 // empty resourceID sends sample data, as POST
-// /webhooks/events/trigger/{event_id} does. It returns ErrUnknownEventKind
-// or ErrUnknownResource (wrapped, naming what is missing) and records
+// /webhooks/events/trigger/{event_id} does. It returns errUnknownEventKind
+// or errUnknownResource (wrapped, naming what is missing) and records
 // nothing then. The dashboard's Trigger button and POST
 // /_sandbox/events/trigger call it.
-func (s *Server) TriggerEvent(kind payments.EventType, resourceID string) (Event, error) {
+func (s *Server) triggerTestEvent(kind payments.EventType, resourceID string) (Event, error) {
 	if !eventkind.Known(kind) {
-		return Event{}, fmt.Errorf("%w %q: use one of %s", ErrUnknownEventKind, kind, strings.Join(eventNames(), ", "))
+		return Event{}, fmt.Errorf("%w %q: use one of %s", errUnknownEventKind, kind, strings.Join(eventNames(), ", "))
 	}
 	if s.closed() {
-		return Event{}, ErrClosed
+		return Event{}, errClosed
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -66,7 +66,7 @@ func (s *Server) TriggerEvent(kind payments.EventType, resourceID string) (Event
 // resourceFor is the data of an event of kind about the resource id. s.mu
 // must be held.
 func (s *Server) resourceFor(kind payments.EventType, id string) (any, error) {
-	missing := func(what string) error { return fmt.Errorf("%w: no %s with id %q", ErrUnknownResource, what, id) }
+	missing := func(what string) error { return fmt.Errorf("%w: no %s with id %q", errUnknownResource, what, id) }
 	switch k := string(kind); {
 	case strings.HasPrefix(k, "payment."):
 		p, ok := s.st.paymentByID[id]
@@ -100,7 +100,7 @@ func (s *Server) resourceFor(kind payments.EventType, id string) (any, error) {
 				return in.json(), nil
 			}
 		}
-		return nil, fmt.Errorf("%w: virtual account %q has received nothing yet (SimulateIncomingPayment)", ErrUnknownResource, id)
+		return nil, fmt.Errorf("%w: virtual account %q has received nothing yet (SimulateIncomingPayment)", errUnknownResource, id)
 	case strings.HasPrefix(k, "virtual_account."):
 		va, ok := s.st.accountByID[id]
 		if !ok {
@@ -110,7 +110,7 @@ func (s *Server) resourceFor(kind payments.EventType, id string) (any, error) {
 	case strings.HasPrefix(k, "account."):
 		c := strings.ToUpper(id)
 		if !currencyPattern.MatchString(c) {
-			return nil, fmt.Errorf("%w: the account events take a currency such as NGN, not %q", ErrUnknownResource, id)
+			return nil, fmt.Errorf("%w: the account events take a currency such as NGN, not %q", errUnknownResource, id)
 		}
 		b := &s.st.money
 		return balanceLowJSON{MerchantID: s.merchantID, Currency: c, Balance: money(b.of(c)),
@@ -125,9 +125,9 @@ func (s *Server) resourceFor(kind payments.EventType, id string) (any, error) {
 // matching payment.* event. A failed or rejected payment gives its total
 // back to the balance. The late completion it replaces never comes
 // (TestSettlePaymentReplacesTheLateCompletion). It
-// returns the payment as settled; ErrUnknownResource for an unknown id,
-// ErrNotSettleable when the payment is not pending after a confirm, and an
-// error for any other status, changing nothing then. The dashboard's
+// returns the payment as settled, or an error saying what is wrong (an
+// unknown id, a payment not pending after a confirm, or any other status),
+// changing nothing then. The dashboard's
 // Complete, Fail and Reject buttons and POST /_sandbox/payments/{id}/settle
 // call it.
 func (s *Server) SettlePayment(id string, status payments.PaymentStatus) (payments.Payment, error) {
@@ -140,20 +140,20 @@ func (s *Server) SettlePayment(id string, status payments.PaymentStatus) (paymen
 		return payments.Payment{}, fmt.Errorf("paymentstest: SettlePayment: status %q: use completed, failed or rejected", status)
 	}
 	if s.closed() {
-		return payments.Payment{}, ErrClosed
+		return payments.Payment{}, errClosed
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pay, ok := s.st.paymentByID[id]
 	switch {
 	case !ok:
-		return payments.Payment{}, fmt.Errorf("%w: no payment with id %q", ErrUnknownResource, id)
+		return payments.Payment{}, fmt.Errorf("%w: no payment with id %q", errUnknownResource, id)
 	case !pay.Confirmed || pay.Status != payments.PaymentStatusPending:
 		state := "not confirmed"
 		if pay.Status != payments.PaymentStatusPending {
 			state = string(pay.Status)
 		}
-		return payments.Payment{}, fmt.Errorf("%w: payment %s is %s", ErrNotSettleable, id, state)
+		return payments.Payment{}, fmt.Errorf("%w: payment %s is %s", errNotSettleable, id, state)
 	}
 	s.settle(pay, status, event)
 	return pay.sdk(), nil

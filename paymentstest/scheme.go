@@ -28,17 +28,14 @@ const (
 	SchemeStandard WebhookScheme = "standard"
 )
 
-// String returns the scheme's name.
-func (s WebhookScheme) String() string { return string(s) }
-
 // valid reports whether s is one of the schemes.
 func (s WebhookScheme) valid() bool { return s == SchemePayments || s == SchemeStandard }
 
 // WithWebhookScheme makes the server sign its deliveries with scheme
 // instead of SchemePayments. Under SchemeStandard the secrets of
 // WithWebhook must be whsec_ secrets (StartServer fails otherwise, without
-// repeating them); without any, the server makes one, which WebhookSecrets
-// returns. SetWebhookScheme changes the scheme at run time.
+// repeating them): give the receiver's (webhook.NewStandardSecret makes
+// one); without any, the server signs with one of its own.
 func WithWebhookScheme(scheme WebhookScheme) Option {
 	return func(c *config) {
 		if !scheme.valid() {
@@ -49,7 +46,7 @@ func WithWebhookScheme(scheme WebhookScheme) Option {
 	}
 }
 
-// SetWebhookScheme changes, at run time, how deliveries are signed and with
+// setWebhookScheme changes, at run time, how deliveries are signed and with
 // which secrets: a secret belongs to its scheme, so the two change
 // together. The rules are those of WithWebhookScheme: under SchemeStandard
 // the secrets must be whsec_ secrets, and without any the server makes one
@@ -58,7 +55,7 @@ func WithWebhookScheme(scheme WebhookScheme) Option {
 // changes nothing, for an unknown scheme or an invalid secret. Every
 // attempt from then on, retries of earlier events included, is signed the
 // new way, as a sender's dashboard change would do.
-func (s *Server) SetWebhookScheme(scheme WebhookScheme, secrets ...string) error {
+func (s *Server) setWebhookScheme(scheme WebhookScheme, secrets ...string) error {
 	if !scheme.valid() {
 		return fmt.Errorf("paymentstest: SetWebhookScheme(%q): the scheme is %q or %q", string(scheme), SchemePayments, SchemeStandard)
 	}
@@ -73,19 +70,19 @@ func (s *Server) SetWebhookScheme(scheme WebhookScheme, secrets ...string) error
 	return nil
 }
 
-// WebhookScheme returns how deliveries are signed now.
-func (s *Server) WebhookScheme() WebhookScheme {
+// webhookSchemeValue returns how deliveries are signed now.
+func (s *Server) webhookSchemeValue() WebhookScheme {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.scheme
 }
 
-// WebhookSecrets returns the secrets deliveries are signed with now: those
+// currentWebhookSecrets returns the secrets deliveries are signed with now: those
 // given to WithWebhook, SetWebhook or SetWebhookScheme, or the one the
 // server made for SchemeStandard when none was given. Hand them to the
 // receiver under test.
-func (s *Server) WebhookSecrets() []string {
+func (s *Server) currentWebhookSecrets() []string {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -40,14 +40,14 @@ type Server struct {
 	hooks   *dispatcher
 	reqs    requestLog
 	latency atomic.Int64
-	admin   bool          // WithAdminAPI
+	admin   bool          // withAdminAPI
 	delay   time.Duration // WithProcessingDelay
 	later   later
-	dash    *dashboard // WithDashboard; nil without it
+	dash    *dashboard // withDashboard; nil without it
 	// differences are WithDifferences' (differences.go); nil without it.
 	differences differences
 
-	writeTimeout time.Duration // of WithHTTPTimeouts; 0: none
+	writeTimeout time.Duration // of withHTTPTimeouts; 0: none
 
 	http      *http.Server
 	listener  net.Listener
@@ -63,7 +63,7 @@ type Server struct {
 }
 
 // defaultReadHeaderTimeout is the server's ReadHeaderTimeout unless
-// WithHTTPTimeouts sets one.
+// withHTTPTimeouts sets one.
 const defaultReadHeaderTimeout = 10 * time.Second
 
 // NewServer starts a fake on a random loopback port, like
@@ -83,14 +83,14 @@ func StartServer(opts ...Option) (*Server, error) {
 	cfg := config{
 		addr:           "127.0.0.1:0",
 		now:            time.Now,
-		webhookRetries: doublingWaits(DefaultWebhookRetryWait),
-		webhookTimeout: DefaultWebhookTimeout,
+		webhookRetries: doublingWaits(defaultWebhookRetryWait),
+		webhookTimeout: defaultWebhookTimeout,
 		webhookScheme:  SchemePayments,
-		logLimit:       DefaultLogLimit,
+		logLimit:       defaultLogLimit,
 
-		processingDelay: DefaultProcessingDelay,
-		balance:         decimal.RequireFromString(DefaultBalance),
-		balanceLow:      decimal.RequireFromString(DefaultBalanceLowThreshold),
+		processingDelay: defaultProcessingDelay,
+		balance:         decimal.RequireFromString(defaultBalance),
+		balanceLow:      decimal.RequireFromString(defaultBalanceLowThreshold),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -146,7 +146,7 @@ func StartServer(opts ...Option) (*Server, error) {
 	s.conns = make(map[net.Conn]http.ConnState)
 	s.writeTimeout = cfg.timeouts.Write
 	s.http = &http.Server{
-		Handler:           s,
+		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: cmp.Or(cfg.timeouts.ReadHeader, defaultReadHeaderTimeout),
 		ReadTimeout:       cfg.timeouts.Read,
 		WriteTimeout:      cfg.timeouts.Write,
@@ -198,15 +198,15 @@ func (s *Server) URL() string { return s.url }
 // APIKey returns the bearer key the server accepts.
 func (s *Server) APIKey() string { return s.apiKey }
 
-// MerchantID returns the id of the merchant that owns everything created on
+// merchantIDValue returns the id of the merchant that owns everything created on
 // this server (the merchant_id of recipients).
-func (s *Server) MerchantID() string { return s.merchantID }
+func (s *Server) merchantIDValue() string { return s.merchantID }
 
-// NewClient returns an SDK client wired to the server: its URL and key, an
+// newClient returns an SDK client wired to the server: its URL and key, an
 // HTTP transport that Close shuts down, and retry waits of 1 to 20
 // milliseconds so that tests of retries run fast. opts are applied after
 // these and override them.
-func (s *Server) NewClient(opts ...payments.Option) (*payments.Client, error) {
+func (s *Server) newClient(opts ...payments.Option) (*payments.Client, error) {
 	hc := &http.Client{
 		Transport: s.transport,
 		Timeout:   30 * time.Second,
@@ -222,10 +222,11 @@ func (s *Server) NewClient(opts ...payments.Option) (*payments.Client, error) {
 	return payments.NewClient(s.apiKey, append(base, opts...)...)
 }
 
-// Client is NewClient for tests: it panics when opts are invalid, which is a
-// bug in the calling test.
+// Client returns a client wired to the server (its URL and API key, fast
+// retries), with opts after those. It panics when opts are invalid, which
+// is a bug in the calling test.
 func (s *Server) Client(opts ...payments.Option) *payments.Client {
-	c, err := s.NewClient(opts...)
+	c, err := s.newClient(opts...)
 	if err != nil {
 		panic(err)
 	}
@@ -233,7 +234,7 @@ func (s *Server) Client(opts ...payments.Option) *payments.Client {
 }
 
 // Close stops the server: it stops accepting requests, ends requests waiting
-// on SetLatency, waits for those being handled, stops webhook delivery
+// on a Fault's Latency, waits for those being handled, stops webhook delivery
 // (deliveries not yet done stay pending in the log) and closes idle
 // connections of the clients Client made. No goroutine of the server
 // outlives Close. Calling Close again does nothing.
@@ -282,7 +283,7 @@ func (s *Server) closeConns(states ...http.ConnState) {
 }
 
 // extendWrite moves the write deadline of a request that is about to wait
-// d on purpose, so that WithHTTPTimeouts' Write counts from the end of the
+// d on purpose, so that withHTTPTimeouts' Write counts from the end of the
 // wait. Without a Write timeout, or when w cannot take a deadline (a server
 // of your own), it does nothing.
 func (s *Server) extendWrite(w http.ResponseWriter, d time.Duration) {
@@ -302,5 +303,5 @@ func (s *Server) closed() bool {
 	}
 }
 
-// ErrClosed is returned by the server's methods that need it running.
-var ErrClosed = errors.New("paymentstest: server closed")
+// errClosed is returned by the server's methods that need it running.
+var errClosed = errors.New("paymentstest: server closed")

@@ -178,9 +178,9 @@ func (va *virtualAccount) sdk() payments.VirtualAccount {
 	}
 }
 
-// Recipients returns every recipient, in creation order. The values are
+// recipientsAll returns every recipient, in creation order. The values are
 // copies; they carry no LastResponse.
-func (s *Server) Recipients() []payments.Recipient { return sdkAll(s, &s.st.recipients) }
+func (s *Server) recipientsAll() []payments.Recipient { return sdkAll(s, &s.st.recipients) }
 
 // Recipient returns the recipient with the given id.
 func (s *Server) Recipient(id string) (payments.Recipient, bool) {
@@ -237,8 +237,8 @@ func (s *Server) PaymentsByReference(reference string) []payments.Payment {
 	return out
 }
 
-// VirtualAccounts returns every virtual account, in creation order.
-func (s *Server) VirtualAccounts() []payments.VirtualAccount {
+// virtualAccountsAll returns every virtual account, in creation order.
+func (s *Server) virtualAccountsAll() []payments.VirtualAccount {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]payments.VirtualAccount, 0, len(s.st.accounts))
@@ -248,8 +248,8 @@ func (s *Server) VirtualAccounts() []payments.VirtualAccount {
 	return out
 }
 
-// VirtualAccount returns the virtual account with the given id.
-func (s *Server) VirtualAccount(id string) (payments.VirtualAccount, bool) {
+// virtualAccountByID returns the virtual account with the given id.
+func (s *Server) virtualAccountByID(id string) (payments.VirtualAccount, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if va, ok := s.st.accountByID[id]; ok {
@@ -258,9 +258,9 @@ func (s *Server) VirtualAccount(id string) (payments.VirtualAccount, bool) {
 	return payments.VirtualAccount{}, false
 }
 
-// IncomingPayments returns every payment received by a virtual account, in
+// incomingPaymentsAll returns every payment received by a virtual account, in
 // order.
-func (s *Server) IncomingPayments() []IncomingPayment {
+func (s *Server) incomingPaymentsAll() []IncomingPayment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]IncomingPayment(nil), s.st.incoming...)

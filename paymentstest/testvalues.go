@@ -44,14 +44,14 @@ const (
 	AmountCompletesLate = "4000.05"
 )
 
-// DefaultProcessingDelay is how long a late verification
+// defaultProcessingDelay is how long a late verification
 // (AccountNumberVerifiesLate) or a late payment (AmountCompletesLate) takes
 // unless WithProcessingDelay says otherwise.
-const DefaultProcessingDelay = 2 * time.Second
+const defaultProcessingDelay = 2 * time.Second
 
 // WithProcessingDelay sets how long, on the wall clock, the fake takes to
 // verify a recipient with AccountNumberVerifiesLate or to complete a
-// payment of AmountCompletesLate (default DefaultProcessingDelay). Tests
+// payment of AmountCompletesLate (default 2 seconds). Tests
 // pass a few milliseconds. WaitForDeliveries waits for this work too. d
 // must not be negative.
 func WithProcessingDelay(d time.Duration) Option {

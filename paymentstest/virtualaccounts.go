@@ -13,8 +13,8 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// BankName is the bank_name of every virtual account the fake opens.
-const BankName = "Payments Sandbox Bank"
+// sandboxBankName is the bank_name of every virtual account the fake opens.
+const sandboxBankName = "Payments Sandbox Bank"
 
 type virtualAccountJSON struct {
 	ID            string `json:"id"`
@@ -57,7 +57,7 @@ func (s *Server) createVirtualAccount(rq *apiRequest) *response {
 	if err != nil {
 		return s.fail(http.StatusBadRequest, payments.CodeInvalidJSON, err.Error())
 	}
-	va := &virtualAccount{BankName: BankName, IsActive: true, Currency: "NGN"}
+	va := &virtualAccount{BankName: sandboxBankName, IsActive: true, Currency: "NGN"}
 	va.AccountType = o.required("account_type", maxCodeLen)
 	p.oneOf("account_type", va.AccountType, "individual", "business")
 	va.AccountName = o.required("account_name", maxNameLen)
@@ -155,13 +155,13 @@ type payerJSON struct {
 // SimulateIncomingPayment plays a customer paying amount into the virtual
 // account with the given account number, as a bank transfer would. currency
 // "" means the account's currency; another currency than the account's is
-// refused. The payment is recorded (IncomingPayments), credited to the
+// refused. The payment is recorded, credited to the
 // merchant's balance in its currency (Balance), and a
 // virtual_account.payment_received event is sent to the webhook. The payer
 // is "Sandbox Payer" and the reference is generated.
 func (s *Server) SimulateIncomingPayment(accountNumber string, amount decimal.Decimal, currency string) (IncomingPayment, error) {
 	if s.closed() {
-		return IncomingPayment{}, ErrClosed
+		return IncomingPayment{}, errClosed
 	}
 	if msg := amountProblem(amount); msg != "" {
 		return IncomingPayment{}, errors.New("paymentstest: SimulateIncomingPayment: the amount " + msg)

@@ -2,6 +2,7 @@ package paymentstest
 
 import (
 	"errors"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -19,7 +20,7 @@ const (
 	// DeliveryDelivered: an attempt got a 2xx answer.
 	DeliveryDelivered DeliveryStatus = "delivered"
 	// DeliveryFailed: the first attempt and every retry of the retry
-	// schedule (WithWebhookRetries; WebhookRetries by default) failed.
+	// schedule (WithWebhookRetries; 4 retries by default) failed.
 	DeliveryFailed DeliveryStatus = "failed"
 )
 
@@ -33,14 +34,14 @@ type Delivery struct {
 	Status   DeliveryStatus
 	Attempts []DeliveryAttempt
 	// CreatedAt is when the delivery was queued: the event's time, or the
-	// time of Redeliver or RedeliverFailed.
+	// time it was asked for again (the admin API's redeliver routes).
 	CreatedAt time.Time
-	// Redelivery is true for a delivery queued by Redeliver or
-	// RedeliverFailed: the same body, so the same event id, as the first.
+	// Redelivery is true for a delivery asked for again: the same body, so
+	// the same event id, as the first.
 	Redelivery bool
 	// NextAttemptAt is the server's time (Now) of the next attempt while
 	// the delivery is pending and waiting for a retry (or, with
-	// WithDeliveryChaos' Delay, for its first attempt); zero otherwise.
+	// Sandbox.DeliveryDelay, for its first attempt); zero otherwise.
 	NextAttemptAt time.Time
 
 	seq   uint64          // the order the delivery was queued in
@@ -51,7 +52,7 @@ type Delivery struct {
 // DeliveryAttempt is one POST of a delivery.
 type DeliveryAttempt struct {
 	// At is the server's time of the attempt (Server.Now: business time,
-	// moved by Advance and WithClock), like every other time in the
+	// moved by Advance), like every other time in the
 	// server's logs. The signature's t is not At but the wall-clock time
 	// of sending (time.Now), which a receiver checks against its own
 	// clock.
@@ -68,15 +69,18 @@ type DeliveryAttempt struct {
 	Signature string
 	// Duration is how long the attempt took (wall clock).
 	Duration time.Duration
-	// ResponseBody is the first ResponseBodyLimit bytes of the receiver's
+	// ResponseBody is the first responseBodyLimit bytes of the receiver's
 	// answer, as text (invalid UTF-8 replaced), for the dashboard and the
 	// admin API.
 	ResponseBody string
+	// ResponseHeader holds the receiver's response headers (at most 32
+	// values, each cut to 256 bytes), nil after a connection error.
+	ResponseHeader http.Header
 }
 
-// ResponseBodyLimit is how much of a receiver's answer DeliveryAttempt
+// responseBodyLimit is how much of a receiver's answer DeliveryAttempt
 // keeps.
-const ResponseBodyLimit = 512
+const responseBodyLimit = 512
 
 func checkWebhookURL(u string) error {
 	if u == "" {
@@ -89,7 +93,7 @@ func checkWebhookURL(u string) error {
 	return nil
 }
 
-// SetWebhook sets the URL that deliveries go to and the signing secrets,
+// setWebhook sets the URL that deliveries go to and the signing secrets,
 // replacing those of WithWebhook; the scheme stays (SetWebhookScheme
 // changes it). An empty url stops sending new events (deliveries already
 // queued still go out). Under SchemePayments, without secrets the signature
@@ -99,7 +103,7 @@ func checkWebhookURL(u string) error {
 // receiver that kept the old one refuses the deliveries. It fails, and
 // changes nothing, for a URL that is not absolute http or https or a secret
 // the scheme cannot use.
-func (s *Server) SetWebhook(url string, secrets ...string) error {
+func (s *Server) setWebhook(url string, secrets ...string) error {
 	if err := checkWebhookURL(url); err != nil {
 		return errors.New("paymentstest: SetWebhook: " + err.Error())
 	}
@@ -114,13 +118,13 @@ func (s *Server) SetWebhook(url string, secrets ...string) error {
 	return nil
 }
 
-// SetWebhookURL changes where deliveries go, keeping the signing secrets,
+// setWebhookURL changes where deliveries go, keeping the signing secrets,
 // like pointing the dashboard's webhook URL somewhere else (a receiver on
 // your machine, a tunnel). An empty url stops sending new events; events
 // already queued still go to the URL they were queued for. It fails, and
 // changes nothing, for a URL that is not absolute http or https. The
 // admin API's PUT /_sandbox/webhook-url calls it.
-func (s *Server) SetWebhookURL(url string) error {
+func (s *Server) setWebhookURL(url string) error {
 	if err := checkWebhookURL(url); err != nil {
 		return errors.New("paymentstest: SetWebhookURL: " + err.Error())
 	}
@@ -131,9 +135,9 @@ func (s *Server) SetWebhookURL(url string) error {
 	return nil
 }
 
-// WebhookURL returns the URL that new events are delivered to, or "" when
+// webhookURLValue returns the URL that new events are delivered to, or "" when
 // deliveries are off.
-func (s *Server) WebhookURL() string {
+func (s *Server) webhookURLValue() string {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -148,7 +152,7 @@ func (d *dispatcher) notify() {
 
 // Deliveries returns the webhook delivery log, oldest first: one entry per
 // event sent to the webhook URL, with every attempt; the last
-// DefaultLogLimit of them, or as many as WithLogLimit says.
+// 10,000 of them, or as many as Sandbox.LogLimit says.
 func (s *Server) Deliveries() []Delivery {
 	d := s.hooks
 	d.mu.Lock()

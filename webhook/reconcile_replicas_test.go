@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/admintest"
 	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
@@ -36,7 +37,8 @@ func TestReconcileRecoversEventsWhoseDeliveriesAllFailed(t *testing.T) {
 	}))
 	defer down.Close()
 	srv := paymentstest.NewServer(paymentstest.WithWebhook(down.URL, secret),
-		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond))
+		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond),
+		paymentstest.WithSandbox(paymentstest.Sandbox{})) // the admin API moves the URL and redelivers
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -82,12 +84,12 @@ func TestReconcileRecoversEventsWhoseDeliveriesAllFailed(t *testing.T) {
 		replicas[next.Add(1)%3].ServeHTTP(w, r)
 	}))
 	defer up.Close()
-	require.NoError(t, srv.SetWebhookURL(up.URL))
+	require.NoError(t, admintest.SetWebhookURL(srv, up.URL))
 
 	// The redeliveries come one at a time, oldest first, as the listing
 	// does: reconcile starts once they are under way, catches up with them
 	// and races them from there.
-	redelivered, err := srv.RedeliverFailed()
+	redelivered, err := admintest.RedeliverFailed(srv)
 	require.NoError(t, err)
 	assert.Len(t, redelivered, len(events))
 	whEventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(calls) >= 20 }, "the redeliveries did not start")

@@ -240,7 +240,7 @@ func TestReconcileListingErrorMidStream(t *testing.T) {
 	var once sync.Once
 	h = whHandler(t, func(context.Context, *payments.Event) error {
 		once.Do(func() { // the first page is in: the next one fails
-			assert.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusNotFound,
+			assert.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusNotFound,
 				Method: http.MethodGet, Path: "/webhooks/events"}))
 		})
 		return nil

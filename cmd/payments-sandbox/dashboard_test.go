@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
-	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
 var dashboardLine = regexp.MustCompile(`(?m)^Dashboard: (http://\S+) `)
@@ -52,8 +51,7 @@ func TestRunDashboardSaysWhenItIsOpenToOthers(t *testing.T) {
 // The note that the dashboard answers this machine only comes when the
 // API listens beyond it: every interface, or another address.
 func TestPrintDashboardNotesAnAddressBeyondThisMachine(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithDashboard())
-	t.Cleanup(srv.Close)
+	const dash = "http://127.0.0.1:8765/_dashboard/"
 	const note = "Note: the API listens on %s, but the dashboard answers this machine only (-dashboard-remote opens it).\n"
 	for _, tc := range []struct {
 		addr string
@@ -71,8 +69,8 @@ func TestPrintDashboardNotesAnAddressBeyondThisMachine(t *testing.T) {
 		{"sandbox.internal:8080", true},
 	} {
 		var out strings.Builder
-		printDashboard(&out, srv, tc.addr, false, paymentstest.DeliveryChaos{})
-		want := "Dashboard: " + srv.DashboardURL() + " (payments open prints it again)\n"
+		printDashboard(&out, dash, tc.addr, false, deliveryFlags{})
+		want := "Dashboard: " + dash + " (payments open prints it again)\n"
 		if tc.note {
 			want += fmt.Sprintf(note, tc.addr)
 		}

@@ -63,7 +63,7 @@
 // ones take. The table is in the README and the paymentstest package
 // documentation.
 //
-// The admin API of paymentstest.WithAdminAPI is on (-admin=false turns it
+// The admin API of paymentstest.WithSandbox is on (-admin=false turns it
 // off): routes under /_sandbox/ that move the clock, pay into a virtual
 // account, inject faults, set the webhook URL and retry schedule, read or
 // wait for webhook deliveries, and deliver events again, with the same API
@@ -118,6 +118,7 @@ import (
 	"time"
 
 	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 	"github.com/shopspring/decimal"
 )
 
@@ -129,14 +130,49 @@ const (
 	defaultWebhookURL = "http://localhost:8080/webhooks"
 )
 
+// Defaults of the flags, as paymentstest has them.
+const (
+	defaultRetryWait       = time.Second
+	defaultBalance         = "1000000000000.00"
+	defaultBalanceLow      = "10000.00"
+	defaultProcessingDelay = 2 * time.Second
+	retryCount             = 4 // retries after a failed delivery, the wait doubling each time
+	dashboardPath          = "/_dashboard/"
+	adminPrefix            = "/_sandbox/"
+)
+
+// httpTimeouts are the timeouts of the sandbox's http.Server (the fields of
+// paymentstest.Sandbox of the same names).
+type httpTimeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
+}
+
 // serverTimeouts are those of examples/webhook-receiver's http.Server.
-func serverTimeouts() paymentstest.HTTPTimeouts {
-	return paymentstest.HTTPTimeouts{
+func serverTimeouts() httpTimeouts {
+	return httpTimeouts{
 		ReadHeader: 5 * time.Second,
 		Read:       15 * time.Second,
 		Write:      30 * time.Second,
 		Idle:       60 * time.Second,
 	}
+}
+
+// doublingWaits is the retry schedule that -webhook-retry-wait sets: base,
+// then twice the wait before, for each retry.
+func doublingWaits(base time.Duration) []time.Duration {
+	waits := make([]time.Duration, retryCount)
+	for i := range waits {
+		waits[i] = base << i
+	}
+	return waits
+}
+
+// dashboardURL is where srv serves its dashboard, or "" when it does not.
+func dashboardURL(srv *paymentstest.Server, on bool) string {
+	if !on {
+		return ""
+	}
+	return srv.URL() + dashboardPath
 }
 
 func main() {
@@ -154,7 +190,7 @@ func main() {
 // run starts the sandbox, prints how to reach it to stdout, and serves
 // until ctx ends. getenv reads the environment (os.Getenv); tests pass
 // short timeouts and an environment of their own.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, timeouts paymentstest.HTTPTimeouts) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, timeouts httpTimeouts) error {
 	fs := flag.NewFlagSet("payments-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", defaultAddr, "`address` to listen on (port 0 picks a free port)")
@@ -165,24 +201,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"how webhooks are signed: payments (the Payments-Signature header) or standard (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature); default: $"+envScheme+", else payments")
 	hookSecret := fs.String("webhook-secret", "",
 		"webhook signing `secret` (default: $"+envSecret+", else a random one; a whsec_ secret with -webhook-scheme standard)")
-	retryWait := fs.Duration("webhook-retry-wait", paymentstest.DefaultWebhookRetryWait,
+	retryWait := fs.Duration("webhook-retry-wait", defaultRetryWait,
 		"wait before the first retry of a failed webhook delivery; it doubles for each of the 4 retries")
 	retries := fs.String("webhook-retries", "",
 		"`waits` before each retry of a failed webhook delivery, comma-separated (1s,2s,4s,8s), or none; replaces -webhook-retry-wait")
-	balance := fs.String("balance", paymentstest.DefaultBalance, "the merchant's `amount` in each currency at start; confirmed payments draw it down")
-	balanceLow := fs.String("balance-low-threshold", paymentstest.DefaultBalanceLowThreshold,
+	balance := fs.String("balance", defaultBalance, "the merchant's `amount` in each currency at start; confirmed payments draw it down")
+	balanceLow := fs.String("balance-low-threshold", defaultBalanceLow,
 		"account.balance_low is sent when a payment leaves a balance below this `amount` (0: never)")
-	delay := fs.Duration("processing-delay", paymentstest.DefaultProcessingDelay,
+	delay := fs.Duration("processing-delay", defaultProcessingDelay,
 		"how long the test values that succeed late take (account number "+paymentstest.AccountNumberVerifiesLate+
 			", amount "+paymentstest.AmountCompletesLate+")")
-	admin := fs.Bool("admin", true, "serve the admin API under "+paymentstest.AdminPrefix+" (clock, incoming payments, faults, deliveries)")
+	admin := fs.Bool("admin", true, "serve the admin API under "+adminPrefix+" (clock, incoming payments, faults, deliveries)")
 	quiet := fs.Bool("quiet", false, "do not log requests and webhook attempts")
 	dash := fs.Bool("dashboard", true, "serve the dashboard, a web page of the sandbox's state and deliveries, at / of the same port")
 	dashRemote := fs.Bool("dashboard-remote", false,
 		"let other machines use the dashboard (it has no login); without it, it answers this machine only")
-	concurrency := fs.Int("webhook-concurrency", paymentstest.DefaultWebhookConcurrency,
+	concurrency := fs.Int("webhook-concurrency", 1,
 		"how many webhook delivery attempts may be in flight at once (1 keeps first attempts in event order)")
-	var chaos paymentstest.DeliveryChaos
+	var chaos deliveryFlags
 	fs.DurationVar(&chaos.Delay, "deliver-late", 0, "hold each event's first delivery attempt this long, as a slow sender would")
 	fs.BoolVar(&chaos.Duplicate, "deliver-twice", false, "deliver every event twice (the same event id)")
 	fs.BoolVar(&chaos.NewestFirst, "deliver-newest-first", false, "among the deliveries due, send the newest first (with -deliver-late: out of order)")
@@ -198,12 +234,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	opts := []paymentstest.Option{
-		paymentstest.WithAddr(*addr),
-		paymentstest.WithWebhookScheme(creds.scheme),
-		paymentstest.WithWebhookRetryWait(*retryWait),
-		paymentstest.WithHTTPTimeouts(timeouts),
-		paymentstest.WithProcessingDelay(*delay),
+	if *retryWait < 0 {
+		return fmt.Errorf("-webhook-retry-wait %s: give a wait of 0 or more, such as 1s", *retryWait)
 	}
 	startBalance, err := parseAmount("balance", *balance)
 	if err != nil {
@@ -213,39 +245,58 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	opts = append(opts, paymentstest.WithBalance(startBalance), paymentstest.WithBalanceLowThreshold(lowThreshold))
+	waits := doublingWaits(*retryWait)
 	if set["webhook-retries"] {
 		if set["webhook-retry-wait"] {
 			return errors.New("give -webhook-retries or -webhook-retry-wait, not both")
 		}
-		waits, err := parseRetries(*retries)
-		if err != nil {
+		if waits, err = parseRetries(*retries); err != nil {
 			return err
 		}
-		opts = append(opts, paymentstest.WithWebhookRetries(waits...))
-	}
-	if creds.apiKey != "" {
-		opts = append(opts, paymentstest.WithAPIKey(creds.apiKey))
 	}
 	if strings.EqualFold(strings.TrimSpace(*hookURL), "none") {
 		*hookURL = ""
 	}
-	opts = append(opts, paymentstest.WithWebhook(*hookURL, creds.secrets...))
-	if *admin {
-		opts = append(opts, paymentstest.WithAdminAPI())
+	if creds.scheme == paymentstest.SchemeStandard && len(creds.secrets) == 0 {
+		// The secret printed in the export lines, so made here.
+		secret, err := webhook.NewStandardSecret()
+		if err != nil {
+			return err
+		}
+		creds.secrets = []string{secret}
 	}
-	opts = append(opts, paymentstest.WithWebhookConcurrency(*concurrency), paymentstest.WithDeliveryChaos(chaos))
-	switch {
-	case *dashRemote:
-		opts = append(opts, paymentstest.WithDashboardRemote())
-	case *dash:
-		opts = append(opts, paymentstest.WithDashboard())
+	sb := paymentstest.Sandbox{
+		Addr:                *addr,
+		NoAdminAPI:          !*admin,
+		Dashboard:           *dash || *dashRemote,
+		DashboardRemote:     *dashRemote,
+		ReadHeaderTimeout:   timeouts.ReadHeader,
+		ReadTimeout:         timeouts.Read,
+		WriteTimeout:        timeouts.Write,
+		IdleTimeout:         timeouts.Idle,
+		WebhookConcurrency:  *concurrency,
+		DeliveryDelay:       chaos.Delay,
+		DeliveryDuplicate:   chaos.Duplicate,
+		DeliveryNewestFirst: chaos.NewestFirst,
+		BalanceLowThreshold: lowThreshold,
+		NoBalanceLow:        lowThreshold.IsZero(),
+	}
+	if !*quiet {
+		sb.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	opts := []paymentstest.Option{
+		paymentstest.WithSandbox(sb),
+		paymentstest.WithWebhookScheme(creds.scheme),
+		paymentstest.WithWebhookRetries(waits...),
+		paymentstest.WithProcessingDelay(*delay),
+		paymentstest.WithBalance(startBalance),
+		paymentstest.WithWebhook(*hookURL, creds.secrets...),
+	}
+	if creds.apiKey != "" {
+		opts = append(opts, paymentstest.WithAPIKey(creds.apiKey))
 	}
 	if ways := splitList(*differ); len(ways) > 0 {
 		opts = append(opts, paymentstest.WithDifferences(ways...))
-	}
-	if !*quiet {
-		opts = append(opts, paymentstest.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
 	}
 	srv, err := paymentstest.StartServer(opts...)
 	if err != nil {
@@ -257,7 +308,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if ways := splitList(*differ); len(ways) > 0 {
 		fmt.Fprintf(stdout, "Differing from the SDK's assumptions on purpose (-differ): %s; payments doctor names each\n\n", strings.Join(ways, ", "))
 	}
-	printDashboard(stdout, srv, *addr, *dashRemote, chaos)
+	printDashboard(stdout, dashboardURL(srv, sb.Dashboard), *addr, *dashRemote, chaos)
 	if *admin {
 		printAdminHelp(stdout, srv.URL(), srv.APIKey(), slices.Contains(creds.reused, envAPIKey))
 	}

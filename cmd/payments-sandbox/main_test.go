@@ -21,7 +21,6 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/testlog"
-	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -125,7 +124,7 @@ func startRun(t *testing.T, args ...string) (baseURL, apiKey string, stdout, std
 
 // startRunTimeouts is startRun with the server's timeouts, and without
 // turning webhooks off.
-func startRunTimeouts(t *testing.T, timeouts paymentstest.HTTPTimeouts, args ...string) (baseURL, apiKey string, stdout, stderr *testlog.Buffer) {
+func startRunTimeouts(t *testing.T, timeouts httpTimeouts, args ...string) (baseURL, apiKey string, stdout, stderr *testlog.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr = new(testlog.Buffer), new(testlog.Buffer)

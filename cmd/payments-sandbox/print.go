@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/paymentsapi/payments-go/internal/loopback"
 	"github.com/paymentsapi/payments-go/paymentstest"
@@ -57,7 +58,7 @@ func printBanner(w io.Writer, srv *paymentstest.Server, creds credentials, hookU
 	if slices.Contains(creds.reused, envSecret) {
 		fmt.Fprintf(w, "# %s: already exported, reused\n", envSecret)
 	} else {
-		fmt.Fprintf(w, "export %s=%s\n", envSecret, shellWord(strings.Join(srv.WebhookSecrets(), ",")))
+		fmt.Fprintf(w, "export %s=%s\n", envSecret, shellWord(strings.Join(creds.secrets, ",")))
 	}
 	if creds.scheme == paymentstest.SchemeStandard || creds.schemeFromEnv {
 		fmt.Fprintf(w, "export %s=%s\n", envScheme, creds.scheme)
@@ -80,7 +81,7 @@ func printAdminHelp(w io.Writer, baseURL, apiKey string, keyFromEnv bool) {
 		}
 		return line
 	}
-	fmt.Fprintf(w, "Admin API (%s; -admin=false turns it off), for example:\n\n", paymentstest.AdminPrefix)
+	fmt.Fprintf(w, "Admin API (%s; -admin=false turns it off), for example:\n\n", adminPrefix)
 	fmt.Fprintf(w, "# Move the clock 5m1s forward: quotes issued before have expired.\n%s\n",
 		curl("POST", "/_sandbox/clock/advance", `{"seconds": 301}`))
 	fmt.Fprintf(w, "# A customer pays into a virtual account (the account_number of POST /accounts/virtual-accounts).\n%s\n",
@@ -119,8 +120,8 @@ func shellQuote(s string) string {
 
 // printDashboard prints where the dashboard is, and says loudly when it is
 // open to other machines.
-func printDashboard(w io.Writer, srv *paymentstest.Server, addr string, remote bool, chaos paymentstest.DeliveryChaos) {
-	if u := srv.DashboardURL(); u != "" {
+func printDashboard(w io.Writer, u, addr string, remote bool, chaos deliveryFlags) {
+	if u != "" {
 		fmt.Fprintf(w, "Dashboard: %s (payments open prints it again)\n", u)
 		host, _, err := net.SplitHostPort(addr)
 		switch {
@@ -130,8 +131,15 @@ func printDashboard(w io.Writer, srv *paymentstest.Server, addr string, remote b
 			fmt.Fprintf(w, "Note: the API listens on %s, but the dashboard answers this machine only (-dashboard-remote opens it).\n", addr)
 		}
 	}
-	if chaos != (paymentstest.DeliveryChaos{}) {
+	if chaos != (deliveryFlags{}) {
 		fmt.Fprintf(w, "Deliveries misbehave on purpose: late by %s, twice: %v, newest first: %v.\n", chaos.Delay, chaos.Duplicate, chaos.NewestFirst)
 	}
 	fmt.Fprintln(w)
+}
+
+// deliveryFlags is how the flags make deliveries misbehave (the Delivery…
+// fields of paymentstest.Sandbox).
+type deliveryFlags struct {
+	Delay                  time.Duration
+	Duplicate, NewestFirst bool
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
-	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -134,7 +133,7 @@ func TestRunExportLinesSurviveTheShell(t *testing.T) {
 // TestRunClosesIdleConnections: the sandbox's server times out connections
 // that sit idle, with or without a request before.
 func TestRunClosesIdleConnections(t *testing.T) {
-	short := paymentstest.HTTPTimeouts{
+	short := httpTimeouts{
 		ReadHeader: 50 * time.Millisecond, Read: 100 * time.Millisecond,
 		Write: 100 * time.Millisecond, Idle: 50 * time.Millisecond,
 	}
@@ -186,7 +185,7 @@ func TestServerTimeoutsMatchReceiver(t *testing.T) {
 		require.NoError(t, err)
 		return d
 	}
-	assert.Equal(t, paymentstest.HTTPTimeouts{
+	assert.Equal(t, httpTimeouts{
 		ReadHeader: field("ReadHeaderTimeout"),
 		Read:       field("ReadTimeout"),
 		Write:      field("WriteTimeout"),

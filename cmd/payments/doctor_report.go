@@ -50,7 +50,7 @@ var topics = []topic{
 	{name: "Identifiers", probe: "the ids of the recipient and payment created are UUIDs; the quote id is a string", override: "—", creates: true},
 	{name: "Field bounds", notProbed: "not published; probing each bound would create recipients at the limits", override: "—"},
 	{name: "Account numbers", notProbed: "the fake's rule; probing each length would create recipients", override: "—"},
-	{name: "Balance and verification", notProbed: "needs a confirmed payment, which moves money", override: "paymentstest.WithBalance, WithBalanceLowThreshold"},
+	{name: "Balance and verification", notProbed: "needs a confirmed payment, which moves money", override: "paymentstest.WithBalance, Sandbox.BalanceLowThreshold"},
 	{name: "Nigerian accounts", notProbed: "needs a virtual account, which opens a bank account", override: "—"},
 	{name: "Error codes", probe: "the codes of the refusals doctor causes are strings among the payments.Code... values", override: "compare APIError.Code with your own payments.ErrorCode"},
 	{name: "Test event id", probe: "POST /webhooks/events/trigger/{event name} for each event type answers 200", override: "—", creates: true},

@@ -24,7 +24,7 @@ const sinkSecret = "whsec_sink_secret"
 // differences named, and returns the exit code and the rows by Topic.
 func runDoctor(t *testing.T, differences ...string) (int, map[string]*row, string) {
 	t.Helper()
-	opts := []paymentstest.Option{paymentstest.WithAdminAPI()}
+	opts := []paymentstest.Option{adminAPI()}
 	if len(differences) > 0 {
 		opts = append(opts, paymentstest.WithDifferences(differences...))
 	}
@@ -106,7 +106,7 @@ func TestDoctorTestReferencePrefix(t *testing.T) {
 // TestDoctorText: the rows as text, each with its result, and the override
 // of a row that differs; exit 1.
 func TestDoctorText(t *testing.T) {
-	f := startFake(t, paymentstest.WithAdminAPI(), paymentstest.WithDifferences("quote-renamed"))
+	f := startFake(t, adminAPI(), paymentstest.WithDifferences("quote-renamed"))
 	code, stdout, stderr := runCLI(t, f.with(envWebhookSecret, sinkSecret), "doctor")
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stdout, "payments doctor: the SDK's assumptions (docs/assumptions.md) against "+f.URL()+" (sandbox)\n")
@@ -147,7 +147,7 @@ func TestDoctorProductionSign(t *testing.T) {
 // nothing sent) without --production; with it, doctor runs only the
 // probes that create nothing: no POST reaches the service.
 func TestDoctorRefusesProduction(t *testing.T) {
-	f := startFake(t, paymentstest.WithAPIKey("sk_live_doctor_test_key"), paymentstest.WithAdminAPI())
+	f := startFake(t, paymentstest.WithAPIKey("sk_live_doctor_test_key"), adminAPI())
 	code, stdout, stderr := runCLI(t, f.env, "doctor")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, stdout)

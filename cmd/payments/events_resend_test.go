@@ -42,7 +42,7 @@ func (b *bodies) all() [][]byte {
 }
 
 func TestEventsResend(t *testing.T) {
-	f := startFake(t, paymentstest.WithAdminAPI())
+	f := startFake(t, adminAPI())
 	evs := triggerEvents(t, f, payments.EventPaymentCompleted)
 	require.NoError(t, f.WaitForDeliveries(context.Background()))
 	first := f.Deliveries()[0]
@@ -63,11 +63,11 @@ func TestEventsResend(t *testing.T) {
 	require.NoError(t, f.WaitForDeliveries(context.Background()))
 	require.Len(t, other.all(), 1)
 	assert.Equal(t, evs[0].Body, other.all()[0], "the same body, so the same event id")
-	assert.Equal(t, first.URL, f.WebhookURL(), "the webhook URL stays")
+	assert.Equal(t, first.URL, f.webhookURL(t), "the webhook URL stays")
 }
 
 func TestEventsResendRefusals(t *testing.T) {
-	f := startFake(t, paymentstest.WithAdminAPI())
+	f := startFake(t, adminAPI())
 	code, _, stderr := runCLI(t, f.env, "events", "resend", "no-such-event")
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "HTTP 404 not_found")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,13 +111,12 @@ func TestEventsListLimit(t *testing.T) {
 // TestEventsListSince: --since takes an RFC 3339 time or a duration
 // before now, and the service filters on it.
 func TestEventsListSince(t *testing.T) {
-	var lag atomic.Int64 // how far behind this machine's clock the fake's is
-	lag.Store(int64(3 * time.Hour))
-	f := startFake(t, paymentstest.WithClock(func() time.Time { return time.Now().Add(-time.Duration(lag.Load())) }))
+	f := startFake(t)
+	f.Advance(-3 * time.Hour)                           // the fake's clock 3 hours behind this machine's
 	triggerEvents(t, f, payments.EventPaymentCompleted) // 3 hours ago
-	lag.Store(int64(90 * time.Minute))
+	f.Advance(90 * time.Minute)
 	triggerEvents(t, f, payments.EventPaymentFailed) // 90 minutes ago
-	lag.Store(0)
+	f.Advance(90 * time.Minute)
 	evs := triggerEvents(t, f, payments.EventPaymentRejected) // now
 	require.Len(t, evs, 3)
 
@@ -138,7 +136,7 @@ func TestEventsListSince(t *testing.T) {
 // gets the SDK's explanation and the stan, exit 1.
 func TestEventsListUnavailable(t *testing.T) {
 	f := startFake(t)
-	require.NoError(t, f.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusNotFound, Times: 1, Path: "/webhooks/events"}))
+	require.NoError(t, f.InjectFault(paymentstest.Fault{Status: http.StatusNotFound, Times: 1, Path: "/webhooks/events"}))
 	code, stdout, stderr := runCLI(t, f.env, "events", "list")
 	assert.Equal(t, exitFailure, code)
 	assert.Empty(t, stdout)

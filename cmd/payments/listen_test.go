@@ -274,11 +274,10 @@ func TestListenReusesASecret(t *testing.T) {
 // TestListenSince: --since replays from a time; a duration counts back
 // from the service's clock (the Date header), not this machine's.
 func TestListenSince(t *testing.T) {
-	var ahead atomic.Int64 // how far the fake's clock is ahead of this machine's
-	ahead.Store(int64(time.Hour))
-	f := startFake(t, paymentstest.WithClock(func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }))
+	f := startFake(t)
+	f.Advance(time.Hour)                                // the fake's clock an hour ahead of this machine's
 	triggerEvents(t, f, payments.EventPaymentInitiated) // at local + 1h
-	ahead.Store(int64(3 * time.Hour))
+	f.Advance(2 * time.Hour)
 	evs := triggerEvents(t, f, payments.EventPaymentCompleted) // at local + 3h
 
 	for since, want := range map[string][]paymentstest.Event{
@@ -304,14 +303,14 @@ func TestListenSince(t *testing.T) {
 // over) makes listen list again from the last event's time, skipping what
 // it forwarded.
 func TestListenListFailuresAndAForgottenCursor(t *testing.T) {
-	f := startFake(t, paymentstest.WithLogLimit(2))
+	f := startFake(t, paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: 2}))
 	rc := newReceiver(t)
 	rc.override = func(int, []byte) int { return http.StatusOK }
 	l := startListen(t, f.env, "--forward-to", rc.URL(), "--interval", "20ms")
 	e1 := triggerEvents(t, f, payments.EventPaymentCompleted)[0]
 	l.waitFor(t, deliveryLine(e1, rc.URL(), "[200]", ""))
 
-	require.NoError(t, f.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable, Times: 1000, Method: http.MethodGet, Path: "/webhooks/events"}))
+	require.NoError(t, f.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1000, Method: http.MethodGet, Path: "/webhooks/events"}))
 	l.waitFor(t, regexp.MustCompile(`(?m)  listing events failed, trying again every poll: payments: HTTP 503 Service Unavailable: .*stan=.*\) after 3 attempt\(s\)$`))
 	evs := triggerEvents(t, f, payments.EventPaymentFailed, payments.EventPaymentRejected, payments.EventAccountUpdated) // e1 leaves the log
 	f.ClearFaults()

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,6 +42,48 @@ func startFake(t *testing.T, opts ...paymentstest.Option) *fake {
 	srv := paymentstest.NewServer(append([]paymentstest.Option{paymentstest.WithWebhook(sink.URL, "whsec_sink_secret")}, opts...)...)
 	t.Cleanup(srv.Close)
 	return &fake{Server: srv, env: map[string]string{envAPIKey: srv.APIKey(), envBaseURL: srv.URL()}}
+}
+
+// adminAPI turns the fake's admin API on, as payments-sandbox does.
+func adminAPI() paymentstest.Option { return paymentstest.WithSandbox(paymentstest.Sandbox{}) }
+
+// admin calls the admin API of f (started with adminAPI): method path
+// under /_sandbox/ with body as JSON (nil: none), the answer's data decoded
+// into out (nil: ignored). The fake keeps these reads off its Go API.
+func (f *fake) admin(t *testing.T, method, path string, body, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, f.URL()+"/_sandbox/"+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.APIKey())
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s /_sandbox/%s: %s", method, path, raw)
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &env))
+	if out != nil {
+		require.NoError(t, json.Unmarshal(env.Data, out))
+	}
+}
+
+// webhookURL is where f delivers webhooks ("" when deliveries are off).
+func (f *fake) webhookURL(t *testing.T) string {
+	t.Helper()
+	var out struct {
+		URL string `json:"url"`
+	}
+	f.admin(t, http.MethodGet, "webhook-url", nil, &out)
+	return out.URL
 }
 
 // with returns f's environment with more variables.

@@ -10,10 +10,10 @@ import (
 )
 
 func TestOpen(t *testing.T) {
-	f := startFake(t, paymentstest.WithDashboard())
+	f := startFake(t, paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}))
 	code, stdout, stderr := runCLI(t, f.env, "open")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, f.DashboardURL()+"\n", stdout)
+	assert.Equal(t, f.URL()+"/_dashboard/\n", stdout)
 
 	plain := startFake(t)
 	code, _, stderr = runCLI(t, plain.env, "open")

@@ -224,7 +224,7 @@ func splitEnv(words []string) (map[string]string, []string) {
 // webhook URL, and with --to to that URL instead. The guide's other lines
 // are run by TestREADMESandboxDashboardCommands in cmd/payments-sandbox.
 func TestREADMESandboxDashboardEventsCommands(t *testing.T) {
-	f := startFake(t, paymentstest.WithAdminAPI())
+	f := startFake(t, adminAPI())
 	ctx := context.Background()
 	id := triggerEvents(t, f, payments.EventPaymentCompleted)[0].ID
 	require.NoError(t, f.WaitForDeliveries(ctx))
@@ -265,7 +265,7 @@ func TestREADMESandboxDashboardEventsCommands(t *testing.T) {
 			assert.Equal(t, id, again.EventID, line)
 			assert.Equal(t, paymentstest.DeliveryDelivered, again.Status, line)
 			if to == "" {
-				assert.Equal(t, f.WebhookURL(), again.URL, "%s: to the webhook URL", line)
+				assert.Equal(t, f.webhookURL(t), again.URL, "%s: to the webhook URL", line)
 				assert.Len(t, other.all(), received, line)
 			} else {
 				assert.Equal(t, to, again.URL, line)
@@ -375,7 +375,7 @@ func TestGuideWhenTheServiceDiffers(t *testing.T) {
 	blocks := readmecheck.Code(sec, "")
 	require.Len(t, blocks, 1)
 	require.Contains(t, sec, "(`-differ quote-renamed`:")
-	f := startFake(t, paymentstest.WithAdminAPI(), paymentstest.WithDifferences("quote-renamed"))
+	f := startFake(t, adminAPI(), paymentstest.WithDifferences("quote-renamed"))
 	code, stdout, _ := runCLI(t, f.with(envWebhookSecret, sinkSecret), "doctor")
 	assert.Equal(t, exitFailure, code)
 	printed := strings.Split(stdout, "\n")

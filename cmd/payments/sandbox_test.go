@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 )
 
 func TestSandboxCommands(t *testing.T) {
-	f := startFake(t, paymentstest.WithAdminAPI(), paymentstest.WithProcessingDelay(time.Hour))
+	f := startFake(t, adminAPI(), paymentstest.WithProcessingDelay(time.Hour))
 	sandbox := func(args ...string) string {
 		t.Helper()
 		code, stdout, stderr := runCLI(t, f.env, append([]string{"sandbox"}, args...)...)
@@ -22,25 +23,39 @@ func TestSandboxCommands(t *testing.T) {
 		return stdout
 	}
 
+	paused := func() bool {
+		var out struct {
+			Paused bool `json:"paused"`
+		}
+		f.admin(t, http.MethodGet, "deliveries", nil, &out)
+		return out.Paused
+	}
 	assert.Contains(t, sandbox("pause"), "Deliveries paused")
-	assert.True(t, f.DeliveriesPaused())
+	assert.True(t, paused())
 	assert.Contains(t, sandbox("resume"), "Deliveries resumed")
-	assert.False(t, f.DeliveriesPaused())
+	assert.False(t, paused())
 
 	before := f.Now()
 	assert.Contains(t, sandbox("advance", "5m1s"), "The sandbox's clock is now ")
 	assert.GreaterOrEqual(t, f.Now().Sub(before), 5*time.Minute+time.Second)
 
 	assert.Contains(t, sandbox("retries", "1ms,2ms"), "Retry schedule set: 2 retries (1ms, 2ms)")
-	assert.Equal(t, []time.Duration{time.Millisecond, 2 * time.Millisecond}, f.WebhookRetryWaits())
+	retries := func() []string {
+		var out struct {
+			Waits []string `json:"waits"`
+		}
+		f.admin(t, http.MethodGet, "webhook-retries", nil, &out)
+		return out.Waits
+	}
+	assert.Equal(t, []string{"1ms", "2ms"}, retries())
 	sandbox("retries", "none")
-	assert.Empty(t, f.WebhookRetryWaits())
+	assert.Empty(t, retries())
 
-	sink := f.WebhookURL()
+	sink := f.webhookURL(t)
 	assert.Contains(t, sandbox("webhook-url", "none"), "turned off")
-	assert.Empty(t, f.WebhookURL())
+	assert.Empty(t, f.webhookURL(t))
 	sandbox("webhook-url", sink)
-	assert.Equal(t, sink, f.WebhookURL())
+	assert.Equal(t, sink, f.webhookURL(t))
 
 	c := f.Client()
 	r, err := c.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
@@ -63,7 +78,7 @@ func TestSandboxCommands(t *testing.T) {
 }
 
 func TestSandboxCommandsRefuseBadInput(t *testing.T) {
-	f := startFake(t, paymentstest.WithAdminAPI())
+	f := startFake(t, adminAPI())
 	events, now := len(f.Events()), f.Now()
 	for _, tc := range []struct {
 		args []string
@@ -89,13 +104,12 @@ func TestSandboxCommandsRefuseBadInput(t *testing.T) {
 	}
 	assert.Len(t, f.Events(), events, "nothing produced")
 	assert.Less(t, f.Now().Sub(now), time.Minute, "the clock did not move")
-	assert.NotEmpty(t, f.WebhookURL())
+	assert.NotEmpty(t, f.webhookURL(t))
 
 	plain := startFake(t)
 	code, _, stderr := runCLI(t, plain.env, "sandbox", "pause")
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "needs payments-sandbox with its admin API")
-	assert.False(t, plain.DeliveriesPaused())
 
 	code, stdout, _ := runCLI(t, f.env, "sandbox", "--help")
 	assert.Equal(t, exitOK, code)

@@ -77,7 +77,7 @@ const xssName = `<img src=x onerror=alert(1)>`
 func TestDashboardInABrowser(t *testing.T) {
 	tab := browser(t)
 	rc := newReceiver(t, http.StatusServiceUnavailable)
-	srv := paymentstest.NewServer(paymentstest.WithDashboard(), paymentstest.WithWebhook(rc.URL, "whsec_e2e"),
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}), paymentstest.WithWebhook(rc.URL, "whsec_e2e"),
 		paymentstest.WithWebhookRetries())
 	t.Cleanup(srv.Close)
 	c := srv.Client()
@@ -109,7 +109,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	// The recipient and the payment, with its timeline.
 	var recipients, payment string
 	require.NoError(t, chromedp.Run(tab,
-		chromedp.Navigate(srv.DashboardURL()),
+		chromedp.Navigate(srv.URL()+"/_dashboard/"),
 		chromedp.WaitVisible(`#recipients tr.recipient`),
 		chromedp.Text(`#recipients`, &recipients),
 		chromedp.Text(`#payments article.payment[data-id="`+p.ID+`"]`, &payment),
@@ -177,9 +177,38 @@ func TestDashboardInABrowser(t *testing.T) {
 	))
 	assert.Contains(t, problem, "only moves forward")
 	assert.Len(t, srv.Events(), events)
+	// The refusal redirected to the page's own address: its live updates go
+	// on (a new payment shows up without a reload), and a reload works.
+	var loc string
+	require.NoError(t, chromedp.Run(tab, chromedp.Location(&loc)))
+	assert.True(t, strings.HasPrefix(loc, srv.URL()+"/_dashboard/?problem="), "at %s", loc)
+	quote, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
+		Amount: payments.Amount{Decimal: decimal.RequireFromString("20.00")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-e2e-quote",
+	})
+	require.NoError(t, err)
+	waitText(t, tab, `#payments article.payment[data-id="`+quote.ID+`"]`, "quote, not confirmed")
+	require.NoError(t, chromedp.Run(tab, chromedp.Reload(), chromedp.WaitVisible(`#problem`), chromedp.WaitVisible(`#payments`)))
+
+	// The finder narrows the page to one payment, by reference; the event
+	// shows the body that was sent.
+	var found int
+	require.NoError(t, chromedp.Run(tab,
+		chromedp.SetValue(`#find-payment`, "order-e2e-1"),
+		chromedp.Submit(`#find-payment`),
+		chromedp.WaitVisible(`#payments article.payment[data-id="`+p.ID+`"]`),
+		chromedp.Evaluate(`document.querySelectorAll("#payments article.payment").length`, &found),
+	))
+	assert.Equal(t, 1, found, "only order-e2e-1")
+	var sent string
+	require.NoError(t, chromedp.Run(tab,
+		chromedp.Click(article+` details.sent summary`),
+		chromedp.Text(article+` pre.event-body`, &sent),
+	))
+	assert.Contains(t, sent, `"event": "payment.completed"`)
+	assert.Contains(t, sent, "order-e2e-1")
 
 	if path := os.Getenv("PAYMENTS_DASHBOARD_SCREENSHOT"); path != "" {
-		screenshot(t, tab, srv.DashboardURL(), path)
+		screenshot(t, tab, srv.URL()+"/_dashboard/", path)
 	}
 	assert.Zero(t, dialogs.Load(), "no script opened a dialog")
 }
@@ -189,7 +218,7 @@ func TestDashboardInABrowser(t *testing.T) {
 func TestDashboardOnANarrowWindow(t *testing.T) {
 	tab := browser(t)
 	rc := newReceiver(t, http.StatusOK)
-	srv := paymentstest.NewServer(paymentstest.WithDashboard(), paymentstest.WithWebhook(rc.URL, "whsec_e2e"))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}), paymentstest.WithWebhook(rc.URL, "whsec_e2e"))
 	t.Cleanup(srv.Close)
 	_, err := srv.Client().Recipients.Create(context.Background(), &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Lovelace", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",
@@ -199,7 +228,7 @@ func TestDashboardOnANarrowWindow(t *testing.T) {
 	var overflow int
 	require.NoError(t, chromedp.Run(tab,
 		chromedp.EmulateViewport(400, 800),
-		chromedp.Navigate(srv.DashboardURL()),
+		chromedp.Navigate(srv.URL()+"/_dashboard/"),
 		chromedp.WaitVisible(`#events article.event`),
 		chromedp.Evaluate(`document.documentElement.scrollWidth - window.innerWidth`, &overflow),
 	))

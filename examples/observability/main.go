@@ -110,7 +110,9 @@ func run(ctx context.Context, out io.Writer) (err error) {
 		return err
 	}
 	if fake != nil {
-		fake.FailNext(1, http.StatusServiceUnavailable, 0) // the SDK retries it
+		if err := fake.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}); err != nil {
+			panic(err)
+		} // the SDK retries it
 	}
 	payment, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
 		Amount:      payments.Amount{Decimal: decimal.RequireFromString("15000.50")},

@@ -74,7 +74,7 @@ func TestThreeWorkersKilledAndRestarted(t *testing.T) {
 	path := csvFile(t, "payroll.csv")
 
 	var total decimal.Decimal
-	srv := paymentstest.NewServer(paymentstest.WithLogLimit(20*n+10000), paymentstest.WithBalance(decimal.Zero))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: 20*n + 10000}), paymentstest.WithBalance(decimal.Zero))
 	defer srv.Close()
 	rows := makeRows(t, srv, n, path, "payroll", func(i int) string { return decimal.New(int64(1000+(i*7919)%90000), -2).String() })
 	for _, r := range rows {

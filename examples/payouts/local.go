@@ -28,7 +28,7 @@ func startLocal(ctx context.Context, cfg *config, opts []payments.Option) (*loca
 		return nil, err
 	}
 	// The tracker learns outcomes from the event list: keep every event.
-	srv := paymentstest.NewServer(paymentstest.WithLogLimit(max(paymentstest.DefaultLogLimit, 10*cfg.rows)))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: max(10000, 10*cfg.rows)}))
 	l := &local{srv: srv, client: srv.Client(opts...), dir: dir}
 	rows, err := demoRows(ctx, l.client, cfg.rows)
 	if err != nil {

@@ -218,7 +218,7 @@ func TestPayoutsRestartedAfterTheQuotesExpired(t *testing.T) {
 		t.Skip("runs the program several times; skipped with -short")
 	}
 	const n = 60
-	srv := paymentstest.NewServer(paymentstest.WithLogLimit(100_000))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: 100_000}))
 	defer srv.Close()
 	dir := t.TempDir()
 	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")
@@ -232,7 +232,7 @@ func TestPayoutsRestartedAfterTheQuotesExpired(t *testing.T) {
 
 	// Every confirm fails: the rows pile up as initiated, or unknown at
 	// confirm; the program is killed among them.
-	require.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable,
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable,
 		Path: "/payments/confirm", Times: 1_000_000}))
 	cmd := child()
 	require.NoError(t, cmd.Start())

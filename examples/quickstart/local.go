@@ -52,7 +52,7 @@ func startLocal(out io.Writer) (*local, error) {
 	// The service: stateful, over real loopback HTTP, signing its webhooks.
 	l.srv = paymentstest.NewServer(
 		paymentstest.WithWebhook(hookURL, secret),
-		paymentstest.WithWebhookRetryWait(50*time.Millisecond),
+		paymentstest.WithWebhookRetries(50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond),
 	)
 	l.client, err = payments.NewClient(l.srv.APIKey(),
 		payments.WithBaseURL(l.srv.URL()),

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -191,4 +194,59 @@ func eventIDs(srv *paymentstest.Server) []string {
 		ids = append(ids, ev.ID)
 	}
 	return ids
+}
+
+// admin calls the fake's admin API (the server must be started
+// WithSandbox): method path under /_sandbox/ with body as JSON (nil: none),
+// the answer's data decoded into out (nil: ignored). The fake keeps these
+// settings off its Go API.
+func admin(t *testing.T, srv *paymentstest.Server, method, path string, body, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, srv.URL()+"/_sandbox/"+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &env) != nil {
+		t.Fatalf("%s /_sandbox/%s: %d %s %v", method, path, resp.StatusCode, raw, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(env.Data, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// setWebhookURL sends srv's deliveries to url from now on.
+func setWebhookURL(t *testing.T, srv *paymentstest.Server, url string) {
+	t.Helper()
+	admin(t, srv, http.MethodPut, "webhook-url", map[string]string{"url": url}, nil)
+}
+
+// faultsInjected counts the requests an injected fault broke.
+func faultsInjected(srv *paymentstest.Server) int {
+	n := 0
+	for _, rec := range srv.Requests() {
+		if rec.Fault != "" {
+			n++
+		}
+	}
+	return n
 }

@@ -71,11 +71,12 @@ func makePayments(t *testing.T, srv *paymentstest.Server, n int) {
 // recovered, once, and none of the events it had processed before. The
 // sender's redeliveries of the missed events then find them done.
 func TestReconcileRecoversWhatTheReceiverMissed(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithWebhookRetries(time.Millisecond))
+	srv := paymentstest.NewServer(paymentstest.WithWebhookRetries(time.Millisecond),
+		paymentstest.WithWebhook("", testSecret), paymentstest.WithSandbox(paymentstest.Sandbox{}))
 	defer srv.Close()
 	store := storeURL(t, "redis", randomName("reconcile-"), func() []string { return eventIDs(srv) })
 	a := startReceiver(t, map[string]string{envSecret: testSecret, envStore: store})
-	require.NoError(t, srv.SetWebhook(a.url+"/webhooks", testSecret))
+	setWebhookURL(t, srv, a.url+"/webhooks")
 	makeEvents(t, srv)
 	before := eventIDs(srv)
 	require.Len(t, a.processed(t), len(before))
@@ -106,9 +107,12 @@ func TestReconcileRecoversWhatTheReceiverMissed(t *testing.T) {
 	}
 	assert.Equal(t, 5, strings.Count(b.logs.String(), `"status":"completed"`), "each payment.completed ran the function once")
 
-	require.NoError(t, srv.SetWebhookURL(b.url+"/webhooks"))
-	redelivered, err := srv.RedeliverFailed()
-	require.NoError(t, err)
+	setWebhookURL(t, srv, b.url+"/webhooks")
+	var redeliveredJSON struct {
+		EventIDs []string `json:"event_ids"`
+	}
+	admin(t, srv, http.MethodPost, "events/redeliver-failed", nil, &redeliveredJSON)
+	redelivered := redeliveredJSON.EventIDs
 	require.Len(t, redelivered, len(missed))
 	require.NoError(t, srv.WaitForDeliveries(context.Background()))
 	for _, d := range srv.Deliveries() {
@@ -198,26 +202,31 @@ func TestReconcileRunsEveryInterval(t *testing.T) {
 func TestReconcileTurnedOffWithoutTheListOperation(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	require.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultStatus, Status: http.StatusNotFound,
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusNotFound,
 		Method: http.MethodGet, Path: "/webhooks/events", Times: 100}))
 	logs, _ := testReconciler(t, srv, 20*time.Millisecond)
 	waitSummaries(t, logs, 1)
 	time.Sleep(200 * time.Millisecond) // ten intervals
 	assert.Equal(t, 1, strings.Count(logs.String(), "reconcile turned off"), "%s", logs)
 	assert.Len(t, summaries(t, logs), 1, "no run after the 404")
-	assert.Equal(t, 1, srv.FaultsInjected(), "one list request")
+	assert.Equal(t, 1, faultsInjected(srv), "one list request")
 }
 
 // Stopping (SIGTERM) ends a run at once, even one waiting on the service.
 func TestReconcileStopsAtOnce(t *testing.T) {
-	srv := paymentstest.NewServer()
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{})) // the admin API counts the faults pending
 	defer srv.Close()
-	require.NoError(t, srv.InjectFault(paymentstest.Fault{Kind: paymentstest.FaultLatency, Latency: time.Minute,
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Latency: time.Minute,
 		Method: http.MethodGet, Path: "/webhooks/events"}))
 	logs, stop := testReconciler(t, srv, time.Hour)
-	for deadline := time.Now().Add(10 * time.Second); srv.PendingFaults() > 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	var faults struct {
+		Pending int `json:"pending"`
 	}
-	require.Zero(t, srv.PendingFaults(), "the listing did not start")
+	admin(t, srv, http.MethodGet, "faults", nil, &faults)
+	for deadline := time.Now().Add(10 * time.Second); faults.Pending > 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		admin(t, srv, http.MethodGet, "faults", nil, &faults)
+	}
+	require.Zero(t, faults.Pending, "the listing did not start")
 	start := time.Now()
 	stop()
 	assert.Less(t, time.Since(start), 5*time.Second)

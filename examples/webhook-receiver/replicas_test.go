@@ -79,23 +79,26 @@ func TestReplicasShareTheStore(t *testing.T) {
 	for _, kind := range []string{"memory", "postgres", "redis"} {
 		for _, scheme := range []paymentstest.WebhookScheme{paymentstest.SchemePayments, paymentstest.SchemeStandard} {
 			t.Run(kind+"/"+string(scheme), func(t *testing.T) {
-				opts := []paymentstest.Option{paymentstest.WithWebhookScheme(scheme), paymentstest.WithWebhookRetryWait(time.Millisecond)}
-				if scheme == paymentstest.SchemePayments {
-					opts = append(opts, paymentstest.WithWebhook("", randomName("secret-")))
-				} // the standard scheme makes its own whsec_ secret
-				srv := paymentstest.NewServer(opts...)
+				secret := randomName("secret-")
+				if scheme == paymentstest.SchemeStandard {
+					var err error
+					if secret, err = webhook.NewStandardSecret(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				srv := paymentstest.NewServer(paymentstest.WithWebhookScheme(scheme), paymentstest.WithWebhook("", secret),
+					paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond),
+					paymentstest.WithSandbox(paymentstest.Sandbox{}))
 				t.Cleanup(srv.Close)
 				env := map[string]string{
-					envSecret: srv.WebhookSecrets()[0],
+					envSecret: secret,
 					envScheme: string(scheme),
 					envStore:  storeURL(t, kind, randomName("recv_"), func() []string { return eventIDs(srv) }),
 				}
 				a := startReceiver(t, env)
 				b := startReceiver(t, env)
 				proxy := newLoseFirstAnswer(t, a.url, b.url)
-				if err := srv.SetWebhookURL(proxy.URL); err != nil {
-					t.Fatal(err)
-				}
+				setWebhookURL(t, srv, proxy.URL)
 
 				makeEvents(t, srv)
 				log := srv.Deliveries()

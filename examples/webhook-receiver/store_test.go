@@ -54,16 +54,15 @@ func connections(t *testing.T, kind, name string) int {
 func TestShutdownClosesTheStore(t *testing.T) {
 	for _, kind := range []string{"postgres", "redis"} {
 		t.Run(kind, func(t *testing.T) {
-			srv := paymentstest.NewServer(paymentstest.WithWebhook("", "s"), paymentstest.WithWebhookRetryWait(time.Millisecond))
+			srv := paymentstest.NewServer(paymentstest.WithWebhook("", "s"), paymentstest.WithSandbox(paymentstest.Sandbox{}),
+				paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond))
 			t.Cleanup(srv.Close)
 			name := randomName("recv_")
 			in := startReceiver(t, map[string]string{
 				envSecret: "s",
 				envStore:  storeURL(t, kind, name, func() []string { return eventIDs(srv) }),
 			})
-			if err := srv.SetWebhookURL(in.url + "/webhooks"); err != nil {
-				t.Fatal(err)
-			}
+			setWebhookURL(t, srv, in.url+"/webhooks")
 			makeEvents(t, srv)
 			if n := len(in.processed(t)); n != 3 {
 				t.Fatalf("%d events processed, want 3:\n%s", n, in.logs)

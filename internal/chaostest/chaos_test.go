@@ -42,15 +42,15 @@ const (
 // chaosFaults are drawn with equal chance. Seven break the request; the two
 // latencies only slow it down.
 var chaosFaults = []paymentstest.Fault{
-	{Kind: paymentstest.FaultStatus, Status: http.StatusInternalServerError},
-	{Kind: paymentstest.FaultStatus, Status: http.StatusBadGateway},
-	{Kind: paymentstest.FaultStatus, Status: http.StatusServiceUnavailable},
-	{Kind: paymentstest.FaultStatus, Status: http.StatusGatewayTimeout},
-	{Kind: paymentstest.FaultStatus, Status: http.StatusTooManyRequests, RetryAfter: time.Hour},
-	{Kind: paymentstest.FaultDrop},
-	{Kind: paymentstest.FaultDropAfterWork},
-	{Kind: paymentstest.FaultLatency, Latency: 2 * time.Millisecond},
-	{Kind: paymentstest.FaultLatency, Latency: 25 * time.Millisecond},
+	{Status: http.StatusInternalServerError},
+	{Status: http.StatusBadGateway},
+	{Status: http.StatusServiceUnavailable},
+	{Status: http.StatusGatewayTimeout},
+	{Status: http.StatusTooManyRequests, RetryAfter: time.Hour},
+	{Drop: true},
+	{Drop: true, AfterWork: true},
+	{Latency: 2 * time.Millisecond},
+	{Latency: 25 * time.Millisecond},
 }
 
 // logical is one payment as the merchant sees it: initiate, then confirm.
@@ -150,10 +150,39 @@ func envUint(t *testing.T, name string, def uint64) uint64 {
 }
 
 func faultName(rec paymentstest.RequestRecord) string {
-	if rec.Fault == paymentstest.FaultStatus {
+	if rec.Fault == "status" {
 		return fmt.Sprintf("HTTP %d", rec.StatusCode)
 	}
-	return rec.Fault.String()
+	return rec.Fault
+}
+
+// faultKind is what RequestRecord.Fault says of a request f broke.
+func faultKind(f paymentstest.Fault) string {
+	switch {
+	case f.Status != 0:
+		return "status"
+	case f.Drop && f.AfterWork:
+		return "drop_after_work"
+	case f.Drop:
+		return "drop"
+	}
+	return "latency"
+}
+
+// injectStorm makes srv break a share rate of requests, each broken by one
+// of faults drawn with equal chance, from seed: one random Fault each,
+// fault i at the rate that leaves it rate/len(faults) of all requests once
+// the faults before it (which a request meets first) have taken theirs.
+func injectStorm(srv *paymentstest.Server, rate float64, faults []paymentstest.Fault, seed uint64) error {
+	share := rate / float64(len(faults))
+	for i, f := range faults {
+		f.Rate = share / (1 - float64(i)*share)
+		f.Seed = seed + uint64(i)
+		if err := srv.InjectFault(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TestChaos sends hundreds of logical payments from 16 goroutines through
@@ -175,7 +204,7 @@ func TestChaos(t *testing.T) {
 	// chaosRetries+1 attempts and a payment two calls; the factor 4 leaves
 	// room for net/http's own resends and the late retries.
 	logLimit := 4*2*(chaosRetries+1)*n + 1000
-	srv := paymentstest.NewServer(paymentstest.WithLogLimit(logLimit))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: logLimit}))
 	t.Cleanup(srv.Close)
 	// The SDK's own default transport, not the fake's: its goroutines must
 	// be gone once the server has closed the connections.
@@ -209,7 +238,7 @@ func TestChaos(t *testing.T) {
 		}}
 	}
 
-	require.NoError(t, srv.SetRandomFaults(paymentstest.RandomFaults{Rate: chaosRate, Faults: chaosFaults, Seed: seed}))
+	require.NoError(t, injectStorm(srv, chaosRate, chaosFaults, seed))
 	begin := time.Now()
 	work := make(chan *logical)
 	var wg sync.WaitGroup
@@ -266,7 +295,7 @@ func TestChaos(t *testing.T) {
 			seenKeys[rec.Path] = map[string]bool{}
 		}
 		seenKeys[rec.Path][rec.IdempotencyKey] = true
-		if rec.Fault != 0 {
+		if rec.Fault != "" {
 			faulted++
 			faults[faultName(rec)]++
 		}
@@ -277,10 +306,7 @@ func TestChaos(t *testing.T) {
 	share := float64(faulted) / float64(len(storm))
 	assert.InDelta(t, chaosRate, share, 0.08, "about a third of requests were hit")
 	for _, f := range chaosFaults {
-		name := faultName(paymentstest.RequestRecord{Fault: f.Kind, StatusCode: f.Status})
-		if f.Kind == paymentstest.FaultLatency {
-			name = "latency"
-		}
+		name := faultName(paymentstest.RequestRecord{Fault: faultKind(f), StatusCode: f.Status})
 		assert.Positive(t, faults[name], "the storm injected %s", name)
 	}
 	// net/http itself resends a request carrying an Idempotency-Key when a
@@ -404,13 +430,17 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 		inject func(*paymentstest.Server)
 		check  func(*testing.T, error)
 	}{
-		{"APIError", func(s *paymentstest.Server) { s.FailNext(20, http.StatusServiceUnavailable, 0) }, func(t *testing.T, err error) {
+		{"APIError", func(s *paymentstest.Server) {
+			require.NoError(t, s.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 20}))
+		}, func(t *testing.T, err error) {
 			var apiErr *payments.APIError
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
 			assert.GreaterOrEqual(t, apiErr.Attempts, chaosRetries+1, "the retries, and net/http's own re-send of the dropped attempt")
 		}},
-		{"TransportError", func(s *paymentstest.Server) { s.DropNext(20) }, func(t *testing.T, err error) {
+		{"TransportError", func(s *paymentstest.Server) {
+			require.NoError(t, s.InjectFault(paymentstest.Fault{Drop: true, Times: 20}))
+		}, func(t *testing.T, err error) {
 			var tErr *payments.TransportError
 			require.ErrorAs(t, err, &tErr)
 			assert.GreaterOrEqual(t, tErr.Attempts, chaosRetries+1, "the retries, and net/http's own re-send of the dropped attempt")
@@ -430,7 +460,7 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 				Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN", RecipientID: r.ID, Reference: "order-converge",
 			}
 
-			srv.DropNextAfterWork(1)
+			require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1}))
 			tail.inject(srv)
 			_, err = c.Payments.Initiate(ctx, params)
 			tail.check(t, err)
@@ -446,7 +476,7 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 			assert.Equal(t, stored[0].Quote.QuoteID, p.Quote.QuoteID)
 			assert.Len(t, srv.PaymentsByReference(params.Reference), 1)
 
-			srv.DropNextAfterWork(1)
+			require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1}))
 			tail.inject(srv)
 			_, err = c.Payments.Confirm(ctx, p.ConfirmParams())
 			tail.check(t, err)

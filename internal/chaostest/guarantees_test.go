@@ -134,8 +134,8 @@ func TestConfirmLostAnswerAfterExpiryPaysOnce(t *testing.T) {
 
 	// net/http itself resends a keyed request on a dropped keep-alive
 	// connection: drop more than the attempts, then clear the rest.
-	srv.DropNextAfterWork(1)
-	srv.DropNext(20)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1}))
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, Times: 20}))
 	_, err := c.Payments.Confirm(ctx, params)
 	srv.ClearFaults()
 	var terr *payments.TransportError
@@ -159,8 +159,9 @@ func TestConfirmLostAnswerAfterExpiryPaysOnce(t *testing.T) {
 // SDK never judges a quote's life itself. (Long ago, it compared expires_at
 // with its own clock and refused every Confirm.)
 func TestConfirmWithClientClockAhead(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithClock(func() time.Time { return time.Now().Add(-6 * time.Minute) }))
+	srv := paymentstest.NewServer()
 	defer srv.Close()
+	srv.Advance(-6 * time.Minute)
 	c := srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()

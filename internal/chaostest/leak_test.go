@@ -156,7 +156,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	srv := paymentstest.NewServer(
 		paymentstest.WithAPIKey(leakAPIKey),
 		paymentstest.WithWebhook(hook.URL, leakWebhookSecret),
-		paymentstest.WithWebhookRetryWait(time.Millisecond),
+		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond),
 	)
 	defer srv.Close()
 	c := srv.Client(payments.WithLogger(clientLogger), payments.WithMaxRetries(3))
@@ -171,8 +171,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 		Identification: &payments.Identification{Type: payments.IdentificationType("passport"), Number: leakIDNumber, Image: payments.PersonalData(leakImage)},
 		PaymentDetails: &payments.PaymentDetails{AccountNumber: leakPDAccount, BankName: "Barclays", SwiftCode: "BUKBGB22"},
 	}
-	srv.FailNext(1, http.StatusServiceUnavailable, 0)
-	srv.DropNextAfterWork(1)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 1}))
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1}))
 	rcpt, err := c.Recipients.Create(ctx, rcptParams)
 	require.NoError(t, err)
 	x.print(rcptParams.Identification)
@@ -182,7 +182,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		IdentificationType: payments.IdentificationType("national_id"), IdentificationNumber: leakIDNumber,
 		PaymentDetails: &payments.PaymentDetails{AccountNumber: leakPDAccount},
 	}
-	srv.FailNext(1, http.StatusBadGateway, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusBadGateway, Times: 1}))
 	_, err = c.Recipients.Update(ctx, rcpt.ID, update)
 	require.NoError(t, err)
 	x.print(update)
@@ -192,18 +192,18 @@ func TestSecretsNeverLeak(t *testing.T) {
 		FirstName: "Ada", LastName: "Okafor", BVN: leakBVN,
 		Metadata: &payments.VirtualAccountMetadata{Country: "NG", Reference: "customer-7"},
 	}
-	srv.DropNextAfterWork(1) // the caller's key makes it safe to retry
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1})) // the caller's key makes it safe to retry
 	va, err := c.VirtualAccounts.Create(ctx, vaParams, payments.WithIdempotencyKey("va-customer-7"))
 	require.NoError(t, err)
 	x.print(vaParams)
 	x.print(*vaParams)
 
-	srv.FailNext(1, http.StatusTooManyRequests, time.Second)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusTooManyRequests, RetryAfter: time.Second, Times: 1}))
 	p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
 		Amount: payments.Amount{Decimal: decimal.RequireFromString("15000.50")}, Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-1042",
 	})
 	require.NoError(t, err)
-	srv.DropNextAfterWork(1)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, AfterWork: true, Times: 1}))
 	done, err := c.Payments.Confirm(ctx, p.ConfirmParams())
 	require.NoError(t, err)
 	require.Equal(t, payments.PaymentStatusCompleted, done.Status)
@@ -254,20 +254,20 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}, &out, payments.WithIdempotencyKey("raw-create-1"))
 	requireAPIStatus(t, err, http.StatusUnprocessableEntity)
 	x.err(err)
-	srv.FailNext(10, http.StatusInternalServerError, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusInternalServerError, Times: 10}))
 	_, err = c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{
 		Amount: payments.Amount{Decimal: decimal.RequireFromString("1")}, Currency: "NGN", RecipientID: rcpt.ID, Reference: "order-1043",
 	})
 	requireAPIStatus(t, err, http.StatusInternalServerError)
 	x.err(err)
 	srv.ClearFaults()
-	srv.DropNext(10)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Drop: true, Times: 10}))
 	_, err = c.Recipients.Create(ctx, rcptParams)
 	var tErr *payments.TransportError
 	require.ErrorAs(t, err, &tErr)
 	x.err(err)
 	srv.ClearFaults()
-	srv.FailNext(1, http.StatusInternalServerError, 0)
+	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusInternalServerError, Times: 1}))
 	_, err = c.VirtualAccounts.Create(ctx, vaParams) // no key: not retried
 	requireAPIStatus(t, err, http.StatusInternalServerError)
 	x.err(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/admintest"
 	"github.com/paymentsapi/payments-go/outcome"
 	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
@@ -56,12 +57,12 @@ func Fake(t *testing.T, open ReplicaOpener) {
 		handlers[turn.Add(1)%2].ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
-	chaos := paymentstest.DeliveryChaos{Delay: 20 * time.Millisecond, Duplicate: true, NewestFirst: true}
+	chaos := paymentstest.Sandbox{DeliveryDelay: 20 * time.Millisecond, DeliveryDuplicate: true,
+		DeliveryNewestFirst: true, WebhookConcurrency: 1}
 	srv := paymentstest.NewServer(
 		paymentstest.WithWebhook(front.URL, Secret),
-		paymentstest.WithDeliveryChaos(chaos),
-		paymentstest.WithWebhookConcurrency(1),
-		paymentstest.WithWebhookRetryWait(10*time.Millisecond),
+		paymentstest.WithSandbox(chaos), // the admin API pauses and resumes deliveries
+		paymentstest.WithWebhookRetries(10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond),
 		// AmountCompletesLate stays pending for SettlePayment, called
 		// within milliseconds of the confirm; WaitForDeliveries waits out
 		// the replaced late completion (which sends nothing).
@@ -69,7 +70,9 @@ func Fake(t *testing.T, open ReplicaOpener) {
 	)
 	t.Cleanup(srv.Close)
 	client := srv.Client()
-	srv.PauseDeliveries()
+	if err := admintest.PauseDeliveries(srv); err != nil {
+		t.Fatal(err)
+	}
 
 	params := &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Okafor",
@@ -159,8 +162,10 @@ func Fake(t *testing.T, open ReplicaOpener) {
 	}()
 	// Every first attempt is due once Delay has passed since the last
 	// event: then all are due at the resume, and go newest first.
-	time.Sleep(chaos.Delay)
-	srv.ResumeDeliveries()
+	time.Sleep(chaos.DeliveryDelay)
+	if err := admintest.ResumeDeliveries(srv); err != nil {
+		t.Fatal(err)
+	}
 	if err := srv.WaitForDeliveries(ctx); err != nil {
 		t.Fatal(err)
 	}
