@@ -50,7 +50,12 @@ type OutcomeStore struct {
 	timeout time.Duration
 	logger  *slog.Logger
 	notify  bool
-	q       outcomeQueries
+	// afterCommit: writes do not NOTIFY in their transaction; the
+	// Queue notifies after its commits (notifyCommitted), and Subscribe
+	// listens as with notify.
+	afterCommit bool
+	after       afterCommitNotifier
+	q           outcomeQueries
 }
 
 // OutcomeOption configures an OutcomeStore.
@@ -97,13 +102,13 @@ func NewOutcomeStore(pool *pgxpool.Pool, opts ...OutcomeOption) (*OutcomeStore, 
 	if s.timeout <= 0 {
 		return nil, invalid("outcome timeout %v: must be positive", s.timeout)
 	}
-	s.q = buildOutcomeQueries(s.table, s.notify)
+	s.q = buildOutcomeQueries(s.table, s.notify && !s.afterCommit)
 	return s, nil
 }
 
 type outcomeQueries struct {
 	create, load, insert, update, open string
-	channel, listen                    string
+	channel, listen, notifyNow         string
 }
 
 func buildOutcomeQueries(table string, notify bool) outcomeQueries {
@@ -146,6 +151,10 @@ version = version + 1, record = $7 WHERE id = $1 AND version = $8 RETURNING 1)
 ` + written,
 		channel: channel,
 		listen:  `LISTEN "` + channel + `"`,
+		// One round trip, and no wait for a WAL flush: the transaction
+		// writes nothing but its commit record, and a notification lost
+		// in a crash only delays a waiter to its next read.
+		notifyNow: `BEGIN; SET LOCAL synchronous_commit = off; NOTIFY "` + channel + `"; COMMIT`,
 		open: `SELECT record FROM ` + quoted + ` WHERE NOT final AND ((kind = 'payment' AND confirmed_at < $1)
 OR (kind = 'recipient' AND first_seen < $2))`,
 	}

@@ -110,7 +110,7 @@ func BenchmarkQueue(b *testing.B) {
 	for _, m := range modes {
 		fmt.Printf("\n%s: ours' answer over the floor's:", m.name)
 		for _, unit := range []string{"p50-us", "p99-us"} {
-			if r, ok := table.Ratio(m.name+"/ours", m.name+"/floor", unit); ok {
+			if r, ok := table.Ratio(b.Name()+"/"+m.name+"/ours", b.Name()+"/"+m.name+"/floor", unit); ok {
 				fmt.Printf(" %s %.2fx", unit, r)
 			}
 		}
