@@ -255,8 +255,10 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 // jobs' table is read until the last commits are in.
 func (r *queueRun) waitProcessed(b *testing.B) {
 	events := r.plan.Events()
-	for r.once.Count() < events {
-		time.Sleep(time.Millisecond)
+	for limit := time.Now().Add(30 * time.Minute); r.once.Count() < events; time.Sleep(time.Millisecond) {
+		if time.Now().After(limit) {
+			b.Fatalf("%d of %d events processed after 30 minutes", r.once.Count(), events)
+		}
 	}
 	q := "SELECT count(*) FROM " + r.schema + ".river_job WHERE kind = $1 AND state = 'completed'"
 	for deadline := time.Now().Add(time.Minute); ; {
