@@ -44,7 +44,8 @@ const oursKind = "payments_webhook_event"
 //   - baseline: verify, InsertTx of a job unique by event id (River's
 //     UniqueOpts.ByArgs), commit, 200; a worker that runs the function and
 //     river.JobCompleteTx in its transaction (queue_bench_baseline_test.go);
-//   - floor: verify, INSERT … ON CONFLICT DO NOTHING, 200; nothing runs.
+//   - floor: verify, INSERT the id and body … ON CONFLICT DO NOTHING, 200;
+//     nothing runs.
 //
 // A run lasts until every event's job is completed (the floor: until every
 // delivery was answered) and checks that each event was processed exactly
