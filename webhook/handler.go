@@ -29,10 +29,6 @@ const DefaultMaxBodyBytes = 1 << 20
 // renewal found it lost to another delivery (context.Cause(ctx) matches
 // ErrClaimLost), or no renewal succeeded and the lease is within its
 // safety margin of its end (the cause matches context.DeadlineExceeded).
-// A function that then returns an error is answered 409 for the first
-// (the other delivery processes the event) and 503 for the second (the
-// event store did not answer), not 500: the function did not fail
-// (TestHandlerCancelsTheFunctionWhenItsClaimIsGone).
 // The margin is a fifth of the lease (1 s of the default 5 s), at least
 // 100 ms, and never more than half the lease (a lease under 200 ms has a
 // margin of half of it): a function that stops within it when its
@@ -334,7 +330,8 @@ func ClaimFromContext(ctx context.Context) (Claim, bool) {
 }
 
 // process runs a claimed event (runClaimed) and answers: 200 when the
-// function succeeded, else as failed says.
+// function succeeded, 503 when it failed with ErrUnavailable, 500 when it
+// failed otherwise or panicked.
 func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *payments.Event, claim Claim, claimed time.Time) {
 	attrs, err := h.runClaimed(ctx, ev, claim, claimed)
 	if err != nil {
@@ -354,23 +351,11 @@ func (h *Handler) process(ctx context.Context, w http.ResponseWriter, ev *paymen
 // failures so. Test: TestFunctionErrUnavailableAnswers503.
 var ErrUnavailable = errors.New("webhook: unavailable for now, deliver again later")
 
-// failed answers a function that returned err: 503 for ErrUnavailable,
-// and when the handler cancelled the function because no renewal of its
-// claim succeeded before the lease's margin (the event store did not
-// answer); 409 when it cancelled it because another delivery took the
-// claim over; 500 for any other error or a panic.
+// failed answers a function that returned err: 503 for ErrUnavailable, 500
+// for any other error or a panic.
 func (h *Handler) failed(ctx context.Context, w http.ResponseWriter, ev *payments.Event, err error, attrs ...slog.Attr) {
-	switch {
-	case errors.Is(err, ErrUnavailable):
+	if errors.Is(err, ErrUnavailable) {
 		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err, "the function's store is unavailable", attrs...)
-		return
-	case errors.Is(err, errLeaseRanOut):
-		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeStoreUnavailable, err,
-			"event store unavailable: no renewal of the claim succeeded, so the function was cancelled before its lease ended", attrs...)
-		return
-	case errors.Is(err, errRenewLost):
-		h.refuse(ctx, w, http.StatusConflict, ev, OutcomeInProgress, err,
-			"the claim was taken over by another delivery while the function ran, so the function was cancelled", attrs...)
 		return
 	}
 	h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, err, slog.LevelError, "event processing failed", attrs...)

@@ -111,24 +111,12 @@ func (h *Handler) runClaimed(ctx context.Context, ev *payments.Event, claim Clai
 		}
 		if cause := hb.cause(); cause != nil {
 			attrs = append(attrs, slog.String("cancelled_by", cause.Error()))
-			err = &cancelledError{err: err, cause: cause}
 		}
 		return attrs, err
 	}
 	h.complete(settleCtx, ev, claim, hb.every)
 	return []slog.Attr{slog.String("duration", time.Since(start).String())}, nil
 }
-
-// cancelledError is the error of a function whose context the heartbeat
-// cancelled: the claim's lease ran out with no renewal (errLeaseRanOut:
-// the store did not answer) or another delivery took the claim over
-// (errRenewLost). It matches both the function's error and the cause.
-type cancelledError struct{ err, cause error }
-
-func (e *cancelledError) Error() string {
-	return e.err.Error() + " (cancelled: " + e.cause.Error() + ")"
-}
-func (e *cancelledError) Unwrap() []error { return []error{e.err, e.cause} }
 
 // storeCtx bounds one store call. A MemoryStore never waits on anything,
 // so its calls need no timer.
