@@ -109,13 +109,11 @@ func BenchmarkQueue(b *testing.B) {
 	}
 	table.Print(os.Stdout)
 	for _, m := range modes {
-		fmt.Printf("\n%s: ours' answer over the floor's:", m.name)
-		for _, unit := range []string{"p50-us", "p99-us"} {
-			if r, ok := table.Ratio(b.Name()+"/"+m.name+"/ours", b.Name()+"/"+m.name+"/floor", unit); ok {
-				fmt.Printf(" %s %.2fx", unit, r)
-			}
+		p50, ok1 := table.Ratio(b.Name()+"/"+m.name+"/ours", b.Name()+"/"+m.name+"/floor", "p50-us")
+		p99, ok2 := table.Ratio(b.Name()+"/"+m.name+"/ours", b.Name()+"/"+m.name+"/floor", "p99-us")
+		if ok1 && ok2 {
+			fmt.Printf("\n%s: ours' answer over the floor's: p50 %.2fx, p99 %.2fx\n", m.name, p50, p99)
 		}
-		fmt.Println()
 		for _, s := range sides {
 			fmt.Print(breakdowns[m.name+"/"+s.name])
 		}
