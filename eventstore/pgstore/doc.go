@@ -46,11 +46,17 @@
 // it is still running this attempt (the fence: a function that returns after
 // its job was rescued, or taken by another worker, commits nothing and its
 // run fails with ErrJobRescued: TestQueueRescuedAttemptCommitsNothing);
-// records the event in the outcome table (OutcomeStore.ApplyTx, with a
-// NOTIFY at the commit of a final outcome, so Await in any process wakes
-// at once, and never before the function's writes are visible:
-// TestQueueAwaitNeverBeforeTheFunctionCommitted); completes the job with
-// river.JobCompleteTx; and commits. An error of your function rolls all of
+// records the event in the outcome table (OutcomeStore.ApplyTx);
+// completes the job with river.JobCompleteTx; and commits. After the
+// commit of a final outcome the process NOTIFYs the outcome table's
+// channel (one notification for the commits of each 50 ms), so Await in
+// any process wakes at once (TestQueueAwaitWokenByNotifyAfterCommit), and
+// never before the function's writes are visible
+// (TestQueueAwaitNeverBeforeTheFunctionCommitted); a NOTIFY inside the
+// job's transaction would flush the workers' commits one at a time
+// (BENCHMARKS.md, "pgstore.Queue beside a hand-written River receiver"). A
+// process that dies between the commit and its notification delays the
+// waiters to their next read (outcome.WithPollInterval). An error of your function rolls all of
 // it back, and River runs the event again after a back-off
 // (TestQueueRetriesAFailingFunction); each event runs exactly once to a
 // commit (TestQueueProcessesEachEventOnce). The answer to the service never

@@ -135,6 +135,7 @@ type pgFloorRun struct {
 
 	statements bool   // pg_stat_statements is loaded
 	breakdown  string // its figures for the run, printed under -v
+	maxConns   int32  // of each replica's pool (default storetest.FloorSenders)
 }
 
 func newPGFloorRun(b *testing.B, url string, admin *pgxpool.Pool) *pgFloorRun {
@@ -151,6 +152,9 @@ func (r *pgFloorRun) pool(b *testing.B) *pgxpool.Pool {
 		b.Fatal(err)
 	}
 	cfg.MaxConns = storetest.FloorSenders
+	if r.maxConns > 0 {
+		cfg.MaxConns = r.maxConns
+	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = r.app
 	cfg.ConnConfig.Tracer = (*countingTracer)(&r.calls)
 	p, err := pgxpool.NewWithConfig(context.Background(), cfg)

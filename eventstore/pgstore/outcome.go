@@ -43,14 +43,19 @@ const DefaultOutcomeTable = "payments_outcomes"
 // handler's retry runs it again. Tests: TestOutcomeStoreNoWriteForDuplicate
 // (the statements sent), TestOutcomeStoreConformance (concurrent updates
 // from two pools all land), TestOutcomeStoreReplicas and
-// TestOutcomeStoreReplicasTransactional.
+// TestQueueAwaitNeverBeforeTheFunctionCommitted.
 type OutcomeStore struct {
 	pool    *pgxpool.Pool
 	table   string
 	timeout time.Duration
 	logger  *slog.Logger
 	notify  bool
-	q       outcomeQueries
+	// afterCommit: writes do not NOTIFY in their transaction; the
+	// Queue notifies after its commits (notifyCommitted), and Subscribe
+	// listens as with notify.
+	afterCommit bool
+	after       afterCommitNotifier
+	q           outcomeQueries
 }
 
 var outcomeTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_]{0,40})?$`)
@@ -77,20 +82,20 @@ func NewOutcomeStore(pool *pgxpool.Pool, opts ...Option) (*OutcomeStore, error) 
 	if len(o.claimOnly) > 0 {
 		return nil, invalid("%s configure a claim store (NewClaimStore), not an outcome store", strings.Join(o.claimOnly, ", "))
 	}
-	s := &OutcomeStore{pool: pool, table: o.table, timeout: o.timeout, logger: o.logger, notify: !o.noNotify}
+	s := &OutcomeStore{pool: pool, table: o.table, timeout: o.timeout, logger: o.logger, notify: !o.noNotify, afterCommit: o.afterCommit}
 	if !outcomeTableRE.MatchString(s.table) {
 		return nil, invalid("outcome table name %q: each part must match [a-z_][a-z0-9_]* and be at most 41 bytes, at most one dot", s.table)
 	}
 	if s.timeout <= 0 {
 		return nil, invalid("outcome timeout %v: must be positive", s.timeout)
 	}
-	s.q = buildOutcomeQueries(s.table, s.notify)
+	s.q = buildOutcomeQueries(s.table, s.notify && !s.afterCommit)
 	return s, nil
 }
 
 type outcomeQueries struct {
 	create, load, insert, update, open string
-	channel, listen                    string
+	channel, listen, notifyNow         string
 }
 
 func buildOutcomeQueries(table string, notify bool) outcomeQueries {
@@ -133,6 +138,10 @@ version = version + 1, record = $7 WHERE id = $1 AND version = $8 RETURNING 1)
 ` + written,
 		channel: channel,
 		listen:  `LISTEN "` + channel + `"`,
+		// One round trip, and no wait for a WAL flush: the transaction
+		// writes nothing but its commit record, and a notification lost
+		// in a crash only delays a waiter to its next read.
+		notifyNow: `BEGIN; SET LOCAL synchronous_commit = off; NOTIFY "` + channel + `"; COMMIT`,
 		open: `SELECT record FROM ` + quoted + ` WHERE NOT final AND ((kind = 'payment' AND confirmed_at < $1)
 OR (kind = 'payment' AND confirmed_at IS NULL AND first_seen < $2) OR (kind = 'recipient' AND first_seen < $2))`,
 	}

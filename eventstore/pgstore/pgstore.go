@@ -60,6 +60,9 @@ type options struct {
 	logger     *slog.Logger
 	claimOnly  []string // the options given that configure a ClaimStore only
 	noNotify   bool     // a test hook (export_test.go): an OutcomeStore that does not NOTIFY
+	// afterCommit: a Queue's OutcomeStore, which notifies after its
+	// commits (queue_notify.go), not inside them.
+	afterCommit bool
 }
 
 // WithTable sets the table: lower-case letters, digits and underscores,

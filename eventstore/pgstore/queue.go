@@ -141,7 +141,7 @@ func NewQueue(pool *pgxpool.Pool, fn TxEventFunc, cfg *QueueConfig) (*Queue, err
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	outcomes, err := NewOutcomeStore(pool, WithTable(c.OutcomeTable), WithTimeout(c.Timeout), WithLogger(c.Logger))
+	outcomes, err := NewOutcomeStore(pool, WithTable(c.OutcomeTable), WithTimeout(c.Timeout), notifyAfterCommit(), WithLogger(c.Logger))
 	if err != nil {
 		return nil, err
 	}
@@ -289,8 +289,9 @@ func (q *Queue) Reconcile(ctx context.Context, events iter.Seq2[*payments.Event,
 
 // Tracker returns an outcome tracker on the Queue's outcome table: the
 // workers record each event in it inside the job's transaction, and it
-// notifies waiters at the commit, so Await in any process returns as soon as
-// the function of the deciding event committed, and never before. Events
+// notifies waiters right after the commit, so Await in any process returns
+// as soon as the function of the deciding event committed, and never
+// before. Events
 // that Await lists (outcome.WithEventList) are enqueued like deliveries, so
 // they reach your function too.
 func (q *Queue) Tracker(opts ...outcome.Option) *outcome.Tracker {

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/outcome"
 )
 
 // eventArgs is a job: one event as the service sent it. River keeps it in
@@ -85,7 +86,8 @@ func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
 	if state != "running" || attempt != job.Attempt {
 		return fmt.Errorf("event %s, job %d attempt %d (now %s, attempt %d): %w", shownID(ev.ID), job.ID, job.Attempt, state, attempt, ErrJobRescued)
 	}
-	if _, _, err := q.outcomes.ApplyTx(ctx, tx, ev); err != nil {
+	o, effect, err := q.outcomes.ApplyTx(ctx, tx, ev)
+	if err != nil {
 		return fmt.Errorf("pgstore: event %s: record its outcome: %w", shownID(ev.ID), err)
 	}
 	if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
@@ -93,6 +95,9 @@ func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("pgstore: event %s: commit: %w (nothing of this run is recorded; River runs it again)", shownID(ev.ID), err)
+	}
+	if effect != outcome.EffectNone && o.State.Final() {
+		q.outcomes.notifyCommitted() // after the commit: see afterCommitNotifier
 	}
 	return nil
 }

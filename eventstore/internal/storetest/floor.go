@@ -84,20 +84,28 @@ type FloorMetrics map[string]float64
 // (getrusage: handlers, senders, driver, GC), and the redeliveries that 409
 // answers caused.
 func FloorRun(b *testing.B, p *FloorPlan, handlers []http.Handler) FloorMetrics {
+	m, _ := FloorRunSenders(b, p, handlers, FloorSenders)
+	return m
+}
+
+// FloorRunSenders is FloorRun from senders goroutines; it also returns
+// when the first delivery was sent, for a benchmark that measures until
+// the events were processed after their answers (BenchmarkQueue).
+func FloorRunSenders(b *testing.B, p *FloorPlan, handlers []http.Handler, senders int) (FloorMetrics, time.Time) {
 	n := len(p.order)
 	q := newFloorQueue(n)
-	lats := make([][]time.Duration, FloorSenders)
+	lats := make([][]time.Duration, senders)
 	var redelivered atomic.Int64
 	var failure atomic.Value
 	var wg sync.WaitGroup
 	cpu0, cpuOK := processCPU()
 	b.ResetTimer()
 	start := time.Now()
-	for sender := range FloorSenders {
+	for sender := range senders {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lat := make([]time.Duration, 0, n/FloorSenders+16)
+			lat := make([]time.Duration, 0, n/senders+16)
 			defer func() { lats[sender] = lat }()
 			for {
 				i, ok := q.take()
@@ -146,7 +154,7 @@ func FloorRun(b *testing.B, p *FloorPlan, handlers []http.Handler) FloorMetrics 
 	if cpuOK {
 		m["cpu-us/delivery"] = micros(cpu1-cpu0) / float64(n)
 	}
-	return m
+	return m, start
 }
 
 // floorQueue hands out the plan's deliveries, then those to deliver again:
@@ -234,6 +242,13 @@ func (o *FloorOnce) Add(id string) {
 		o.n = map[string]int{}
 	}
 	o.n[id]++
+}
+
+// Count is how many distinct events were processed.
+func (o *FloorOnce) Count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.n)
 }
 
 // Check fails the benchmark unless every event of the plan was processed

@@ -15,7 +15,8 @@ import (
 
 // floorUnits orders the metrics in the ratio table.
 var floorUnits = []string{
-	"deliveries/s", "p50-us", "p99-us", "cpu-us/delivery",
+	"events/s", "deliveries/s", "p50-us", "p99-us", "cpu-us/delivery",
+	"db-cpu-us/event", "wal-bytes/event", "write-xacts/event", "round-trips/event",
 	"db-cpu-us/delivery", "redis-cpu-us/delivery",
 	"stmts/delivery", "round-trips/delivery", "cmds/delivery", "redis-calls/delivery", "write-xacts/delivery",
 	"wal-bytes/delivery", "wal-syncs/delivery",
@@ -128,6 +129,31 @@ func (t *FloorTable) pairedRatio(side, base, unit string) (float64, bool) {
 		rs = append(rs, x/y)
 	}
 	return medianOf(rs), true
+}
+
+// Ratio is the median, over the rounds, of side's unit divided by base's
+// in the same round (sides named mode/side, as in Report), or the ratio
+// of their medians when the rounds do not pair up; false when either has
+// no such metric.
+func (t *FloorTable) Ratio(side, base, unit string) (float64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r, ok := t.pairedRatio(side, base, unit); ok {
+		return r, true
+	}
+	a, ok1 := t.median(side, unit)
+	b, ok2 := t.median(base, unit)
+	if !ok1 || !ok2 || b == 0 {
+		return 0, false
+	}
+	return a / b, true
+}
+
+// Median is the median of unit over the final runs of name (mode/side).
+func (t *FloorTable) Median(name, unit string) (float64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.median(name, unit)
 }
 
 func medianOf(vs []float64) float64 {

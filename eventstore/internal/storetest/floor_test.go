@@ -117,6 +117,21 @@ func TestFloorTablePairsTheRounds(t *testing.T) {
 	if got := fmt.Sprint(FloorOrder(0, sides), FloorOrder(1, sides)); got != "[a b c] [c b a]" {
 		t.Errorf("rounds 0 and 1 run %s, want [a b c] [c b a]", got)
 	}
+	// Ratio and Median, for BenchmarkQueue's answer over its floor: the
+	// paired ratio; the ratio of the medians when the rounds do not pair.
+	if r, ok := ft.Ratio("BenchmarkFloor/pg/ours", "BenchmarkFloor/pg/baseline", "deliveries/s"); !ok || r != 1.25 {
+		t.Errorf("Ratio = %v, %v; want 1.25, true", r, ok)
+	}
+	if m, ok := ft.Median("BenchmarkFloor/pg/ours", "deliveries/s"); !ok || m != 300 {
+		t.Errorf("Median = %v, %v; want 300, true", m, ok)
+	}
+	ft.runs["BenchmarkFloor/pg/ours"] = ft.runs["BenchmarkFloor/pg/ours"][:2] // 300, 500: median 400
+	if r, ok := ft.Ratio("BenchmarkFloor/pg/ours", "BenchmarkFloor/pg/baseline", "deliveries/s"); !ok || r != 2 {
+		t.Errorf("Ratio of unpaired rounds = %v, %v; want 400/200 = 2, true", r, ok)
+	}
+	if _, ok := ft.Ratio("BenchmarkFloor/pg/ours", "BenchmarkFloor/pg/baseline", "p99-us"); ok {
+		t.Error("Ratio of a metric neither side has is ok")
+	}
 }
 
 func TestStatTicks(t *testing.T) {

@@ -1,0 +1,78 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
+	"github.com/paymentsapi/payments-go/outcome"
+	"github.com/paymentsapi/payments-go/webhook"
+)
+
+// The Queue notifies after its jobs' commits: Await in another process is
+// woken by the notification, not by its poll. With a poll interval of an
+// hour, its first read after the one it starts with would come 36 s later
+// (the interval over 100, doubling): past the test's 30 s.
+func TestQueueAwaitWokenByNotifyAfterCommit(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	release := make(chan struct{})
+	q := newQueue(t, pool, func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		<-release // the commit comes after Await waits
+		return insertPaid(paid)(ctx, tx, ev)
+	}, nil)
+	start(t, q.Queue)
+	h64 := fnv.New64a()
+	h64.Write([]byte(q.outcomes))
+	listen := fmt.Sprintf(`LISTEN "payments_outcomes_%016x"`, h64.Sum64())
+	tracker := q.replica(t, newPool(t, testPoolURL(t), 4), insertPaid(paid)).Tracker(outcome.WithPollInterval(time.Hour))
+	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 3 { // one after the other: a notifier that ran once must run again
+		id := storetest.NewEventID(t)
+		body := storetest.EventBody(id)
+		ev, err := payments.ParseEvent(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ev.Payment()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			res, err := tracker.Await(ctx, p.ID)
+			if err == nil && res.State != outcome.StateCompleted {
+				t.Errorf("Await %d: state %s", i, res.State)
+			}
+			done <- err
+		}()
+		if code := storetest.Deliver(h, body); code != http.StatusOK {
+			t.Fatalf("delivery %d: %d", i, code)
+		}
+		// Await waits once its subscription listens (and, after the
+		// first, a moment: the subscription outlives each Await).
+		eventually(t, 20*time.Second, "the tracker's LISTEN", func() bool {
+			var n int
+			err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE query = $1", listen).Scan(&n)
+			return err == nil && n > 0
+		})
+		time.Sleep(50 * time.Millisecond)
+		release <- struct{}{}
+		if err := <-done; err != nil {
+			t.Fatalf("Await %d: %v (not woken after the commit)", i, err)
+		}
+		if n := rowsOf(t, pool, paid, id); n != 1 {
+			t.Fatalf("event %d: %d merchant rows when Await returned", i, n)
+		}
+	}
+}
