@@ -180,6 +180,15 @@ func errorBodySurprises(found *surprises, raw []byte, env *envelope, parsed bool
 		switch {
 		case json.Unmarshal(errs, &list) == nil:
 		case json.Unmarshal(errs, &byField) == nil:
+			// fieldErrors reads a member whose value is a message or a
+			// list of messages; any other member is dropped.
+			for _, v := range byField {
+				var ms []string
+				if jsonScalar(v) == "" && json.Unmarshal(v, &ms) != nil {
+					found.add(surprise.ErrorBody, "errors has a member the SDK does not read (dropped)")
+					break
+				}
+			}
 		default:
 			var messages []string
 			if json.Unmarshal(errs, &messages) == nil {

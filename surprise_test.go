@@ -231,3 +231,102 @@ func TestFakeHoldsNoSurprises(t *testing.T) {
 	assert.Empty(t, counter.all())
 	assert.Empty(t, surpriseLines(t, sink))
 }
+
+// TestFakeToldToDifferIsCaught: against the fake told to differ in each of
+// the ways paymentstest.WithDifferences knows, the client either reports
+// the surprise (once, through the observer) or, where the difference would
+// stand in for money or for the end of a list, fails the call with a typed
+// error; never a silent zero. The delivery differences are caught by the
+// handler: TestHandlerCatchesADifferentSignatureHeader.
+func TestFakeToldToDifferIsCaught(t *testing.T) {
+	type outcome struct {
+		surprises map[payments.Surprise]int
+		initErr   error
+		quote     *payments.Quote
+		confirm   error
+		refusal   error
+		list      error
+	}
+	journey := func(t *testing.T, difference string) outcome {
+		t.Helper()
+		var counter surpriseCounter
+		srv := paymentstest.NewServer(paymentstest.WithDifferences(difference))
+		t.Cleanup(srv.Close)
+		c := srv.Client(payments.WithObserver(counter.observe))
+		ctx := context.Background()
+		var o outcome
+		r, err := c.Recipients.Create(ctx, validRecipientParams())
+		require.NoError(t, err)
+		p, err := c.Payments.Initiate(ctx, &payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: mustDecimal("2500")},
+			Currency: "NGN", RecipientID: r.ID, Reference: "order-" + difference})
+		o.initErr = err
+		if err == nil {
+			o.quote = p.Quote
+			_, o.confirm = c.Payments.Confirm(ctx, p.ConfirmParams())
+		}
+		// A refusal the service makes, with field errors: an account
+		// number of 5 digits, which the SDK lets through and the fake refuses.
+		bad := validRecipientParams()
+		bad.AccountNumber = "01234"
+		_, o.refusal = c.Recipients.Create(ctx, bad)
+		for _, err := range c.Webhooks.ListEvents(ctx, nil) {
+			if err != nil {
+				o.list = err
+				break
+			}
+		}
+		o.surprises = counter.all()
+		return o
+	}
+	kinds := func(o outcome) map[payments.SurpriseKind]bool {
+		m := map[payments.SurpriseKind]bool{}
+		for s := range o.surprises {
+			m[s.Kind] = true
+		}
+		return m
+	}
+	t.Run("completed-at", func(t *testing.T) {
+		o := journey(t, "completed-at")
+		assert.Contains(t, o.surprises, payments.Surprise{Kind: payments.SurpriseUnknownField, Detail: "data.completed_at"})
+	})
+	t.Run("status-processing", func(t *testing.T) {
+		o := journey(t, "status-processing")
+		assert.Contains(t, o.surprises, payments.Surprise{Kind: payments.SurprisePaymentStatus, Detail: "processing"})
+	})
+	for _, d := range []string{"html-errors", "numeric-codes", "field-errors"} {
+		t.Run(d, func(t *testing.T) {
+			o := journey(t, d)
+			var apiErr *payments.APIError
+			require.ErrorAs(t, o.refusal, &apiErr)
+			assert.True(t, kinds(o)[payments.SurpriseErrorBody], "no error_body surprise: %v", o.surprises)
+		})
+	}
+	t.Run("quote-renamed", func(t *testing.T) {
+		o := journey(t, "quote-renamed")
+		var merr *payments.MalformedResponseError
+		require.ErrorAs(t, o.initErr, &merr, "a quote whose fee and total cannot be read must not read as zero")
+		assert.Contains(t, o.initErr.Error(), "fee")
+	})
+	t.Run("minor-units", func(t *testing.T) {
+		o := journey(t, "minor-units")
+		var merr *payments.MalformedResponseError
+		require.ErrorAs(t, o.initErr, &merr, "amounts 100 times too large must not pass")
+	})
+	t.Run("list-cursor", func(t *testing.T) {
+		o := journey(t, "list-cursor")
+		require.ErrorIs(t, o.list, payments.ErrEventPageUnreadable, "a page without has_more must not read as the end")
+	})
+	t.Run("confirm-path", func(t *testing.T) {
+		o := journey(t, "confirm-path")
+		var apiErr *payments.APIError
+		require.ErrorAs(t, o.confirm, &apiErr)
+		assert.Equal(t, http.StatusNotFound, apiErr.StatusCode)
+	})
+	t.Run("quote-flat", func(t *testing.T) {
+		// An accepted shape (docs/assumptions.md): read whole, no surprise.
+		o := journey(t, "quote-flat")
+		require.NoError(t, o.initErr)
+		require.NotNil(t, o.quote)
+		assert.True(t, o.quote.Fee.IsPositive() && o.quote.TotalAmount.IsPositive(), "quote %+v", o.quote)
+	})
+}

@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/testlog"
+	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -110,3 +113,47 @@ func TestHandlerNoSurpriseForTheAssumedDelivery(t *testing.T) {
 type verifierFunc func([]byte, http.Header) error
 
 func (f verifierFunc) Verify(b []byte, h http.Header) error { return f(b, h) }
+
+// TestHandlerCatchesADifferentSignatureHeader: the fake told to sign its
+// deliveries under another header (paymentstest.WithDifferences
+// "signature-header") gets 401 from the handler, which reports the
+// unknown signature header as a surprise, so that the logs say why every
+// delivery fails. (A test event marked otherwise than the assumed reference
+// prefix, "test-marker", cannot be told from a real one at run time:
+// payments doctor names it, row "Test events".)
+func TestHandlerCatchesADifferentSignatureHeader(t *testing.T) {
+	const secret = "whsec_differs_signature_header"
+	verifier, err := webhook.NewSignatureVerifier([]string{secret})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var results []webhook.DeliveryResult
+	obs := func(ctx context.Context, _ *http.Request) (context.Context, func(webhook.DeliveryResult)) {
+		return ctx, func(r webhook.DeliveryResult) {
+			mu.Lock()
+			defer mu.Unlock()
+			results = append(results, r)
+		}
+	}
+	receiver := httptest.NewServer(webhook.NewHandler(verifier, func(context.Context, *payments.Event) error { return nil },
+		webhook.WithDeliveryObserver(obs)))
+	defer receiver.Close()
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret), paymentstest.WithDifferences("signature-header"))
+	defer srv.Close()
+	_, err = srv.Client().Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)
+	require.NoError(t, err)
+	deadline := time.Now().Add(30 * time.Second) // a bound for a loaded machine, not a measurement
+	for {
+		mu.Lock()
+		n := len(results)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, results, "no delivery reached the handler")
+	assert.Equal(t, http.StatusUnauthorized, results[0].StatusCode)
+	assert.Contains(t, results[0].Surprises, payments.Surprise{Kind: payments.SurpriseSignatureHeader, Detail: "unknown header X-Signature"})
+}
