@@ -187,7 +187,6 @@ var notData = map[string]string{
 	"webhook.Handler":                 "an http.Handler",
 	"webhook.HandlerOption":           "an option",
 	"webhook.MemoryClaimStore":        "a store",
-	"webhook.MemoryClaimStoreOption":  "an option",
 	"webhook.SignatureVerifier":       "holds secrets, never encoded",
 	"webhook.StandardVerifier":        "holds secrets, never encoded",
 	"webhook.ClaimStore":              "an interface",
