@@ -195,7 +195,7 @@ func TestListEventsPageRetriedOn503(t *testing.T) {
 func TestListEventsIncludesTriggeredEvents(t *testing.T) {
 	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(receiver.Close)
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, "whsec_test"))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{"whsec_test"}}))
 	t.Cleanup(srv.Close)
 	c := srv.Client()
 	_, err := c.Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)

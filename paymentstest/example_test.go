@@ -195,7 +195,7 @@ func ExampleServer_SimulateIncomingPayment() {
 	}))
 	defer receiver.Close()
 
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{secret}}))
 	defer srv.Close()
 	client := srv.Client()
 	ctx := context.Background()

@@ -41,7 +41,7 @@ type Server struct {
 	reqs    requestLog
 	latency atomic.Int64
 	admin   bool          // withAdminAPI
-	delay   time.Duration // WithProcessingDelay
+	delay   time.Duration // Sandbox.ProcessingDelay
 	later   later
 	dash    *dashboard // withDashboard; nil without it
 	// differences are WithDifferences' (differences.go); nil without it.

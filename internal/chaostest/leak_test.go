@@ -155,8 +155,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	srv := paymentstest.NewServer(
 		paymentstest.WithAPIKey(leakAPIKey),
-		paymentstest.WithWebhook(hook.URL, leakWebhookSecret),
-		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: hook.URL, Secrets: []string{leakWebhookSecret}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}}),
 	)
 	defer srv.Close()
 	c := srv.Client(payments.WithLogger(clientLogger), payments.WithMaxRetries(3))
