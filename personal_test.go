@@ -128,6 +128,7 @@ func roundTripCases() map[string]any {
 			IdentificationType: payments.IdentificationNationalID, IdentificationNumber: rtIDNumber, PaymentDetails: details},
 		"payments.Response":    *resp,
 		"payments.RetryBudget": payments.RetryBudget{Tokens: 500, RetryCost: 5, TimeoutCost: 10, SuccessRefund: 1},
+		"payments.RetryPolicy": payments.RetryPolicy{MaxAttempts: 4, WaitMin: time.Second, WaitMax: 5 * time.Second, AttemptTimeout: 30 * time.Second},
 		"payments.TransportError": payments.TransportError{Method: http.MethodPost, Path: "/payments/confirm",
 			IdempotencyKey: "key-5", Attempts: 4, BudgetExhausted: true},
 		"payments.TriggerResult":   payments.TriggerResult{EventType: payments.EventPaymentCompleted, Data: json.RawMessage(`{"ok":true}`)},

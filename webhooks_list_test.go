@@ -184,7 +184,7 @@ func TestListEventsPageRetriedOn503(t *testing.T) {
 	assert.Equal(t, []int{503, 503, 200}, statuses)
 
 	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 10}))
-	_, errs := whCollect(srv.Client(payments.WithMaxRetries(1)).Webhooks.ListEvents(context.Background(), nil))
+	_, errs := whCollect(srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 2})).Webhooks.ListEvents(context.Background(), nil))
 	require.Len(t, errs, 1)
 	var apiErr *payments.APIError
 	require.True(t, errors.As(errs[0], &apiErr))

@@ -140,7 +140,7 @@ func newFixture(t *testing.T, c *Contract, opts ...paymentstest.Option) *fixture
 	client, err := payments.NewClient(srv.APIKey(),
 		payments.WithBaseURL(srv.URL()),
 		payments.WithHTTPClient(&http.Client{Transport: k, Timeout: 30 * time.Second}),
-		payments.WithRetryWait(time.Millisecond, 20*time.Millisecond),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 20 * time.Millisecond}),
 	)
 	if err != nil {
 		t.Fatal(err)

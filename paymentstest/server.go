@@ -217,7 +217,7 @@ func (s *Server) newClient(opts ...payments.Option) (*payments.Client, error) {
 	base := []payments.Option{
 		payments.WithBaseURL(s.url),
 		payments.WithHTTPClient(hc),
-		payments.WithRetryWait(time.Millisecond, 20*time.Millisecond),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 20 * time.Millisecond}),
 	}
 	return payments.NewClient(s.apiKey, append(base, opts...)...)
 }

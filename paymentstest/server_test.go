@@ -83,11 +83,11 @@ func TestInvalidOptions(t *testing.T) {
 
 func TestClientOptionsOverride(t *testing.T) {
 	srv, _ := start(t)
-	_, err := srv.NewClient(payments.WithMaxRetries(-1))
+	_, err := srv.NewClient(payments.WithRetries(payments.RetryPolicy{MaxAttempts: -1}))
 	require.ErrorIs(t, err, payments.ErrInvalidConfig)
-	assert.Panics(t, func() { srv.Client(payments.WithMaxRetries(-1)) })
+	assert.Panics(t, func() { srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: -1})) })
 
-	c := srv.Client(payments.WithMaxRetries(0))
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	srv.FailNext(1, http.StatusServiceUnavailable, 0)
 	_, err = c.Recipients.Create(ctx(t), recipientParams())
 	require.Error(t, err, "no retry when the caller says so")
