@@ -53,13 +53,11 @@ type Client struct {
 	// hook runs around every operation: the observers, then the logger.
 	hook hook
 	// surprised remembers the surprises already logged (surprise.go).
-	surprised      surprise.Set
-	attemptTimeout time.Duration
-	now            func() time.Time // the request path's clock too (see SetClockForTest)
+	surprised surprise.Set
+	now       func() time.Time // the request path's clock too (see SetClockForTest)
 
-	// The retry settings of every call, unless it has its own.
-	maxRetries                 int
-	retryWaitMin, retryWaitMax time.Duration
+	// retry is the retry settings of every call, unless it has its own.
+	retry RetryPolicy
 }
 
 // credentials hold the API key; never logged, never in an error.
@@ -93,10 +91,8 @@ func (c *Client) Close() error {
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	budget := DefaultRetryBudget()
 	cfg := clientConfig{
-		maxRetries:   defaultMaxRetries,
-		retryWaitMin: defaultRetryWaitMin,
-		retryWaitMax: defaultRetryWaitMax,
-		budget:       &budget,
+		retry:  RetryPolicy{MaxAttempts: defaultMaxRetries + 1, WaitMin: defaultRetryWaitMin, WaitMax: defaultRetryWaitMax},
+		budget: &budget,
 	}
 	for _, o := range opts {
 		if err := o.applyClient(&cfg); err != nil {
@@ -117,12 +113,9 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		logger:    cfg.logger,
 		now:       time.Now,
 
-		hook:           chainHooks(cfg.hooks()),
-		middleware:     len(cfg.middleware) > 0,
-		attemptTimeout: cfg.attemptTimeout,
-		maxRetries:     cfg.maxRetries,
-		retryWaitMin:   cfg.retryWaitMin,
-		retryWaitMax:   cfg.retryWaitMax,
+		hook:       chainHooks(cfg.hooks()),
+		middleware: len(cfg.middleware) > 0,
+		retry:      cfg.retry,
 	}
 	c.userAgentHeader = []string{c.userAgent}
 	c.fixedURLs = make(map[string]string, len(fixedPathOps))
@@ -141,7 +134,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	if c.logger != nil {
 		c.shared.OnRetry = c.logRetry
 	}
-	c.shared.Init(cfg.retryWaitMax)
+	c.shared.Init(cfg.retry.WaitMax)
 	c.Recipients = &RecipientsService{c}
 	c.Payments = &PaymentsService{c}
 	c.VirtualAccounts = &VirtualAccountsService{c}
@@ -212,18 +205,13 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		path = op.PathTemplate
 	}
 	cl := &call{Call: request.Call{Shared: c.shared, Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
-		AttemptTimeout: c.attemptTimeout, Middleware: middlewareFuncs(rc.middleware),
-		MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}}
+		Middleware: middlewareFuncs(rc.middleware)}}
 	st := &cl.Call
-	if rc.attemptTimeout > 0 {
-		st.AttemptTimeout = rc.attemptTimeout
+	rp := c.retry
+	if rc.retryGiven {
+		rp = rc.retry.over(rp)
 	}
-	if rc.maxRetries != nil {
-		st.MaxRetries = *rc.maxRetries
-	}
-	if rc.retryWait != nil {
-		st.WaitMin, st.WaitMax = rc.retryWait[0], rc.retryWait[1]
-	}
+	st.AttemptTimeout, st.MaxRetries, st.WaitMin, st.WaitMax = rp.AttemptTimeout, rp.MaxAttempts-1, rp.WaitMin, rp.WaitMax
 	if st.Key == "" && op.idempotent {
 		u, err := uuid.NewRandom()
 		if err != nil {

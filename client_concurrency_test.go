@@ -101,7 +101,7 @@ func TestTwoClientsTwoKeys(t *testing.T) {
 	shared := &http.Client{Transport: mt}
 	a, err := payments.NewClient(keyA, payments.WithBaseURL(harnessBase), payments.WithHTTPClient(shared), payments.WithUserAgent("alpha/1"))
 	require.NoError(t, err)
-	b, err := payments.NewClient(keyB, payments.WithBaseURL(harnessBase), payments.WithHTTPClient(shared), payments.WithMaxRetries(0))
+	b, err := payments.NewClient(keyB, payments.WithBaseURL(harnessBase), payments.WithHTTPClient(shared), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	require.NoError(t, err)
 
 	var wg sync.WaitGroup
@@ -182,7 +182,7 @@ func poolRun(tb testing.TB, calls, failEvery int) int64 {
 	srv.Start()
 	defer srv.Close()
 	c, err := payments.NewClient("sk_test_pool", payments.WithBaseURL(srv.URL),
-		payments.WithMaxRetries(1), payments.WithRetryWait(time.Millisecond, 2*time.Millisecond))
+		payments.WithRetries(payments.RetryPolicy{MaxAttempts: 2}), payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 2 * time.Millisecond}))
 	require.NoError(tb, err)
 	defer c.Close()
 

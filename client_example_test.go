@@ -21,8 +21,8 @@ func ExampleNewClient() {
 	client, err := payments.NewClient(apiKey,
 		payments.WithBaseURL("https://sandbox.payments.example"), // no default is published
 		payments.WithUserAgent("acme-checkout/2.3"),
-		payments.WithMaxRetries(3),
-		payments.WithRetryWait(200*time.Millisecond, 5*time.Second),
+		payments.WithRetries(payments.RetryPolicy{MaxAttempts: 4}),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: 200 * time.Millisecond, WaitMax: 5 * time.Second}),
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -192,7 +192,7 @@ func ExampleWithMiddleware() {
 
 // An attempt that takes too long is abandoned and retried; the context
 // bounds the whole call.
-func ExampleWithAttemptTimeout() {
+func ExampleWithRetries() {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
 	client := srv.Client()
@@ -212,7 +212,7 @@ func ExampleWithAttemptTimeout() {
 		log.Fatal(err)
 	}
 	recipient, err = client.Recipients.Update(ctx, recipient.ID, &payments.RecipientUpdateParams{AccountName: "Ada N. Okafor"},
-		payments.WithAttemptTimeout(300*time.Millisecond))
+		payments.WithRetries(payments.RetryPolicy{AttemptTimeout: 300 * time.Millisecond}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestLoggingAtInfoShowsNoSuccessLines(t *testing.T) {
 }
 
 func TestLoggingFailuresNeverLeakSecretsOrPersonalData(t *testing.T) {
-	h, sink := loggedHarness(t, slog.LevelDebug, payments.WithMaxRetries(1))
+	h, sink := loggedHarness(t, slog.LevelDebug, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 2}))
 	h.on(http.MethodPost, "/accounts/virtual-accounts", jsonResponder(400,
 		`{"success":false,"message":"token `+harnessKey+` may not open accounts for BVN 12345678901","stan":"s"}`))
 	h.on(http.MethodPost, "/payments/recipients", httpmock.NewErrorResponder(errConnReset))

@@ -81,7 +81,7 @@ func TestInitiatePathFiles(t *testing.T) {
 			Body: lookingBody{bytes.NewReader(body), p}, ContentLength: int64(len(body)), Request: req}, nil
 	})
 	c, err := payments.NewClient(benchKey, payments.WithBaseURL("https://api.example.com"),
-		payments.WithHTTPClient(&http.Client{Transport: rt}), payments.WithRetryWait(time.Millisecond, time.Millisecond),
+		payments.WithHTTPClient(&http.Client{Transport: rt}), payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: time.Millisecond}),
 		payments.WithRateLimit(1, 1))
 	require.NoError(t, err)
 	start := time.Now()

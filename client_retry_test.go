@@ -20,7 +20,7 @@ import (
 func TestRetryMatrixRetryableStatuses(t *testing.T) {
 	for _, status := range []int{408, 409, 429, 500, 502, 503, 504} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			h := newHarness(t, payments.WithMaxRetries(3))
+			h := newHarness(t, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 4}))
 			h.on(http.MethodPost, "/payments/recipients", jsonResponder(status, errorEnvelope("try again")))
 
 			_, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
@@ -51,7 +51,7 @@ func assertSameKeyOnEveryAttempt(t *testing.T, reqs []sentRequest, n int, key st
 func TestRetryMatrixNonRetryableStatuses(t *testing.T) {
 	for _, status := range []int{400, 401, 403, 404, 405, 410, 413, 422, 501} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			h := newHarness(t, payments.WithMaxRetries(3))
+			h := newHarness(t, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 4}))
 			h.on(http.MethodPost, "/payments/recipients", jsonResponder(status, errorEnvelope("no")))
 
 			_, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
@@ -172,7 +172,7 @@ func TestRetryMaxRetriesZeroMeansOneAttempt(t *testing.T) {
 		jsonResponder(503, errorEnvelope("busy")),
 		httpmock.NewErrorResponder(errConnReset),
 	} {
-		h := newHarness(t, payments.WithMaxRetries(0))
+		h := newHarness(t, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 		h.on(http.MethodPost, "/payments/recipients", answer)
 		_, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
 		require.Error(t, err)
@@ -239,7 +239,7 @@ func TestRetryAfterIsCappedAtMaxWait(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv, n := retryAfterServer(t, http.StatusTooManyRequests, ra)
 			c, err := payments.NewClient(harnessKey, payments.WithBaseURL(srv.URL),
-				payments.WithRetryWait(time.Millisecond, 50*time.Millisecond))
+				payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 50 * time.Millisecond}))
 			require.NoError(t, err)
 
 			// The deadline turns a regression (an hour's wait) into a quick failure.
@@ -267,7 +267,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv, n := retryAfterServer(t, http.StatusServiceUnavailable, ra)
 			c, err := payments.NewClient(harnessKey, payments.WithBaseURL(srv.URL),
-				payments.WithRetryWait(time.Millisecond, time.Minute))
+				payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: time.Minute}))
 			require.NoError(t, err)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -312,8 +312,8 @@ func TestRetryCancelDuringBackoffReturnsPromptly(t *testing.T) {
 		c, err := payments.NewClient(harnessKey,
 			payments.WithBaseURL(harnessBase),
 			payments.WithHTTPClient(&http.Client{Transport: &cancelAfterResponse{next: mt, cancel: cancel}}),
-			payments.WithRetryWait(time.Hour, time.Hour), // without cancellation the wait is an hour
-			payments.WithMaxRetries(5),
+			payments.WithRetries(payments.RetryPolicy{WaitMin: time.Hour, WaitMax: time.Hour}), // without cancellation the wait is an hour
+			payments.WithRetries(payments.RetryPolicy{MaxAttempts: 6}),
 		)
 		require.NoError(t, err)
 
@@ -346,7 +346,7 @@ func TestRetryContextAlreadyCancelled(t *testing.T) {
 // wait; the first retry comes between min and 1.5*min.
 func TestRetryWaitsStartAtTheMinimum(t *testing.T) {
 	var times []time.Time
-	h := newHarness(t, payments.WithMaxRetries(1), payments.WithRetryWait(80*time.Millisecond, time.Second))
+	h := newHarness(t, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 2}), payments.WithRetries(payments.RetryPolicy{WaitMin: 80 * time.Millisecond, WaitMax: time.Second}))
 	h.on(http.MethodPost, "/payments/recipients", func(*http.Request) (*http.Response, error) {
 		times = append(times, time.Now())
 		if len(times) == 1 {

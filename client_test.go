@@ -92,7 +92,7 @@ func newHarness(t testing.TB, opts ...payments.Option) *harness {
 	all := append([]payments.Option{
 		payments.WithBaseURL(harnessBase),
 		payments.WithHTTPClient(&http.Client{Transport: h.mt}),
-		payments.WithRetryWait(time.Millisecond, 5*time.Millisecond),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 5 * time.Millisecond}),
 	}, opts...)
 	c, err := payments.NewClient(harnessKey, all...)
 	require.NoError(t, err)
@@ -398,7 +398,7 @@ func TestTransportErrorOmitsTheQuery(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close()) // nothing listens there now
 	var logs bytes.Buffer
-	c, err := payments.NewClient("sk_test_key", payments.WithBaseURL("http://"+addr), payments.WithMaxRetries(0),
+	c, err := payments.NewClient("sk_test_key", payments.WithBaseURL("http://"+addr), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}),
 		payments.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	require.NoError(t, err)
 	_, err = c.Do(context.Background(), http.MethodGet, "/payments/recipients?email=ada.okafor@example.com&name=Ada+Okafor", nil, nil)

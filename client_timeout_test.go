@@ -190,8 +190,8 @@ func timedInitiate(t *testing.T, url string, opts ...payments.Option) (start, de
 	t.Helper()
 	c, cerr := payments.NewClient(harnessKey, append([]payments.Option{
 		payments.WithBaseURL(url),
-		payments.WithRetryWait(time.Millisecond, 10*time.Millisecond),
-		payments.WithMaxRetries(5),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 10 * time.Millisecond}),
+		payments.WithRetries(payments.RetryPolicy{MaxAttempts: 6}),
 	}, opts...)...)
 	require.NoError(t, cerr)
 	ctx, cancel := context.WithTimeout(context.Background(), toDeadline)
@@ -313,7 +313,7 @@ func TestTimeoutShorterThanRetryAfter(t *testing.T) {
 				answerNow(http.StatusOK, "", okEnvelope(paymentJSON))))
 
 			// The client would honour a Retry-After of up to a minute.
-			start, deadline, err := timedInitiate(t, srv.url(), payments.WithRetryWait(time.Millisecond, time.Minute))
+			start, deadline, err := timedInitiate(t, srv.url(), payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: time.Minute}))
 
 			assert.Less(t, time.Since(start), 2*time.Second, "the wait ends with the context, not with Retry-After")
 			require.ErrorIs(t, err, context.DeadlineExceeded)

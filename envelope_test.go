@@ -158,7 +158,7 @@ func TestEnvelopeDataIsDecodedIntoTypedResources(t *testing.T) {
 // without retries so each test sees exactly one attempt.
 func createRecipient(t *testing.T, r httpmock.Responder) (*harness, *payments.Recipient, error) {
 	t.Helper()
-	h := newHarness(t, payments.WithMaxRetries(0))
+	h := newHarness(t, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	h.on(http.MethodPost, "/payments/recipients", r)
 	rec, err := h.client.Recipients.Create(context.Background(), validRecipientParams())
 	return h, rec, err
@@ -408,7 +408,7 @@ func (a *fzAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 func fzClient(t *testing.T, a *fzAnswer) *payments.Client {
 	c, err := payments.NewClient(harnessKey,
 		payments.WithBaseURL(harnessBase),
-		payments.WithMaxRetries(0),
+		payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}),
 		payments.WithHTTPClient(&http.Client{
 			Transport:     a,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

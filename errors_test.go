@@ -102,7 +102,7 @@ func TestIdempotencyKeyOf(t *testing.T) {
 	}
 
 	// The key of a call the caller keyed comes back as given.
-	h = newHarness(t, payments.WithMaxRetries(0))
+	h = newHarness(t, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	h.on(http.MethodPost, "/payments/initiate", jsonResponder(409, errorEnvelope("in progress")))
 	_, err = h.client.Payments.Initiate(context.Background(), &payments.PaymentInitiateParams{
 		Amount: payments.Amount{Decimal: mustDecimal("5")}, Currency: "NGN", RecipientID: recipientUUID, Reference: "r",
@@ -240,7 +240,7 @@ func TestEchoedKeyNeverHeldByAnError(t *testing.T) {
 		}()
 		var logs bytes.Buffer
 		c, err := payments.NewClient(harnessKey, payments.WithBaseURL("http://"+ln.Addr().String()),
-			payments.WithMaxRetries(0), payments.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}), payments.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		require.NoError(t, err)
 		_, err = c.Payments.Initiate(context.Background(), validInitiateParams())
 		var terr *payments.TransportError

@@ -59,7 +59,7 @@ func answerOK(w http.ResponseWriter) {
 func mwClient(t *testing.T, url string, opts ...payments.Option) *payments.Client {
 	t.Helper()
 	c, err := payments.NewClient(harnessKey, append([]payments.Option{payments.WithBaseURL(url),
-		payments.WithRetryWait(time.Millisecond, 2*time.Millisecond)}, opts...)...)
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 2 * time.Millisecond})}, opts...)...)
 	require.NoError(t, err)
 	return c
 }
@@ -144,7 +144,7 @@ func TestMiddlewareCannotRemoveOwnedHeaders(t *testing.T) {
 func TestMiddlewareCanAnswerWithoutTheNetwork(t *testing.T) {
 	srv := newMWServer(t, func(_ int64, w http.ResponseWriter) { answerOK(w) })
 	broken := errors.New("circuit open")
-	c := mwClient(t, srv.URL, payments.WithMaxRetries(0))
+	c := mwClient(t, srv.URL, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	_, err := c.Payments.Initiate(context.Background(), validInitiateParams(),
 		payments.WithMiddleware(func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 			return nil, broken
@@ -175,11 +175,11 @@ func TestAttemptTimeoutBoundsOneAttempt(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { close(stall) }) // before the server's Close, which waits for its handlers
-	c := mwClient(t, srv.URL, payments.WithAttemptTimeout(time.Hour))
+	c := mwClient(t, srv.URL, payments.WithRetries(payments.RetryPolicy{AttemptTimeout: time.Hour}))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := c.Payments.Initiate(ctx, validInitiateParams(), payments.WithAttemptTimeout(100*time.Millisecond))
+	_, err := c.Payments.Initiate(ctx, validInitiateParams(), payments.WithRetries(payments.RetryPolicy{AttemptTimeout: 100 * time.Millisecond}))
 	// The first attempt got no answer in time and was retried; the second
 	// got its status but not its body in time: a 2xx cut short is not
 	// retried (the outcome is unknown), as without a timeout.
@@ -190,20 +190,20 @@ func TestAttemptTimeoutBoundsOneAttempt(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second, "the call's timeout overrides the client's hour")
 	assert.NoError(t, ctx.Err(), "the caller's context is still alive")
 
-	p, err := c.Payments.Initiate(ctx, validInitiateParams(), payments.WithAttemptTimeout(100*time.Millisecond))
+	p, err := c.Payments.Initiate(ctx, validInitiateParams(), payments.WithRetries(payments.RetryPolicy{AttemptTimeout: 100 * time.Millisecond}))
 	require.NoError(t, err)
 	assert.Equal(t, 1, p.LastResponse().Attempts)
 }
 
 // TestAttemptTimeoutOptions: invalid values are refused where they are given.
 func TestAttemptTimeoutOptions(t *testing.T) {
-	_, err := payments.NewClient(harnessKey, payments.WithBaseURL(harnessBase), payments.WithAttemptTimeout(0))
+	_, err := payments.NewClient(harnessKey, payments.WithBaseURL(harnessBase), payments.WithRetries(payments.RetryPolicy{AttemptTimeout: -time.Second}))
 	require.ErrorIs(t, err, payments.ErrInvalidConfig)
 	c := mwClient(t, harnessBase)
-	_, err = c.Payments.Initiate(context.Background(), validInitiateParams(), payments.WithAttemptTimeout(-time.Second))
+	_, err = c.Payments.Initiate(context.Background(), validInitiateParams(), payments.WithRetries(payments.RetryPolicy{AttemptTimeout: -time.Second}))
 	var verr *payments.ValidationError
 	require.ErrorAs(t, err, &verr)
-	assert.True(t, verr.Has("WithAttemptTimeout"))
+	assert.True(t, verr.Has("WithRetries"))
 }
 
 type ctxMark struct{}
@@ -308,7 +308,7 @@ func TestAttemptsCountTheTransportsResends(t *testing.T) {
 	defer srv.Close()
 	var logs bytes.Buffer
 	var observed payments.OperationResult
-	c := srv.Client(payments.WithMaxRetries(0),
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}),
 		payments.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 		payments.WithObserver(func(ctx context.Context, op payments.Operation) (context.Context, func(payments.OperationResult)) {
 			return ctx, func(r payments.OperationResult) {

@@ -15,7 +15,7 @@ import (
 	"github.com/paymentsapi/payments-go/internal/loopback"
 )
 
-// The retry settings of a Client without WithMaxRetries or WithRetryWait.
+// The retry settings of a Client without WithRetries.
 const (
 	defaultMaxRetries   = 2
 	defaultRetryWaitMin = 500 * time.Millisecond
@@ -23,19 +23,16 @@ const (
 )
 
 type clientConfig struct {
-	baseURL        string
-	plainHTTP      bool
-	httpClient     *http.Client
-	maxRetries     int
-	retryWaitMin   time.Duration
-	retryWaitMax   time.Duration
-	attemptTimeout time.Duration
-	logger         *slog.Logger
-	userAgent      string
-	middleware     []Middleware
-	observers      []OperationObserver
-	budget         *RetryBudget // nil: no retry budget
-	limiter        *rate.Limiter
+	baseURL    string
+	plainHTTP  bool
+	httpClient *http.Client
+	retry      RetryPolicy // every field set: the defaults, then WithRetries
+	logger     *slog.Logger
+	userAgent  string
+	middleware []Middleware
+	observers  []OperationObserver
+	budget     *RetryBudget // nil: no retry budget
+	limiter    *rate.Limiter
 }
 
 // hooks are the observers, then the logger's: one path for everything that
@@ -60,9 +57,8 @@ type optionFunc func(*clientConfig) error
 func (f optionFunc) applyClient(c *clientConfig) error { return f(c) }
 
 // RequestOption configures one call. Every RequestOption is also an
-// Option: WithMiddleware, WithAttemptTimeout, WithMaxRetries and
-// WithRetryWait given to NewClient apply to every call, given to one call
-// to that call. WithIdempotencyKey, WithHeader and WithBodyField belong to
+// Option: WithMiddleware and WithRetries given to NewClient apply to every
+// call, given to one call to that call. WithIdempotencyKey, WithHeader and WithBodyField belong to
 // one call: NewClient refuses them (ErrInvalidConfig). An Option that is
 // not a RequestOption (WithBaseURL, ...) cannot be given to a call.
 type RequestOption interface {
@@ -113,42 +109,91 @@ func WithHTTPClient(hc *http.Client) Option {
 	})
 }
 
-// WithMaxRetries sets how many times a failed attempt is retried (default 2;
-// 0 disables retries). Only retry-safe calls are retried: see the README.
-// Given to NewClient it applies to every call, given to one call to that
-// call; a negative n is an error (ErrInvalidConfig from NewClient, a
-// *ValidationError from a call, which then sends nothing).
-func WithMaxRetries(n int) RequestOption {
-	return bothOption{
-		client: func(c *clientConfig) error {
-			if n < 0 {
-				return fmt.Errorf("%w: WithMaxRetries(%d) is negative", ErrInvalidConfig, n)
-			}
-			c.maxRetries = n
-			return nil
-		},
-		request: func(r *requestConfig) { r.maxRetries = &n },
-	}
+// RetryPolicy is how calls retry. A zero field leaves its setting as it is:
+// given to NewClient, the default; given to one call, the client's.
+type RetryPolicy struct {
+	// MaxAttempts is how many attempts a call makes at most, the first
+	// included (default 3: two retries); 1 makes no retry. Only retry-safe
+	// calls are retried: see the README.
+	MaxAttempts int
+	// WaitMin and WaitMax are the shortest and the longest wait between
+	// attempts (defaults 500ms and 10s). The first retry waits between
+	// WaitMin and 1.5*WaitMin, each later one twice as long (with the same
+	// jitter), never more than WaitMax; a Retry-After header from the
+	// service is honoured within WaitMin and WaitMax (a Retry-After of 0
+	// waits WaitMin). The client's WaitMax also bounds the pause a 429
+	// imposes on all calls. A WaitMin above the WaitMax in force raises
+	// WaitMax to it, unless both are given.
+	WaitMin, WaitMax time.Duration
+	// AttemptTimeout bounds each HTTP attempt, from sending the request to
+	// reading the whole answer; an attempt that runs out is retried like a
+	// dropped connection. The context you pass bounds the whole call, all
+	// attempts and the waits between them. By default an attempt is bounded
+	// by the http.Client's Timeout: 60 s for the default one.
+	AttemptTimeout time.Duration
 }
 
-// WithRetryWait sets the shortest and the longest wait between attempts
-// (defaults 500ms and 10s). The first retry waits between min and 1.5*min,
-// each later one twice as long (with the same jitter), never more than max; a
-// Retry-After header from the service is honoured within min and max (a
-// Retry-After of 0 waits min).
-// Given to NewClient it applies to every call (and the client's max also
-// bounds the pause a 429 imposes on all calls), given to one call to that
-// call. It needs 0 <= min <= max.
-func WithRetryWait(min, max time.Duration) RequestOption {
+// check reports what is wrong with p, or "".
+func (p RetryPolicy) check() string {
+	switch {
+	case p.MaxAttempts < 0:
+		return "MaxAttempts must not be negative (1 makes no retry)"
+	case p.WaitMin < 0 || p.WaitMax < 0 || p.AttemptTimeout < 0:
+		return "durations must not be negative (0 keeps the setting)"
+	case p.WaitMax > 0 && p.WaitMin > p.WaitMax:
+		return "needs WaitMin <= WaitMax"
+	}
+	return ""
+}
+
+// merge returns base with the non-zero fields of p.
+func (p RetryPolicy) merge(base RetryPolicy) RetryPolicy {
+	if p.MaxAttempts > 0 {
+		base.MaxAttempts = p.MaxAttempts
+	}
+	if p.WaitMin > 0 {
+		base.WaitMin = p.WaitMin
+	}
+	if p.WaitMax > 0 {
+		base.WaitMax = p.WaitMax
+	}
+	if p.AttemptTimeout > 0 {
+		base.AttemptTimeout = p.AttemptTimeout
+	}
+	return base
+}
+
+// over returns the policy in force, base, with the non-zero fields of p; a
+// WaitMin above base's WaitMax raises it when p gives no WaitMax.
+func (p RetryPolicy) over(base RetryPolicy) RetryPolicy {
+	r := p.merge(base)
+	if p.WaitMax == 0 && r.WaitMax < r.WaitMin {
+		r.WaitMax = r.WaitMin
+	}
+	return r
+}
+
+// WithRetries sets how calls retry (see RetryPolicy; zero fields keep their
+// setting): WithRetries(payments.RetryPolicy{MaxAttempts: 1}) makes no
+// retry. Given to NewClient it applies to every call, given to one call to
+// that call. An invalid policy is an error (ErrInvalidConfig from
+// NewClient, a *ValidationError from a call, which then sends nothing).
+func WithRetries(p RetryPolicy) RequestOption {
 	return bothOption{
 		client: func(c *clientConfig) error {
-			if min < 0 || max < min {
-				return fmt.Errorf("%w: WithRetryWait(%s, %s) needs 0 <= min <= max", ErrInvalidConfig, min, max)
+			if msg := p.check(); msg != "" {
+				return fmt.Errorf("%w: WithRetries(%+v): %s", ErrInvalidConfig, p, msg)
 			}
-			c.retryWaitMin, c.retryWaitMax = min, max
+			c.retry = p.over(c.retry)
 			return nil
 		},
-		request: func(r *requestConfig) { r.retryWait = &[2]time.Duration{min, max} },
+		request: func(r *requestConfig) {
+			if msg := p.check(); msg != "" && r.retryErr == "" {
+				r.retryErr = msg
+			}
+			r.retry = p.merge(r.retry)
+			r.retryGiven = true
+		},
 	}
 }
 
@@ -230,10 +275,10 @@ type requestConfig struct {
 	keyGiven       bool // WithIdempotencyKey was passed, even with ""
 	header         http.Header
 	middleware     []Middleware
-	attemptTimeout time.Duration
-	maxRetries     *int              // WithMaxRetries on this call
-	retryWait      *[2]time.Duration // WithRetryWait on this call: min, max
-	bodyFields     []bodyField       // WithBodyField, in the order given
+	retry          RetryPolicy // WithRetries on this call: its non-zero fields
+	retryGiven     bool
+	retryErr       string      // what is wrong with a WithRetries of this call
+	bodyFields     []bodyField // WithBodyField, in the order given
 }
 
 // WithIdempotencyKey sends key as the call's Idempotency-Key instead of a
@@ -277,25 +322,6 @@ func WithMiddleware(mw ...Middleware) RequestOption {
 	return bothOption{
 		client:  func(c *clientConfig) error { c.middleware = append(c.middleware, mw...); return nil },
 		request: func(r *requestConfig) { r.middleware = append(r.middleware, mw...) },
-	}
-}
-
-// WithAttemptTimeout bounds each HTTP attempt, from sending the request to
-// reading the whole answer; an attempt that runs out is retried like a
-// dropped connection. The context you pass bounds the whole call, all
-// attempts and the waits between them. Given to NewClient it applies to
-// every call, given to one call to that call. Without it an attempt is
-// bounded by the http.Client's Timeout: 60 s for the default one.
-func WithAttemptTimeout(d time.Duration) RequestOption {
-	return bothOption{
-		client: func(c *clientConfig) error {
-			if d <= 0 {
-				return fmt.Errorf("%w: WithAttemptTimeout(%s) must be positive", ErrInvalidConfig, d)
-			}
-			c.attemptTimeout = d
-			return nil
-		},
-		request: func(r *requestConfig) { r.attemptTimeout = d },
 	}
 }
 
@@ -371,7 +397,7 @@ func DefaultRetryBudget() RetryBudget {
 
 // WithRetryBudget replaces the Client's retry budget (DefaultRetryBudget);
 // WithRetryBudget(nil) turns it off, so that every call makes all the
-// retries WithMaxRetries allows whatever the others do. The costs must not
+// retries its RetryPolicy allows whatever the others do. The costs must not
 // be negative nor above Tokens, and Tokens must be at least 1.
 func WithRetryBudget(b *RetryBudget) Option {
 	return optionFunc(func(c *clientConfig) error {

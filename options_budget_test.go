@@ -49,7 +49,7 @@ func assertBudgetExhausted(t *testing.T, err error, attempts int) {
 func TestRetryBudgetEmptiesUnderOutageAndRefills(t *testing.T) {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	c := srv.Client(payments.WithRetryWait(0, 0))
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{WaitMin: time.Nanosecond, WaitMax: time.Nanosecond}))
 	ctx := context.Background()
 
 	outage(t, srv)
@@ -92,7 +92,7 @@ func TestRetryBudgetBoundsRetriesOfManyGoroutines(t *testing.T) {
 	run := func(t *testing.T, opts ...payments.Option) (requests, exhausted int) {
 		srv := paymentstest.NewServer()
 		defer srv.Close()
-		c := srv.Client(append([]payments.Option{payments.WithRetryWait(time.Millisecond, 5*time.Millisecond)}, opts...)...)
+		c := srv.Client(append([]payments.Option{payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 5 * time.Millisecond})}, opts...)...)
 		outage(t, srv)
 		errs := make([]error, callers)
 		var wg sync.WaitGroup
@@ -114,7 +114,7 @@ func TestRetryBudgetBoundsRetriesOfManyGoroutines(t *testing.T) {
 		return len(srv.Requests()), exhausted
 	}
 
-	const defaultMaxRetries = 2 // a Client's retries without WithMaxRetries
+	const defaultMaxRetries = 2 // a Client's retries without WithRetries
 	t.Run("default budget", func(t *testing.T) {
 		requests, exhausted := run(t)
 		retries := payments.DefaultRetryBudget().Tokens / payments.DefaultRetryBudget().RetryCost
@@ -144,7 +144,7 @@ func TestRetryBudgetTimeoutsCostMore(t *testing.T) {
 	budget := &payments.RetryBudget{Tokens: 20, RetryCost: 5, TimeoutCost: 10, SuccessRefund: 1}
 	c, err := payments.NewClient("sk_test_budget", payments.WithBaseURL("https://api.example.com"),
 		payments.WithHTTPClient(&http.Client{Transport: hang}), payments.WithRetryBudget(budget),
-		payments.WithRetryWait(0, 0), payments.WithAttemptTimeout(time.Millisecond), payments.WithMaxRetries(10))
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Nanosecond, WaitMax: time.Nanosecond}), payments.WithRetries(payments.RetryPolicy{AttemptTimeout: time.Millisecond}), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 11}))
 	require.NoError(t, err)
 
 	_, err = newRecipient(context.Background(), c)
@@ -163,7 +163,7 @@ func TestRetryBudgetTimeoutsCostMore(t *testing.T) {
 	budget.Tokens = 20 // the Client keeps its own copy: this changes nothing
 	outage(t, srv)
 	c = srv.Client(payments.WithRetryBudget(&payments.RetryBudget{Tokens: 20, RetryCost: 5, TimeoutCost: 10}),
-		payments.WithRetryWait(0, 0), payments.WithMaxRetries(10))
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Nanosecond, WaitMax: time.Nanosecond}), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 11}))
 	_, err = newRecipient(context.Background(), c)
 	assertBudgetExhausted(t, err, 5) // 20 tokens: four retries at 5
 }

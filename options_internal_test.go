@@ -42,10 +42,10 @@ func TestNewClientAcceptsHTTPSAndLoopback(t *testing.T) {
 func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
 	c, err := NewClient(optKey, WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
-	assert.Equal(t, defaultMaxRetries, c.maxRetries)
-	assert.Equal(t, 2, c.maxRetries, "the issue asks for 2 retries by default")
-	assert.Equal(t, defaultRetryWaitMin, c.retryWaitMin)
-	assert.Equal(t, defaultRetryWaitMax, c.retryWaitMax)
+	assert.Equal(t, defaultMaxRetries, c.retry.MaxAttempts-1)
+	assert.Equal(t, 2, c.retry.MaxAttempts-1, "the issue asks for 2 retries by default")
+	assert.Equal(t, defaultRetryWaitMin, c.retry.WaitMin)
+	assert.Equal(t, defaultRetryWaitMax, c.retry.WaitMax)
 	assert.Equal(t, defaultRetryWaitMax, c.shared.MaxPause(), "a 429's pause is bounded by the client's longest wait")
 	rc := callForTest(c).Retrying()
 	assert.NotNil(t, rc.ErrorHandler, "without an ErrorHandler go-retryablehttp drops the final status and body")
@@ -60,21 +60,26 @@ func TestDefaultsAndOptionsReachTheRetryLayer(t *testing.T) {
 	assert.Nil(t, c.shared.Limiter, "no rate limit by default")
 
 	c, err = NewClient(optKey, WithBaseURL("https://api.example.com"),
-		WithMaxRetries(0), WithRetryWait(10*time.Millisecond, 20*time.Millisecond))
+		WithRetries(RetryPolicy{MaxAttempts: 1}), WithRetries(RetryPolicy{WaitMin: 10 * time.Millisecond, WaitMax: 20 * time.Millisecond}))
 	require.NoError(t, err)
-	assert.Equal(t, 0, c.maxRetries)
-	assert.Equal(t, 10*time.Millisecond, c.retryWaitMin)
-	assert.Equal(t, 20*time.Millisecond, c.retryWaitMax)
+	assert.Equal(t, 0, c.retry.MaxAttempts-1)
+	assert.Equal(t, 10*time.Millisecond, c.retry.WaitMin)
+	assert.Equal(t, 20*time.Millisecond, c.retry.WaitMax)
 	assert.Equal(t, 20*time.Millisecond, c.shared.MaxPause())
 	rc = callForTest(c).Retrying()
 	assert.Equal(t, 0, rc.RetryMax)
 	assert.Equal(t, 10*time.Millisecond, rc.RetryWaitMin)
 	assert.Equal(t, 20*time.Millisecond, rc.RetryWaitMax)
+
+	// A WaitMin above the WaitMax in force raises it; zero fields keep theirs.
+	c, err = NewClient(optKey, WithBaseURL("https://api.example.com"), WithRetries(RetryPolicy{WaitMin: 20 * time.Second}))
+	require.NoError(t, err)
+	assert.Equal(t, RetryPolicy{MaxAttempts: defaultMaxRetries + 1, WaitMin: 20 * time.Second, WaitMax: 20 * time.Second}, c.retry)
 }
 
 // callForTest is a call of c, as Client.do makes it, that is never sent.
 func callForTest(c *Client) *request.Call {
-	return &request.Call{Shared: c.shared, MaxRetries: c.maxRetries, WaitMin: c.retryWaitMin, WaitMax: c.retryWaitMax}
+	return &request.Call{Shared: c.shared, MaxRetries: c.retry.MaxAttempts - 1, WaitMin: c.retry.WaitMin, WaitMax: c.retry.WaitMax}
 }
 
 func TestUserAgent(t *testing.T) {
@@ -105,9 +110,9 @@ func TestDefaultTransportPoolsConnections(t *testing.T) {
 	assert.Equal(t, 90*time.Second, tr.IdleConnTimeout)
 	assert.NotNil(t, tr.Proxy, "HTTPS_PROXY and NO_PROXY are honoured")
 	assert.NotNil(t, tr.DialContext)
-	assert.Equal(t, defaultMaxRetries, c.maxRetries)
-	assert.Equal(t, 500*time.Millisecond, c.retryWaitMin)
-	assert.Equal(t, 10*time.Second, c.retryWaitMax)
+	assert.Equal(t, defaultMaxRetries, c.retry.MaxAttempts-1)
+	assert.Equal(t, 500*time.Millisecond, c.retry.WaitMin)
+	assert.Equal(t, 10*time.Second, c.retry.WaitMax)
 
 	// Each client gets its own pool.
 	c2, err := NewClient(optKey, WithBaseURL("https://api.example.com"))

@@ -211,13 +211,13 @@ func TestTooManyRequestsPausesTheWholeClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := paymentstest.NewServer()
 			defer srv.Close()
-			c := srv.Client(payments.WithRetryWait(time.Millisecond, tc.maxWait))
+			c := srv.Client(payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: tc.maxWait}))
 			ft := newFakeTime(c, true)
 			require.NoError(t, srv.InjectFault(paymentstest.Fault{
 				Status: http.StatusTooManyRequests, RetryAfter: tc.retryAfter,
 				Path: "/payments/recipients",
 			}))
-			_, err := c.Recipients.Create(context.Background(), validRecipientParams(), payments.WithMaxRetries(0))
+			_, err := c.Recipients.Create(context.Background(), validRecipientParams(), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 			var apiErr *payments.APIError
 			require.ErrorAs(t, err, &apiErr)
 			require.Equal(t, http.StatusTooManyRequests, apiErr.StatusCode)

@@ -44,9 +44,9 @@ func TestNewClientRefusesBadConfig(t *testing.T) {
 		{"credentials in URL", harnessKey, []payments.Option{payments.WithBaseURL("https://user:pw@api.example.com")}, "credentials"},
 		{"query in URL", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com/?x=1")}, "query"},
 		{"nil http client", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com"), payments.WithHTTPClient(nil)}, "WithHTTPClient(nil)"},
-		{"negative retries", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com"), payments.WithMaxRetries(-1)}, "WithMaxRetries(-1)"},
-		{"negative min wait", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com"), payments.WithRetryWait(-time.Second, time.Second)}, "min <= max"},
-		{"max below min", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com"), payments.WithRetryWait(2*time.Second, time.Second)}, "min <= max"},
+		{"negative retries", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com"), payments.WithRetries(payments.RetryPolicy{MaxAttempts: -1})}, "MaxAttempts must not be negative"},
+		{"negative min wait", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com"), payments.WithRetries(payments.RetryPolicy{WaitMin: -time.Second, WaitMax: time.Second})}, "must not be negative"},
+		{"max below min", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com"), payments.WithRetries(payments.RetryPolicy{WaitMin: 2 * time.Second, WaitMax: time.Second})}, "needs WaitMin <= WaitMax"},
 		{"user agent with newline", harnessKey, []payments.Option{payments.WithBaseURL("https://api.example.com"), payments.WithUserAgent("acme\r\nX-Evil: 1")}, "line break"},
 	}
 	for _, tc := range cases {
@@ -79,8 +79,8 @@ func TestNewClientRefusesCallOnlyOptions(t *testing.T) {
 		assert.Contains(t, err.Error(), name+" applies to one call", name)
 	}
 	_, err := payments.NewClient("sk_test_key", payments.WithBaseURL("https://api.payments.test"),
-		payments.WithMaxRetries(1), payments.WithRetryWait(time.Millisecond, time.Second),
-		payments.WithAttemptTimeout(time.Second), payments.WithMiddleware())
+		payments.WithRetries(payments.RetryPolicy{MaxAttempts: 2}), payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: time.Second}),
+		payments.WithRetries(payments.RetryPolicy{AttemptTimeout: time.Second}), payments.WithMiddleware())
 	assert.NoError(t, err, "the options of both places")
 }
 
@@ -223,8 +223,8 @@ func TestInsecurePlainHTTPIsAnExplicitOptIn(t *testing.T) {
 	require.ErrorIs(t, err, payments.ErrInvalidConfig, "only http and https")
 }
 
-// WithMaxRetries and WithRetryWait given to one call override the client's
-// for that call only.
+// WithRetries given to one call overrides the client's fields it sets, for
+// that call only.
 func TestRetrySettingsPerCall(t *testing.T) {
 	busy := jsonResponder(503, errorEnvelope("busy"))
 	for _, tc := range []struct {
@@ -232,9 +232,9 @@ func TestRetrySettingsPerCall(t *testing.T) {
 		client, call []payments.Option
 		want         int
 	}{
-		{"client 1, call 3", []payments.Option{payments.WithMaxRetries(1)}, []payments.Option{payments.WithMaxRetries(3)}, 4},
-		{"client 3, call 0", []payments.Option{payments.WithMaxRetries(3)}, []payments.Option{payments.WithMaxRetries(0)}, 1},
-		{"client 3, no call option", []payments.Option{payments.WithMaxRetries(3)}, nil, 4},
+		{"client 1, call 3", []payments.Option{payments.WithRetries(payments.RetryPolicy{MaxAttempts: 2})}, []payments.Option{payments.WithRetries(payments.RetryPolicy{MaxAttempts: 4})}, 4},
+		{"client 3, call 0", []payments.Option{payments.WithRetries(payments.RetryPolicy{MaxAttempts: 4})}, []payments.Option{payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1})}, 1},
+		{"client 3, no call option", []payments.Option{payments.WithRetries(payments.RetryPolicy{MaxAttempts: 4})}, nil, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.client...)
@@ -252,11 +252,11 @@ func TestRetrySettingsPerCall(t *testing.T) {
 	}
 
 	t.Run("the call's waits replace the client's", func(t *testing.T) {
-		h := newHarness(t, payments.WithRetryWait(time.Minute, time.Minute))
+		h := newHarness(t, payments.WithRetries(payments.RetryPolicy{WaitMin: time.Minute, WaitMax: time.Minute}))
 		h.on(http.MethodPost, "/payments/recipients", busy)
 		start := time.Now()
 		_, err := h.client.Recipients.Create(context.Background(), validRecipientParams(),
-			payments.WithRetryWait(time.Millisecond, 2*time.Millisecond))
+			payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 2 * time.Millisecond}))
 		require.Error(t, err)
 		assert.Less(t, time.Since(start), 10*time.Second, "the client's minute-long waits were not used")
 		assert.Equal(t, 3, h.calls())
@@ -264,8 +264,8 @@ func TestRetrySettingsPerCall(t *testing.T) {
 		h2 := newHarness(t) // 1 to 5 ms
 		h2.on(http.MethodPost, "/payments/recipients", busy)
 		start = time.Now()
-		_, err = h2.client.Recipients.Create(context.Background(), validRecipientParams(), payments.WithMaxRetries(1),
-			payments.WithRetryWait(150*time.Millisecond, 150*time.Millisecond))
+		_, err = h2.client.Recipients.Create(context.Background(), validRecipientParams(), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 2}),
+			payments.WithRetries(payments.RetryPolicy{WaitMin: 150 * time.Millisecond, WaitMax: 150 * time.Millisecond}))
 		require.Error(t, err)
 		assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond, "the call's own, longer wait")
 		assert.Equal(t, 2, h2.calls())
@@ -273,7 +273,7 @@ func TestRetrySettingsPerCall(t *testing.T) {
 
 	t.Run("bad values are refused, nothing sent", func(t *testing.T) {
 		h := newHarness(t)
-		for _, o := range []payments.RequestOption{payments.WithMaxRetries(-1), payments.WithRetryWait(time.Second, time.Millisecond), payments.WithRetryWait(-1, 0)} {
+		for _, o := range []payments.RequestOption{payments.WithRetries(payments.RetryPolicy{MaxAttempts: -1}), payments.WithRetries(payments.RetryPolicy{WaitMin: time.Second, WaitMax: time.Millisecond}), payments.WithRetries(payments.RetryPolicy{WaitMin: -1, WaitMax: time.Nanosecond})} {
 			_, err := h.client.Recipients.Create(context.Background(), validRecipientParams(), o)
 			var verr *payments.ValidationError
 			require.ErrorAs(t, err, &verr)

@@ -102,7 +102,7 @@ func TestSurpriseReportedOncePerKind(t *testing.T) {
 		{"error body not the envelope", http.MethodPost, "/payments/confirm",
 			typedResponder(502, "text/html; charset=utf-8", "<html><body>Bad gateway</body></html>"),
 			func(c *payments.Client) error {
-				_, err := c.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "r", QuoteID: "q"}, payments.WithMaxRetries(0))
+				_, err := c.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: "r", QuoteID: "q"}, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 				return err
 			}, true, []payments.Surprise{{Kind: payments.SurpriseErrorBody, Detail: "the body is not JSON (text/html; charset=utf-8)"}}},
 		{"error body with a numeric code and listed messages", http.MethodPost, "/payments/confirm",

@@ -377,14 +377,8 @@ func requestOptions(opts []RequestOption) (requestConfig, error) {
 	case len(k) > 255 || !printableASCII(k):
 		v.add("Idempotency-Key", "must be at most 255 printable ASCII characters")
 	}
-	if rc.attemptTimeout < 0 {
-		v.add("WithAttemptTimeout", "must be positive")
-	}
-	if rc.maxRetries != nil && *rc.maxRetries < 0 {
-		v.add("WithMaxRetries", "must not be negative")
-	}
-	if w := rc.retryWait; w != nil && (w[0] < 0 || w[1] < w[0]) {
-		v.add("WithRetryWait", "needs 0 <= min <= max")
+	if rc.retryErr != "" {
+		v.add("WithRetries", rc.retryErr)
 	}
 	checkBodyFields(&v, rc.bodyFields)
 	for name, values := range rc.header {

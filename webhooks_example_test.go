@@ -41,7 +41,7 @@ func Example_triggeredEvent() {
 	receiver := httptest.NewServer(handler)
 	defer receiver.Close()
 
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{secret}}))
 	defer srv.Close()
 	client := srv.Client()
 	ctx := context.Background()
@@ -88,7 +88,7 @@ func ExampleWebhooksService_Trigger() {
 	fmt.Println(errors.Is(err, payments.CodeWebhookNotConfigured))
 	unset.Close()
 
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret)) // the dashboard's setting
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{secret}})) // the dashboard's setting
 	defer srv.Close()
 	client := srv.Client()
 	res, err := client.Webhooks.Trigger(ctx, payments.EventPaymentCompleted)

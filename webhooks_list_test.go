@@ -184,7 +184,7 @@ func TestListEventsPageRetriedOn503(t *testing.T) {
 	assert.Equal(t, []int{503, 503, 200}, statuses)
 
 	require.NoError(t, srv.InjectFault(paymentstest.Fault{Status: http.StatusServiceUnavailable, Times: 10}))
-	_, errs := whCollect(srv.Client(payments.WithMaxRetries(1)).Webhooks.ListEvents(context.Background(), nil))
+	_, errs := whCollect(srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 2})).Webhooks.ListEvents(context.Background(), nil))
 	require.Len(t, errs, 1)
 	var apiErr *payments.APIError
 	require.True(t, errors.As(errs[0], &apiErr))
@@ -195,7 +195,7 @@ func TestListEventsPageRetriedOn503(t *testing.T) {
 func TestListEventsIncludesTriggeredEvents(t *testing.T) {
 	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(receiver.Close)
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, "whsec_test"))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{"whsec_test"}}))
 	t.Cleanup(srv.Close)
 	c := srv.Client()
 	_, err := c.Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)

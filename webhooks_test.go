@@ -343,7 +343,7 @@ func FuzzListEventsPage(f *testing.F) {
 	f.Add([]byte(okEnvelope(`{"events":[{"id":1,"type":"x","data":null}],"has_more":true}`)))
 	f.Add([]byte(okEnvelope(`{"events":null}`)))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		h := newHarness(t, payments.WithMaxRetries(0))
+		h := newHarness(t, payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 		h.on(http.MethodGet, "/webhooks/events", httpmock.NewBytesResponder(200, body))
 		page, err := h.client.Webhooks.ListEventsPage(context.Background(), nil)
 		if err != nil {

@@ -133,14 +133,14 @@ func newFixture(t *testing.T, c *Contract, opts ...paymentstest.Option) *fixture
 	secret := "whsec_" + uuid.NewString()
 	hook := k.receiver(t, secret)
 	srv := paymentstest.NewServer(append([]paymentstest.Option{
-		paymentstest.WithWebhook(hook.URL, secret),
-		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: hook.URL, Secrets: []string{secret}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}}),
 	}, opts...)...)
 	t.Cleanup(srv.Close)
 	client, err := payments.NewClient(srv.APIKey(),
 		payments.WithBaseURL(srv.URL()),
 		payments.WithHTTPClient(&http.Client{Transport: k, Timeout: 30 * time.Second}),
-		payments.WithRetryWait(time.Millisecond, 20*time.Millisecond),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 20 * time.Millisecond}),
 	)
 	if err != nil {
 		t.Fatal(err)

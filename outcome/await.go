@@ -55,8 +55,8 @@ func (t *Tracker) NewHandler(verifier webhook.Verifier, fn webhook.EventFunc, op
 // the tracker's store: it reads the store at once, then again when this
 // tracker records an event or the store says another replica wrote one
 // (a store that is a Subscriber: the subscription runs while some Await
-// waits), and at least every poll interval (WithPollInterval). With WithEventList, when no final outcome arrived
-// within its time, it asks the service's event list itself and records what
+// waits), and at least every DefaultPollInterval. With WithEventList, when no
+// final outcome arrived within its time, it asks the service's event list itself and records what
 // it finds (see NewHandler), then asks again, less and less often, so
 // that the outcome comes even when no delivery does. An id the tracker has
 // never seen is waited for in the same way, never answered with a state.

@@ -225,7 +225,7 @@ func TestAwaitThroughDelivery(t *testing.T) {
 	h := webhook.NewHandler(mustVerifier(t), tr.Wrap(nil))
 	recv := httptest.NewServer(h)
 	defer recv.Close()
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(recv.URL, "whsec-outcome"))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: recv.URL, Secrets: []string{"whsec-outcome"}}))
 	defer srv.Close()
 	p, _ := fakePayment(t, srv, "order-8", paymentstest.AmountCompletesLate)
 	if err := tr.Confirmed(context.Background(), p); err != nil {

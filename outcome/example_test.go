@@ -46,7 +46,7 @@ func ExampleTracker_Await() {
 	}))
 	receiver := httptest.NewServer(handler)
 	defer receiver.Close()
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, "whsec_example"))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{"whsec_example"}}))
 	defer srv.Close()
 	ctx := context.Background()
 

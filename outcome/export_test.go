@@ -12,3 +12,9 @@ import (
 func WithClock(now func() time.Time) Option {
 	return testhook.TrackerClock(now).(Option)
 }
+
+// WithPollInterval sets the longest wait between two reads of the store by
+// Await: a test hook (internal/testhook.TrackerPollInterval), not API.
+func WithPollInterval(d time.Duration) Option {
+	return testhook.TrackerPollInterval(d).(Option)
+}

@@ -75,7 +75,9 @@ const (
 	// DefaultListWindow is how far back Await's first listing goes.
 	DefaultListWindow = 24 * time.Hour
 	// DefaultPollInterval is the longest wait between two reads of the
-	// store by Await; it starts at a hundredth of it and doubles.
+	// store by Await (it starts at a hundredth of it and doubles): the
+	// longest delay before a waiter sees an outcome that another process
+	// recorded when the store's push (see Subscriber) is lost.
 	DefaultPollInterval = 500 * time.Millisecond
 )
 
@@ -101,18 +103,6 @@ func WithEventList(client *payments.Client, after time.Duration) Option {
 	}
 }
 
-// WithPollInterval sets the longest wait between two reads of the store by
-// Await (default DefaultPollInterval): the longest delay before a waiter
-// sees an outcome that another process recorded, when the store does not
-// push it (see Subscriber). d <= 0 keeps the default.
-func WithPollInterval(d time.Duration) Option {
-	return func(o *options) {
-		if d > 0 {
-			o.pollMax = d
-		}
-	}
-}
-
 // WithReconcile makes Await run the events it lists (WithEventList) through
 // reconcile, the once-only path of a receiver that is not a webhook.Handler
 // made by Tracker.NewHandler: pgstore's Queue.Tracker passes its
@@ -130,6 +120,13 @@ func init() {
 		return Option(func(o *options) {
 			if now != nil {
 				o.now = now
+			}
+		})
+	}
+	testhook.TrackerPollInterval = func(d time.Duration) any {
+		return Option(func(o *options) {
+			if d > 0 {
+				o.pollMax = d
 			}
 		})
 	}

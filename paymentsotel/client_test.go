@@ -97,7 +97,7 @@ func TestTraceparentReachesTheServer(t *testing.T) {
 	defer srv.Close()
 	front := newFrontServer(t, proxyTo(t, srv))
 	client, err := payments.NewClient(srv.APIKey(), append(r.inst.ClientOptions(),
-		payments.WithBaseURL(front.URL), payments.WithRetryWait(time.Millisecond, 5*time.Millisecond))...)
+		payments.WithBaseURL(front.URL), payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 5 * time.Millisecond}))...)
 	require.NoError(t, err)
 	ctx := testContext(t)
 
@@ -304,7 +304,7 @@ func TestMiddlewareAloneStillTraces(t *testing.T) {
 func TestErrorTypesAreLowCardinality(t *testing.T) {
 	r := newRig(t)
 	client, err := payments.NewClient("sk_test_key", append(r.inst.ClientOptions(),
-		payments.WithBaseURL("http://127.0.0.1:1"), payments.WithMaxRetries(0))...)
+		payments.WithBaseURL("http://127.0.0.1:1"), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))...)
 	require.NoError(t, err)
 	_, err = client.Webhooks.Trigger(testContext(t), payments.EventPaymentCompleted)
 	var terr *payments.TransportError

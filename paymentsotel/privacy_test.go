@@ -34,8 +34,8 @@ func TestNoSecretsInTelemetry(t *testing.T) {
 	receiver := httptest.NewServer(webhook.NewHandler(verifier,
 		func(context.Context, *payments.Event) error { return nil }, r.inst.HandlerOption()))
 	defer receiver.Close()
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, hookSecret),
-		paymentstest.WithWebhookRetries(10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{hookSecret}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}}))
 	defer srv.Close()
 	client := r.fakeClient(srv)
 	ctx := testContext(t)

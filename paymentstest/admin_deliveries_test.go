@@ -55,7 +55,7 @@ func TestAdminDeliveries(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	srv, c := startAdmin(t, paymentstest.WithWebhook(rc.URL, secret), paymentstest.WithWebhookRetryWait(time.Millisecond))
+	srv, c := startAdmin(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{secret}}), paymentstest.WithWebhookRetryWait(time.Millisecond))
 
 	res := send(t, srv, http.MethodGet, "/_sandbox/deliveries", "", nil)
 	require.Equal(t, http.StatusOK, res.status)

@@ -40,7 +40,7 @@ func TestAdminWebhookRetries(t *testing.T) {
 }
 
 func TestAdminWebhookRetriesRefusesBadSchedules(t *testing.T) {
-	srv, _ := startAdmin(t, paymentstest.WithWebhookRetries(time.Second))
+	srv, _ := startAdmin(t, paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Second}}))
 	for body, fields := range map[string][]string{
 		`{}`:                            {"waits"},
 		`{"waits": "1s"}`:               {"waits"},
@@ -69,7 +69,7 @@ func TestAdminRedeliver(t *testing.T) {
 		}
 		return http.StatusInternalServerError
 	})
-	srv, c := startAdmin(t, paymentstest.WithWebhook(rc.URL, secret), paymentstest.WithWebhookRetries())
+	srv, c := startAdmin(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{secret}}), paymentstest.WithWebhook(paymentstest.Webhook{NoRetries: true}))
 	createRecipient(t, c, "")
 	waitDeliveries(t, srv)
 	events := srv.Events()

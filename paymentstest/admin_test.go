@@ -332,7 +332,7 @@ func TestAdminFaultIsRetriedBySDK(t *testing.T) {
 
 func TestAdminFaultKinds(t *testing.T) {
 	srv, c := startAdmin(t)
-	c0 := srv.Client(payments.WithMaxRetries(0))
+	c0 := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	r := createRecipient(t, c, "")
 
 	res := send(t, srv, http.MethodPost, "/_sandbox/faults", `{"kind": "drop", "path": "/accounts/virtual-accounts"}`, nil)

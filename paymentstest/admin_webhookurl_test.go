@@ -30,7 +30,7 @@ func webhookURLOf(t *testing.T, res *rawResponse) string {
 // secrets stay) or turns them off with "".
 func TestAdminWebhookURL(t *testing.T) {
 	rc := newReceiver(t, nil)
-	srv, c := startAdmin(t, paymentstest.WithWebhook("", secret), paymentstest.WithWebhookRetryWait(0))
+	srv, c := startAdmin(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: "", Secrets: []string{secret}}), paymentstest.WithWebhookRetryWait(0))
 	assert.Equal(t, "", webhookURLOf(t, send(t, srv, http.MethodGet, "/_sandbox/webhook-url", "", nil)), "none yet")
 	createRecipient(t, c, "")
 	assert.Empty(t, srv.Deliveries(), "no URL, no delivery")
@@ -63,7 +63,7 @@ func TestAdminWebhookURL(t *testing.T) {
 }
 
 func TestAdminWebhookURLRefusesBadInput(t *testing.T) {
-	srv, _ := startAdmin(t, paymentstest.WithWebhook("http://127.0.0.1:1/hooks", secret))
+	srv, _ := startAdmin(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: "http://127.0.0.1:1/hooks", Secrets: []string{secret}}))
 	for body, field := range map[string]string{
 		`{}`:                             "url",
 		`{"url": null}`:                  "url",
@@ -96,7 +96,7 @@ func TestAdminWebhookURLRefusesBadInput(t *testing.T) {
 
 func TestSetWebhookURLKeepsSecrets(t *testing.T) {
 	rc := newReceiver(t, nil)
-	srv, c := start(t, paymentstest.WithWebhook("http://127.0.0.1:1/dead", "old", "new"), paymentstest.WithWebhookRetryWait(0))
+	srv, c := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: "http://127.0.0.1:1/dead", Secrets: []string{"old", "new"}}), paymentstest.WithWebhookRetryWait(0))
 	require.Error(t, srv.SetWebhookURL("mailto:ops@example.com"))
 	assert.Equal(t, "http://127.0.0.1:1/dead", srv.WebhookURL(), "a refused URL changes nothing")
 	require.NoError(t, srv.SetWebhookURL(rc.URL))

@@ -44,7 +44,7 @@ func TestSetRandomFaultsRefusesBadSettings(t *testing.T) {
 func faultSequence(t *testing.T, seed uint64, rate float64, n int) []string {
 	t.Helper()
 	srv, _ := start(t)
-	c := srv.Client(payments.WithMaxRetries(0))
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	require.NoError(t, srv.SetRandomFaults(paymentstest.RandomFaults{Rate: rate, Faults: statusFaults, Seed: seed}))
 	for i := 0; i < n; i++ {
 		_, _ = c.Recipients.Create(ctx(t), recipientParams())
@@ -101,7 +101,7 @@ func TestRandomFaultsMatchPathsAndYieldToPendingFaults(t *testing.T) {
 	assert.Zero(t, srv.FaultsInjected())
 
 	srv.FailNext(1, http.StatusGatewayTimeout, 0) // a pending fault comes first
-	_, err := srv.Client(payments.WithMaxRetries(0)).Payments.Initiate(ctx(t), initiateParams(r.ID, "order-r"))
+	_, err := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1})).Payments.Initiate(ctx(t), initiateParams(r.ID, "order-r"))
 	var apiErr *payments.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusGatewayTimeout, apiErr.StatusCode)

@@ -34,8 +34,8 @@ func TestCloseStopsEverything(t *testing.T) {
 	before := runtime.NumGoroutine()
 
 	// Default retry waits (1s, 2s, ...) so that deliveries are mid-back-off.
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(rc.URL, secret))
-	c := srv.Client(payments.WithMaxRetries(0))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{secret}}))
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	createRecipient(t, c, "")
 	va, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)

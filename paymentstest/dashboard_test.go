@@ -282,7 +282,7 @@ func TestDashboardInAGoTest(t *testing.T) {
 	receiverURL := rc.URL
 	// region dashboard-in-a-test
 	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}),
-		paymentstest.WithWebhook(receiverURL))
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: receiverURL}))
 	defer srv.Close()
 	t.Log("dashboard:", srv.URL()+"/_dashboard/")
 	// endregion

@@ -315,7 +315,7 @@ func (d *dispatcher) idle() bool {
 
 // WaitForDeliveries blocks until every queued delivery is delivered or has
 // failed all its attempts, and the late work of the test values (a late
-// verification or payment, see WithProcessingDelay) has sent its events.
+// verification or payment, see Sandbox.ProcessingDelay) has sent its events.
 // It returns ctx's error if ctx ends first (as it will while deliveries
 // are paused with some pending), and an error saying the server closed if
 // it closes with deliveries still pending.

@@ -50,7 +50,7 @@ func TestDeliveriesFailingEventDoesNotHoldUpTheNext(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	srv, c := start(t, paymentstest.WithWebhook(rc.URL, secret), paymentstest.WithWebhookRetries(time.Hour))
+	srv, c := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{secret}}), paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Hour}}))
 	createRecipient(t, c, "")
 	got := waitReceived(t, rc, 2)
 	assert.Equal(t, []string{"recipient.created", "recipient.verified"}, kindsOf(t, got))
@@ -76,7 +76,7 @@ func TestDeliveriesKeepTheResponseBody(t *testing.T) {
 		_, _ = w.Write(append([]byte("nope:"), long...))
 	}))
 	t.Cleanup(rcv.Close)
-	srv, c := start(t, paymentstest.WithWebhook(rcv.URL, secret), paymentstest.WithWebhookRetries())
+	srv, c := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: rcv.URL, Secrets: []string{secret}}), paymentstest.WithWebhook(paymentstest.Webhook{NoRetries: true}))
 	_, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
 	waitDeliveries(t, srv)
@@ -127,7 +127,7 @@ func TestDeliveriesBoundedConcurrency(t *testing.T) {
 		g.mu.Unlock()
 	}))
 	t.Cleanup(rcv.Close)
-	srv, c := start(t, paymentstest.WithWebhook(rcv.URL, secret), paymentstest.WithWebhookConcurrency(2))
+	srv, c := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: rcv.URL, Secrets: []string{secret}}), paymentstest.WithWebhookConcurrency(2))
 	for range 3 {
 		_, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 		require.NoError(t, err)

@@ -166,7 +166,7 @@ func TestWithDifferencesErrors(t *testing.T) {
 }
 
 func TestWithDifferencesListCursor(t *testing.T) {
-	srv, c := start(t, paymentstest.WithDifferences("list-cursor"), paymentstest.WithWebhook("http://127.0.0.1:1/hooks", "whsec_x"))
+	srv, c := start(t, paymentstest.WithDifferences("list-cursor"), paymentstest.WithWebhook(paymentstest.Webhook{URL: "http://127.0.0.1:1/hooks", Secrets: []string{"whsec_x"}}))
 	srv.PauseDeliveries()
 	for range 3 {
 		_, err := c.Webhooks.Trigger(ctx(t), payments.EventAccountUpdated)
@@ -200,7 +200,7 @@ func TestWithDifferencesWebhooks(t *testing.T) {
 	}))
 	t.Cleanup(recv.Close)
 	srv, c := start(t, paymentstest.WithDifferences("signature-header", "test-marker", "status-processing"),
-		paymentstest.WithWebhook(recv.URL, "whsec_secret"))
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: recv.URL, Secrets: []string{"whsec_secret"}}))
 	_, err := c.Webhooks.Trigger(ctx(t), payments.EventPaymentInitiated)
 	require.NoError(t, err)
 	require.NoError(t, srv.WaitForDeliveries(ctx(t)))

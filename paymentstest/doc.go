@@ -53,7 +53,7 @@
 //     run time): every event is POSTed as {"id", "event", "created_at",
 //     "data"}, signed with webhook.SignPayload in the Payments-Signature
 //     header, one event at a time in order, and retried 4 times after a
-//     failed attempt, waiting 1s, 2s, 4s, 8s (WithWebhookRetries sets any
+//     failed attempt, waiting 1s, 2s, 4s, 8s (Webhook.Retries sets any
 //     schedule, or none). Deliveries and Events are logs to assert on;
 //     WaitForDeliveries waits for the queue to drain. The admin API sends
 //     one event again (the same body, so the same id), or every event whose
@@ -70,7 +70,7 @@
 //     not in the log (never, or no longer: see Sandbox.LogLimit) is 400
 //     "unknown_cursor" (payments.CodeUnknownEventCursor), so that a lost checkpoint is
 //     never taken for "nothing new".
-//   - Standard Webhooks: WithWebhookScheme(SchemeStandard) signs with
+//   - Standard Webhooks: WithWebhook(Webhook{Scheme: SchemeStandard}) signs with
 //     webhook.SignStandard instead: headers webhook-id (the event's id, the
 //     same on every retry of it), webhook-timestamp and webhook-signature,
 //     with whsec_ secrets (webhook.NewStandardSecret makes one). A receiver
@@ -121,7 +121,7 @@
 // Amounts match in any currency and however written ("4000.020" is
 // AmountFails). Nothing is drawn for a payment that fails or is rejected. The
 // processing delay is 2 seconds on the wall clock,
-// or WithProcessingDelay; WaitForDeliveries waits for it. account.balance_low
+// or Sandbox.ProcessingDelay; WaitForDeliveries waits for it. account.balance_low
 // goes once per currency, and again only after an incoming payment has
 // brought the balance back to the threshold; its data is {"merchant_id",
 // "currency", "balance", "threshold", "created_at"}. Balance reads a

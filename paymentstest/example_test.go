@@ -67,7 +67,7 @@ func Example() {
 func ExampleNewServer_faults() {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	client := srv.Client(payments.WithMaxRetries(3)) // wired to srv, with fast retries
+	client := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 4})) // wired to srv, with fast retries
 	ctx := context.Background()
 	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Okafor",
@@ -114,7 +114,7 @@ func faulted(srv *paymentstest.Server) int {
 func ExampleServer_InjectFault() {
 	srv := paymentstest.NewServer()
 	defer srv.Close()
-	client := srv.Client(payments.WithMaxRetries(4))
+	client := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 5}))
 	ctx := context.Background()
 
 	recipient, err := client.Recipients.Create(ctx, &payments.RecipientCreateParams{
@@ -195,7 +195,7 @@ func ExampleServer_SimulateIncomingPayment() {
 	}))
 	defer receiver.Close()
 
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{secret}}))
 	defer srv.Close()
 	client := srv.Client()
 	ctx := context.Background()

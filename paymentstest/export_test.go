@@ -143,3 +143,5 @@ func (s *Server) SetRandomFaults(rf RandomFaults) error {
 	}
 	return nil
 }
+
+func WithProcessingDelay(d time.Duration) Option { return withProcessingDelay(d) }

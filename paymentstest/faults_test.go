@@ -58,7 +58,7 @@ func TestFailNextAnswer(t *testing.T) {
 	res = send(t, srv, http.MethodPost, "/payments/recipients", rawRecipient, map[string]string{"Authorization": ""})
 	assert.Equal(t, http.StatusBadGateway, res.status)
 
-	c := srv.Client(payments.WithMaxRetries(0))
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	srv.FailNext(1, http.StatusServiceUnavailable, 3*time.Second)
 	_, err := c.Recipients.Create(ctx(t), recipientParams())
 	var apiErr *payments.APIError
@@ -124,7 +124,7 @@ func TestDropAfterWorkWithoutKeyLosesTheAnswer(t *testing.T) {
 
 func TestFaultStorm(t *testing.T) {
 	srv, _ := start(t)
-	c := srv.Client(payments.WithMaxRetries(6))
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 7}))
 	r := createRecipient(t, c, "")
 	srv.FailNext(1, http.StatusBadGateway, 0)
 	srv.DropNext(1)

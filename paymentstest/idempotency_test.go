@@ -119,7 +119,7 @@ func TestConcurrentSameKeyCreatesOnce(t *testing.T) {
 	srv, _ := start(t)
 	// 40 callers retrying one key up to 20 times each is the storm a
 	// client's retry budget stops; this test is about the server's side.
-	c := srv.Client(payments.WithMaxRetries(20), payments.WithRetryBudget(nil))
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 21}), payments.WithRetryBudget(nil))
 	r := createRecipient(t, c, "")
 	srv.SetLatency(50 * time.Millisecond) // a window wide enough, even under -race on a busy machine, for 409s to happen
 

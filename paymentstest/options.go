@@ -97,28 +97,71 @@ func withClock(now func() time.Time) Option {
 	}
 }
 
-// WithWebhook sets the URL that webhook deliveries are sent to and the
-// signing secrets (give two while rotating: every delivery then carries one
-// v1 signature per secret). It is the dashboard setting of the real service;
-// the admin API (WithSandbox) changes the URL at run time. The secrets sign
-// with SchemePayments unless WithWebhookScheme says otherwise; under
-// SchemeStandard they must be whsec_ secrets (webhook.NewStandardSecret
-// makes one).
-func WithWebhook(url string, secrets ...string) Option {
+// Webhook is where and how the server delivers its events: the dashboard
+// settings of the real service. A zero field leaves the setting as it is
+// (its default, or what an earlier WithWebhook gave).
+type Webhook struct {
+	// URL receives the deliveries: an absolute http or https URL. Without
+	// one the server delivers nothing until the admin API (WithSandbox)
+	// sets one.
+	URL string
+	// Secrets sign each delivery (give two while rotating: every delivery
+	// then carries one signature per secret). Under SchemeStandard they must
+	// be whsec_ secrets (webhook.NewStandardSecret makes one; StartServer
+	// fails otherwise, without repeating them); without any, the server
+	// signs with one of its own.
+	Secrets []string
+	// Scheme is how deliveries are signed (default SchemePayments).
+	Scheme WebhookScheme
+	// Retries is the retry schedule of a failed delivery: the wait before
+	// each retry, so that a delivery makes 1+len(Retries) attempts at most.
+	// The default is 4 retries after 1s, 2s, 4s and 8s; tests pass a
+	// millisecond or so. At most 20 waits, each from 0 to an hour.
+	// NoRetries makes one attempt only. The admin API changes the schedule
+	// at run time.
+	Retries   []time.Duration
+	NoRetries bool
+}
+
+// WithWebhook sets where and how the server delivers its events (see
+// Webhook): WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets:
+// []string{secret}, Retries: []time.Duration{time.Millisecond}}).
+func WithWebhook(w Webhook) Option {
 	return func(c *config) {
-		if err := checkWebhookURL(url); err != nil {
+		if err := checkWebhookURL(w.URL); err != nil {
 			c.fail("WithWebhook: %v", err)
 			return
 		}
-		c.webhookURL = url
-		c.webhookSecrets = append([]string(nil), secrets...)
+		if w.Scheme != "" && !w.Scheme.valid() {
+			c.fail("WithWebhook: Scheme %q: the scheme is %q or %q", string(w.Scheme), SchemePayments, SchemeStandard)
+			return
+		}
+		if err := checkRetryWaits(w.Retries); err != nil {
+			c.fail("WithWebhook: Retries: %v", err)
+			return
+		}
+		if w.URL != "" {
+			c.webhookURL = w.URL
+		}
+		if w.Secrets != nil {
+			c.webhookSecrets = slices.Clone(w.Secrets)
+		}
+		if w.Scheme != "" {
+			c.webhookScheme = w.Scheme
+		}
+		switch {
+		case w.NoRetries:
+			c.webhookRetries = []time.Duration{}
+		case w.Retries != nil:
+			c.webhookRetries = slices.Clone(w.Retries)
+		}
 	}
 }
 
 // withWebhookRetryWait sets the wait before the first retry of a failed
 // delivery (default defaultWebhookRetryWait); each of the webhookRetryCount
 // later retries waits twice as long. Tests pass a millisecond or so. Zero
-// retries at once. It replaces the schedule of WithWebhookRetries, and the
+// retries at once. It replaces the schedule of WithWebhook's Retries, and the
 // other way round: the last one given wins.
 func withWebhookRetryWait(base time.Duration) Option {
 	return func(c *config) {
@@ -127,21 +170,6 @@ func withWebhookRetryWait(base time.Duration) Option {
 			return
 		}
 		c.webhookRetries = doublingWaits(base)
-	}
-}
-
-// WithWebhookRetries sets the retry schedule of a failed delivery: the wait
-// before each retry, so that a delivery makes 1+len(waits) attempts at most.
-// The default is 4 retries after 1s, 2s, 4s and 8s; none means no retry at
-// all; tests pass a millisecond or so. At most 20 waits, each from 0 to an
-// hour. The admin API (WithSandbox) changes it at run time.
-func WithWebhookRetries(waits ...time.Duration) Option {
-	return func(c *config) {
-		if err := checkRetryWaits(waits); err != nil {
-			c.fail("WithWebhookRetries: %v", err)
-			return
-		}
-		c.webhookRetries = slices.Clone(waits)
 	}
 }
 

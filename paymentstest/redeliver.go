@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Bounds of a webhook retry schedule (WithWebhookRetries, SetWebhookRetries).
+// Bounds of a webhook retry schedule (WithWebhook's Retries, the admin API).
 const (
 	// maxWebhookRetries is how many retries a schedule may have.
 	maxWebhookRetries = 20
@@ -48,7 +48,7 @@ func checkRetryWaits(waits []time.Duration) error {
 }
 
 // setWebhookRetries sets the retry schedule of failed deliveries, as
-// WithWebhookRetries does at start: the wait before each retry; none means
+// WithWebhook's Retries does at start: the wait before each retry; none means
 // no retry. A delivery keeps the schedule it had at its first attempt; the
 // new one applies to deliveries that start after it. It fails, and changes
 // nothing, for more than maxWebhookRetries waits or a wait outside 0 to

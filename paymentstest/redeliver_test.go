@@ -14,8 +14,8 @@ import (
 
 func TestWebhookRetriesSchedule(t *testing.T) {
 	rc := newReceiver(t, func(int) int { return http.StatusInternalServerError })
-	srv, c := start(t, paymentstest.WithWebhook(rc.URL, secret),
-		paymentstest.WithWebhookRetries(time.Millisecond, 2*time.Millisecond))
+	srv, c := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{secret}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond, 2 * time.Millisecond}}))
 	assert.Equal(t, []time.Duration{time.Millisecond, 2 * time.Millisecond}, srv.WebhookRetryWaits())
 	createRecipient(t, c, "")
 	waitDeliveries(t, srv)
@@ -39,15 +39,15 @@ func TestWebhookRetriesDefaultsAndBounds(t *testing.T) {
 	srv, _ := start(t)
 	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}, srv.WebhookRetryWaits(),
 		"the specification's 4 retries, 1s, 2s, 4s, 8s")
-	srv2, _ := start(t, paymentstest.WithWebhookRetries(time.Second), paymentstest.WithWebhookRetryWait(time.Millisecond))
+	srv2, _ := start(t, paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Second}}), paymentstest.WithWebhookRetryWait(time.Millisecond))
 	assert.Equal(t, []time.Duration{1, 2, 4, 8}, scaled(srv2.WebhookRetryWaits(), time.Millisecond), "the last option wins")
 
 	assert.Error(t, srv.SetWebhookRetries(-time.Second))
 	assert.Error(t, srv.SetWebhookRetries(paymentstest.MaxWebhookRetryWait+1))
 	assert.Error(t, srv.SetWebhookRetries(make([]time.Duration, paymentstest.MaxWebhookRetries+1)...))
 	assert.Len(t, srv.WebhookRetryWaits(), 4, "a refused schedule changes nothing")
-	_, err := paymentstest.StartServer(paymentstest.WithWebhookRetries(-1))
-	assert.ErrorContains(t, err, "WithWebhookRetries")
+	_, err := paymentstest.StartServer(paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{-1}}))
+	assert.ErrorContains(t, err, "WithWebhook: Retries")
 }
 
 func scaled(ws []time.Duration, unit time.Duration) []time.Duration {
@@ -117,7 +117,7 @@ func TestRedeliverFailed(t *testing.T) {
 		}
 		return http.StatusServiceUnavailable
 	})
-	srv, c := start(t, paymentstest.WithWebhook(rc.URL, secret), paymentstest.WithWebhookRetries(time.Millisecond))
+	srv, c := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{secret}}), paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond}}))
 	createRecipient(t, c, "") // both events fail, twice each
 	waitDeliveries(t, srv)
 	up.Store(true)

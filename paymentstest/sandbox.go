@@ -8,8 +8,9 @@ import (
 )
 
 // Sandbox holds the settings of a long-running fake that people and programs
-// outside Go use, as the payments-sandbox command runs it. A zero field
-// keeps its default.
+// outside Go use, as the payments-sandbox command runs it, and the processing
+// delay of the late test values. A zero field leaves its setting as it is
+// (its default, or what an earlier WithSandbox gave).
 type Sandbox struct {
 	// Addr is the address to listen on ("host:port") instead of a random
 	// loopback port.
@@ -51,6 +52,12 @@ type Sandbox struct {
 	// account.balance_low (default 10000.00); NoBalanceLow sends it never.
 	BalanceLowThreshold decimal.Decimal
 	NoBalanceLow        bool
+	// ProcessingDelay is how long, on the wall clock, the server takes to
+	// verify a recipient with AccountNumberVerifiesLate or to complete a
+	// payment of AmountCompletesLate (default 2 seconds; tests pass a few
+	// milliseconds, or an hour to settle it themselves). WaitForDeliveries
+	// waits for this work too. It must not be negative.
+	ProcessingDelay time.Duration
 	// NoAdminAPI leaves the admin API off: paths under /_sandbox/ are then
 	// unknown paths, as on the real service, and the other settings apply.
 	NoAdminAPI bool
@@ -84,21 +91,39 @@ func WithSandbox(sb Sandbox) Option {
 		if sb.LogLimit != 0 {
 			withLogLimit(sb.LogLimit)(c)
 		}
-		withHTTPTimeouts(httpTimeouts{ReadHeader: sb.ReadHeaderTimeout, Read: sb.ReadTimeout,
-			Write: sb.WriteTimeout, Idle: sb.IdleTimeout})(c)
+		if t := (httpTimeouts{ReadHeader: sb.ReadHeaderTimeout, Read: sb.ReadTimeout,
+			Write: sb.WriteTimeout, Idle: sb.IdleTimeout}); t != (httpTimeouts{}) {
+			withHTTPTimeouts(t)(c)
+		}
 		if sb.WebhookTimeout != 0 {
 			withWebhookTimeout(sb.WebhookTimeout)(c)
 		}
 		if sb.WebhookConcurrency != 0 {
 			withWebhookConcurrency(sb.WebhookConcurrency)(c)
 		}
-		withDeliveryChaos(deliveryChaos{Delay: sb.DeliveryDelay, Duplicate: sb.DeliveryDuplicate,
-			NewestFirst: sb.DeliveryNewestFirst})(c)
+		if ch := (deliveryChaos{Delay: sb.DeliveryDelay, Duplicate: sb.DeliveryDuplicate,
+			NewestFirst: sb.DeliveryNewestFirst}); ch != (deliveryChaos{}) {
+			withDeliveryChaos(ch)(c)
+		}
+		if sb.ProcessingDelay != 0 {
+			withProcessingDelay(sb.ProcessingDelay)(c)
+		}
 		switch {
 		case sb.NoBalanceLow:
 			withBalanceLowThreshold(decimal.Zero)(c)
 		case !sb.BalanceLowThreshold.IsZero():
 			withBalanceLowThreshold(sb.BalanceLowThreshold)(c)
 		}
+	}
+}
+
+// withProcessingDelay sets Sandbox.ProcessingDelay.
+func withProcessingDelay(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail("WithSandbox: ProcessingDelay(%s) is negative", d)
+			return
+		}
+		c.processingDelay = d
 	}
 }

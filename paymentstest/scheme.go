@@ -31,24 +31,9 @@ const (
 // valid reports whether s is one of the schemes.
 func (s WebhookScheme) valid() bool { return s == SchemePayments || s == SchemeStandard }
 
-// WithWebhookScheme makes the server sign its deliveries with scheme
-// instead of SchemePayments. Under SchemeStandard the secrets of
-// WithWebhook must be whsec_ secrets (StartServer fails otherwise, without
-// repeating them): give the receiver's (webhook.NewStandardSecret makes
-// one); without any, the server signs with one of its own.
-func WithWebhookScheme(scheme WebhookScheme) Option {
-	return func(c *config) {
-		if !scheme.valid() {
-			c.fail("WithWebhookScheme(%q): the scheme is %q or %q", string(scheme), SchemePayments, SchemeStandard)
-			return
-		}
-		c.webhookScheme = scheme
-	}
-}
-
 // setWebhookScheme changes, at run time, how deliveries are signed and with
 // which secrets: a secret belongs to its scheme, so the two change
-// together. The rules are those of WithWebhookScheme: under SchemeStandard
+// together. The rules are those of WithWebhook's Scheme: under SchemeStandard
 // the secrets must be whsec_ secrets, and without any the server makes one
 // (WebhookSecrets returns it); under SchemePayments no secret means
 // deliveries whose Payments-Signature carries only "t=...". It fails, and

@@ -46,9 +46,9 @@ func TestStandardSchemeRotation(t *testing.T) {
 // none; a secret the scheme cannot use is refused without being repeated,
 // and a refused change changes nothing.
 func TestStandardSchemeSecrets(t *testing.T) {
-	a := paymentstest.NewServer(paymentstest.WithWebhookScheme(paymentstest.SchemeStandard))
+	a := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{Scheme: paymentstest.SchemeStandard}))
 	defer a.Close()
-	b := paymentstest.NewServer(paymentstest.WithWebhookScheme(paymentstest.SchemeStandard), paymentstest.WithWebhook("http://127.0.0.1:1/x"))
+	b := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{Scheme: paymentstest.SchemeStandard}), paymentstest.WithWebhook(paymentstest.Webhook{URL: "http://127.0.0.1:1/x"}))
 	defer b.Close()
 	made := append(a.WebhookSecrets(), b.WebhookSecrets()...)
 	require.Len(t, made, 2)
@@ -59,7 +59,7 @@ func TestStandardSchemeSecrets(t *testing.T) {
 		assert.NoError(t, err)
 	}
 
-	def := paymentstest.NewServer(paymentstest.WithWebhook("", "plain"))
+	def := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: "", Secrets: []string{"plain"}}))
 	defer def.Close()
 	assert.Equal(t, paymentstest.SchemePayments, def.WebhookScheme(), "the default scheme")
 	assert.Equal(t, []string{"plain"}, def.WebhookSecrets(), "any secret signs Payments-Signature")
@@ -70,8 +70,8 @@ func TestStandardSchemeSecrets(t *testing.T) {
 		"an ed25519 key":    "whsk_c2VjcmV0LWJ5dGVz",
 		"empty after whsec": "whsec_",
 	} {
-		_, err := paymentstest.StartServer(paymentstest.WithWebhook("", made[0], bad),
-			paymentstest.WithWebhookScheme(paymentstest.SchemeStandard))
+		_, err := paymentstest.StartServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: "", Secrets: []string{made[0], bad}}),
+			paymentstest.WithWebhook(paymentstest.Webhook{Scheme: paymentstest.SchemeStandard}))
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), "webhook secret 1 is not a Standard Webhooks secret", name)
 		if bad != "whsec_" {
@@ -84,8 +84,8 @@ func TestStandardSchemeSecrets(t *testing.T) {
 		assert.Equal(t, made[:1], a.WebhookSecrets(), "a refused change changes nothing")
 		assert.Equal(t, "", a.WebhookURL(), "a refused change changes nothing")
 	}
-	_, err := paymentstest.StartServer(paymentstest.WithWebhookScheme("hmac"))
-	require.ErrorContains(t, err, `WithWebhookScheme("hmac")`)
+	_, err := paymentstest.StartServer(paymentstest.WithWebhook(paymentstest.Webhook{Scheme: "hmac"}))
+	require.ErrorContains(t, err, `WithWebhook: Scheme "hmac"`)
 	require.ErrorContains(t, a.SetWebhookScheme("hmac"), `SetWebhookScheme("hmac")`)
 	assert.Equal(t, paymentstest.SchemeStandard, a.WebhookScheme())
 
@@ -110,7 +110,7 @@ func TestSetWebhookSchemeAtRunTime(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	srv, c := start(t, paymentstest.WithWebhook(raw.URL, old), paymentstest.WithWebhookRetryWait(time.Millisecond))
+	srv, c := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: raw.URL, Secrets: []string{old}}), paymentstest.WithWebhookRetryWait(time.Millisecond))
 	_, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
 	<-arrived
@@ -158,8 +158,8 @@ func TestSetWebhookSchemeAtRunTime(t *testing.T) {
 func TestAdminReportsTheScheme(t *testing.T) {
 	s := newStandardSecret(t)
 	raw := newReceiver(t, nil)
-	srv, c := startAdmin(t, paymentstest.WithWebhookScheme(paymentstest.SchemeStandard),
-		paymentstest.WithWebhook(raw.URL, s), paymentstest.WithWebhookRetryWait(time.Millisecond))
+	srv, c := startAdmin(t, paymentstest.WithWebhook(paymentstest.Webhook{Scheme: paymentstest.SchemeStandard}),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: raw.URL, Secrets: []string{s}}), paymentstest.WithWebhookRetryWait(time.Millisecond))
 	type setting struct{ URL, Scheme string }
 	res := send(t, srv, http.MethodGet, "/_sandbox/webhook-url", "", nil)
 	require.Equal(t, http.StatusOK, res.status)

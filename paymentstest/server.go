@@ -41,7 +41,7 @@ type Server struct {
 	reqs    requestLog
 	latency atomic.Int64
 	admin   bool          // withAdminAPI
-	delay   time.Duration // WithProcessingDelay
+	delay   time.Duration // Sandbox.ProcessingDelay
 	later   later
 	dash    *dashboard // withDashboard; nil without it
 	// differences are WithDifferences' (differences.go); nil without it.
@@ -217,7 +217,7 @@ func (s *Server) newClient(opts ...payments.Option) (*payments.Client, error) {
 	base := []payments.Option{
 		payments.WithBaseURL(s.url),
 		payments.WithHTTPClient(hc),
-		payments.WithRetryWait(time.Millisecond, 20*time.Millisecond),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 20 * time.Millisecond}),
 	}
 	return payments.NewClient(s.apiKey, append(base, opts...)...)
 }

@@ -65,8 +65,8 @@ func TestInvalidOptions(t *testing.T) {
 		"key with a space":   paymentstest.WithAPIKey("a b"),
 		"empty key":          paymentstest.WithAPIKey(""),
 		"nil clock":          paymentstest.WithClock(nil),
-		"ftp webhook":        paymentstest.WithWebhook("ftp://example.com/hook", "s"),
-		"relative webhook":   paymentstest.WithWebhook("/hook", "s"),
+		"ftp webhook":        paymentstest.WithWebhook(paymentstest.Webhook{URL: "ftp://example.com/hook", Secrets: []string{"s"}}),
+		"relative webhook":   paymentstest.WithWebhook(paymentstest.Webhook{URL: "/hook", Secrets: []string{"s"}}),
 		"negative wait":      paymentstest.WithWebhookRetryWait(-time.Second),
 		"zero timeout":       paymentstest.WithWebhookTimeout(0),
 		"lowercase currency": paymentstest.WithExchangeRate("usd", "NGN", dec("1500")),
@@ -83,11 +83,11 @@ func TestInvalidOptions(t *testing.T) {
 
 func TestClientOptionsOverride(t *testing.T) {
 	srv, _ := start(t)
-	_, err := srv.NewClient(payments.WithMaxRetries(-1))
+	_, err := srv.NewClient(payments.WithRetries(payments.RetryPolicy{MaxAttempts: -1}))
 	require.ErrorIs(t, err, payments.ErrInvalidConfig)
-	assert.Panics(t, func() { srv.Client(payments.WithMaxRetries(-1)) })
+	assert.Panics(t, func() { srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: -1})) })
 
-	c := srv.Client(payments.WithMaxRetries(0))
+	c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	srv.FailNext(1, http.StatusServiceUnavailable, 0)
 	_, err = c.Recipients.Create(ctx(t), recipientParams())
 	require.Error(t, err, "no retry when the caller says so")

@@ -23,7 +23,7 @@ const (
 	// account number verifies it again.
 	AccountNumberFailsVerification = "4000000002"
 	// AccountNumberVerifiesLate is an account number whose recipient is
-	// verified only after the processing delay (WithProcessingDelay):
+	// verified only after the processing delay (Sandbox.ProcessingDelay):
 	// recipient.created at once, recipient.verified later. Until then,
 	// initiating a payment to it is refused with 422
 	// "recipient_not_verified"; wait for recipient.verified and try again.
@@ -46,23 +46,8 @@ const (
 
 // defaultProcessingDelay is how long a late verification
 // (AccountNumberVerifiesLate) or a late payment (AmountCompletesLate) takes
-// unless WithProcessingDelay says otherwise.
+// unless Sandbox.ProcessingDelay says otherwise.
 const defaultProcessingDelay = 2 * time.Second
-
-// WithProcessingDelay sets how long, on the wall clock, the fake takes to
-// verify a recipient with AccountNumberVerifiesLate or to complete a
-// payment of AmountCompletesLate (default 2 seconds). Tests
-// pass a few milliseconds. WaitForDeliveries waits for this work too. d
-// must not be negative.
-func WithProcessingDelay(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.fail("WithProcessingDelay(%s) is negative", d)
-			return
-		}
-		c.processingDelay = d
-	}
-}
 
 // accountDigits is the fake's rule for a recipient's account_number, which
 // the specification leaves open: 8 to 17 digits (8 in the United Kingdom,

@@ -50,7 +50,7 @@ func startMerchant(t *testing.T, opts ...paymentstest.Option) *merchant {
 	rcv := httptest.NewServer(h)
 	t.Cleanup(rcv.Close)
 	opts = append([]paymentstest.Option{
-		paymentstest.WithWebhook(rcv.URL, merchantSecret),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: rcv.URL, Secrets: []string{merchantSecret}}),
 		paymentstest.WithWebhookRetryWait(time.Millisecond),
 	}, opts...)
 	m.srv, m.client = start(t, opts...)
@@ -282,8 +282,8 @@ func TestRecipientAccountNumberRule(t *testing.T) {
 }
 
 func TestProcessingDelayOption(t *testing.T) {
-	_, err := paymentstest.StartServer(paymentstest.WithProcessingDelay(-time.Second))
-	require.EqualError(t, err, "paymentstest: WithProcessingDelay(-1s) is negative")
+	_, err := paymentstest.StartServer(paymentstest.WithSandbox(paymentstest.Sandbox{ProcessingDelay: -time.Second}))
+	require.EqualError(t, err, "paymentstest: WithSandbox: ProcessingDelay(-1s) is negative")
 }
 
 // testValues are the constants the README's and the package's tables

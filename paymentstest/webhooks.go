@@ -20,7 +20,7 @@ const (
 	// DeliveryDelivered: an attempt got a 2xx answer.
 	DeliveryDelivered DeliveryStatus = "delivered"
 	// DeliveryFailed: the first attempt and every retry of the retry
-	// schedule (WithWebhookRetries; 4 retries by default) failed.
+	// schedule (Webhook.Retries; 4 retries by default) failed.
 	DeliveryFailed DeliveryStatus = "failed"
 )
 
@@ -61,7 +61,7 @@ type DeliveryAttempt struct {
 	StatusCode int
 	// Error is the connection error, when there was one.
 	Error string
-	// Scheme is how the attempt was signed (see WithWebhookScheme).
+	// Scheme is how the attempt was signed (see Webhook.Scheme).
 	Scheme WebhookScheme
 	// Signature is the signature header sent: Payments-Signature under
 	// SchemePayments, webhook-signature under SchemeStandard (whose

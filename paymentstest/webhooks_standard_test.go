@@ -120,8 +120,8 @@ func (rc *standardReceiver) processed() ([]*payments.Event, map[string]int) {
 // retries at once.
 func standardServer(t *testing.T, url string, secrets ...string) (*paymentstest.Server, *payments.Client) {
 	t.Helper()
-	return start(t, paymentstest.WithWebhookScheme(paymentstest.SchemeStandard),
-		paymentstest.WithWebhook(url, secrets...), paymentstest.WithWebhookRetryWait(time.Millisecond))
+	return start(t, paymentstest.WithWebhook(paymentstest.Webhook{Scheme: paymentstest.SchemeStandard}),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: url, Secrets: secrets}), paymentstest.WithWebhookRetryWait(time.Millisecond))
 }
 
 // makeEvents makes three events: recipient.created, recipient.verified and

@@ -63,7 +63,7 @@ func (rc *receiver) deliveries() []delivery {
 }
 
 func fastHooks(url string) []paymentstest.Option {
-	return []paymentstest.Option{paymentstest.WithWebhook(url, secret), paymentstest.WithWebhookRetryWait(time.Millisecond)}
+	return []paymentstest.Option{paymentstest.WithWebhook(paymentstest.Webhook{URL: url, Secrets: []string{secret}}), paymentstest.WithWebhookRetryWait(time.Millisecond)}
 }
 
 func waitDeliveries(t *testing.T, srv *paymentstest.Server) {
@@ -168,7 +168,7 @@ func TestWebhookRetries(t *testing.T) {
 func TestWebhookGivesUpAfterFourRetries(t *testing.T) {
 	rc := newReceiver(t, func(int) int { return http.StatusServiceUnavailable })
 	const base = 10 * time.Millisecond
-	srv, c := start(t, paymentstest.WithWebhook(rc.URL, secret), paymentstest.WithWebhookRetryWait(base))
+	srv, c := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{secret}}), paymentstest.WithWebhookRetryWait(base))
 	_, err := c.VirtualAccounts.Create(ctx(t), vaParams())
 	require.NoError(t, err)
 	waitDeliveries(t, srv)

@@ -59,7 +59,7 @@ func ExampleNewHandler() {
 	receiver := httptest.NewServer(handler) // your server, at the URL the service posts to
 	defer receiver.Close()
 
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{secret}}))
 	defer srv.Close()
 	client := srv.Client()
 	ctx := context.Background()
@@ -127,7 +127,7 @@ func ExampleConstructEvent() {
 	}))
 	defer receiver.Close()
 
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{secret}}))
 	defer srv.Close()
 	ctx := context.Background()
 	_, err := srv.Client().VirtualAccounts.Create(ctx, &payments.VirtualAccountCreateParams{

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"github.com/paymentsapi/payments-go/internal/testhook"
+
 	"context"
 	"log/slog"
 	"sync"
@@ -113,7 +115,7 @@ func WithSignatureClock(now func() time.Time) VerifierOption {
 // WithMemoryClock makes a MemoryClaimStore read the time from now: the replay
 // window and the leases inside the store run on it; the LeaseExpires it
 // returns stays on the real clock, which the handler's timers run on.
-func WithMemoryClock(now func() time.Time) MemoryClaimStoreOption {
+func WithMemoryClock(now func() time.Time) memoryOption {
 	return func(s *MemoryClaimStore) {
 		if now != nil {
 			s.now, s.clock = now, true
@@ -122,7 +124,7 @@ func WithMemoryClock(now func() time.Time) MemoryClaimStoreOption {
 }
 
 // WithMemoryLease sets how long a MemoryClaimStore's claim lasts unless renewed.
-func WithMemoryLease(d time.Duration) MemoryClaimStoreOption {
+func WithMemoryLease(d time.Duration) memoryOption {
 	return func(s *MemoryClaimStore) {
 		if d > 0 {
 			s.lease = d
@@ -131,6 +133,30 @@ func WithMemoryLease(d time.Duration) MemoryClaimStoreOption {
 }
 
 // WithMemoryLogger gives a MemoryClaimStore its logger before any handler does.
-func WithMemoryLogger(l *slog.Logger) MemoryClaimStoreOption {
+func WithMemoryLogger(l *slog.Logger) memoryOption {
 	return func(s *MemoryClaimStore) { s.logger = l }
+}
+
+// NewMemoryClaimStoreWith is NewMemoryClaimStore with the hooks above.
+func NewMemoryClaimStoreWith(maxEntries int, opts ...memoryOption) *MemoryClaimStore {
+	return newMemoryClaimStore(maxEntries, opts...)
+}
+
+// WithRecentlyDone makes a handler remember n processed events (default
+// DefaultRecentlyDone; 0: none): internal/testhook.HandlerRecentlyDone.
+func WithRecentlyDone(n int) HandlerOption {
+	return testhook.HandlerRecentlyDone(n).(HandlerOption)
+}
+
+// WithClaimStoreTimeout sets the deadline of each store call (default
+// DefaultClaimStoreTimeout): internal/testhook.HandlerClaimStoreTimeout.
+func WithClaimStoreTimeout(d time.Duration) HandlerOption {
+	return testhook.HandlerClaimStoreTimeout(d).(HandlerOption)
+}
+
+// ReplayWindow is how long s remembers a processed id.
+func ReplayWindow(s *MemoryClaimStore) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.window
 }

@@ -67,19 +67,6 @@ func WithClaimStore(s ClaimStore) HandlerOption {
 	}
 }
 
-// WithClaimStoreTimeout sets the deadline of each call the handler makes to its
-// ClaimStore (default DefaultClaimStoreTimeout): a Claim that takes longer is answered
-// 503, a Complete or Release that takes longer no longer holds the answer. A
-// renewal is also cut at the end of the lease it renews. d <= 0 keeps the
-// default.
-func WithClaimStoreTimeout(d time.Duration) HandlerOption {
-	return func(h *Handler) {
-		if d > 0 {
-			h.storeTimeout = d
-		}
-	}
-}
-
 // WithClaimWait sets how long a delivery that finds its event claimed by
 // another delivery waits for that one to settle before it answers 409
 // (default DefaultClaimWait): it answers 200 as soon as the other completes,
@@ -120,12 +107,12 @@ func WithLogger(l *slog.Logger) HandlerOption {
 //   - 200 when the event id was already processed successfully, without
 //     calling your function again (an event this handler processed or saw
 //     done recently is answered from memory, without asking the store:
-//     WithRecentlyDone);
+//     DefaultRecentlyDone);
 //   - 409 when the same event id is being processed by another delivery
 //     that did not settle within WithClaimWait: the service's retry will
 //     get 200 once that one succeeds, or process the event if it failed
 //     (or its replica died: its lease then lapses within the lease);
-//   - 503 when the ClaimStore fails or does not answer within WithClaimStoreTimeout,
+//   - 503 when the ClaimStore fails or does not answer within DefaultClaimStoreTimeout,
 //     without calling your function: an event is better delivered again
 //     later than processed twice. It comes within the store timeout, or,
 //     when the delivery first waited for another's claim, within the store
@@ -245,6 +232,9 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 	mem, h.inMemory = h.store.(*MemoryClaimStore)
 	if h.inMemory {
 		mem.logTo(h.logger)
+		if v, ok := verifier.(interface{ replayTolerance() time.Duration }); ok {
+			mem.coverReplays(2 * v.replayTolerance())
+		}
 	} else {
 		h.recent = newRecentlyDone(h.recentSize)
 	}

@@ -27,7 +27,10 @@ const (
 	// second time while its replica is alive and reaches the database.
 	DefaultLease = 5 * time.Second
 	// DefaultClaimStoreTimeout bounds each call the handler makes to its store
-	// (WithClaimStoreTimeout): a database that hangs costs a 503 within it.
+	// (a test hook sets another): a database that hangs costs a 503 within it.
+	// It keeps ServeHTTP's answer (two store calls, the claim wait and your
+	// function) under the 10 seconds the service waits; a store's own
+	// WithTimeout (pgstore, redisstore) can make a call's deadline shorter.
 	DefaultClaimStoreTimeout = 2 * time.Second
 	// DefaultClaimWait is how long a delivery that finds its event claimed
 	// by another waits for it to settle before it answers 409

@@ -10,33 +10,25 @@ import (
 	"github.com/paymentsapi/payments-go"
 )
 
-// DefaultRecentlyDone is how many events a handler remembers as processed
-// (WithRecentlyDone): about a megabyte of ids.
-const DefaultRecentlyDone = 10000
-
-// WithRecentlyDone sets how many of the events it processed, or found
-// processed, the handler remembers in memory (default DefaultRecentlyDone;
-// 0 remembers none, n < 0 keeps the default), so as to answer their
-// duplicates 200 without a round trip to the store: the most common
-// delivery a receiver gets, when it comes back to the replica that saw the
-// event. A remembered event was processed successfully (the function
-// returned nil, and with a transactional store its transaction committed)
-// or the store said so, which stays true whatever the store does later:
-// forget it after its retention, lose it, or stop answering. The oldest
-// are forgotten first. A delivery of an event that this handler is
-// processing waits for that delivery (within WithClaimWait) without asking
-// the store either: 200 once it succeeded, 409 if it is still running
-// after the claim wait; if it failed, the waiting delivery claims the event
-// in the store as usual. A handler whose store is a MemoryClaimStore remembers
-// none and does not wait so: its store is in memory already. Tests:
+// DefaultRecentlyDone is how many events a handler remembers as processed:
+// about a megabyte of ids.
+//
+// A handler remembers the last DefaultRecentlyDone events it processed, or
+// found processed, in memory, so as to answer their duplicates 200 without a
+// round trip to the store: the most common delivery a receiver gets, when it
+// comes back to the replica that saw the event. A remembered event was
+// processed successfully (the function returned nil, and with a
+// transactional store its transaction committed) or the store said so,
+// which stays true whatever the store does later: forget it after its
+// retention, lose it, or stop answering. The oldest are forgotten first. A
+// delivery of an event that this handler is processing waits for that
+// delivery (within WithClaimWait) without asking the store either: 200 once
+// it succeeded, 409 if it is still running after the claim wait; if it
+// failed, the waiting delivery claims the event in the store as usual. A
+// handler whose store is a MemoryClaimStore remembers none and does not wait
+// so: its store is in memory already. Tests:
 // TestRecentlyDoneAnswersWithoutTheStore, TestRecentlyDoneWaitsForItsOwnDelivery.
-func WithRecentlyDone(n int) HandlerOption {
-	return func(h *Handler) {
-		if n >= 0 {
-			h.recentSize = n
-		}
-	}
-}
+const DefaultRecentlyDone = 10000
 
 // recentlyDone remembers the ids of the last events seen done, in the
 // order they were added (a ring, the oldest overwritten first), and the

@@ -36,8 +36,8 @@ func TestReconcileRecoversEventsWhoseDeliveriesAllFailed(t *testing.T) {
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
 	defer down.Close()
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(down.URL, secret),
-		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond),
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: down.URL, Secrets: []string{secret}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond, time.Millisecond}}),
 		paymentstest.WithSandbox(paymentstest.Sandbox{})) // the admin API moves the URL and redelivers
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -79,7 +79,9 @@ type VerifierOption struct {
 
 // WithSignatureTolerance sets how far the signing time may be from now, in
 // either direction (default DefaultSignatureTolerance). It must be positive.
-// If you raise it, give a MemoryClaimStore WithReplayWindow of twice as much.
+// A Handler whose store is a MemoryClaimStore makes the store remember
+// processed ids for twice the tolerance when that is longer than
+// DefaultReplayWindow.
 func WithSignatureTolerance(d time.Duration) VerifierOption {
 	return VerifierOption{func(v *verifierConfig) error {
 		if d <= 0 {
@@ -227,6 +229,10 @@ func anyMatch[S any](secrets []S, sign func(S) []byte, got [][]byte) bool {
 
 // describe is the printed form of a verifier: its kind, how many secrets it
 // holds and its tolerance, never the secrets.
+// replayTolerance is the verifier's tolerance, for NewHandler to size a
+// MemoryClaimStore's replay window.
+func (v *SignatureVerifier) replayTolerance() time.Duration { return v.cfg.tolerance }
+
 func (c verifierConfig) describe(kind string, secrets int) string {
 	return fmt.Sprintf("webhook.%s{secrets: %d, tolerance: %s}", kind, secrets, c.tolerance)
 }

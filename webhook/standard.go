@@ -67,6 +67,10 @@ type StandardVerifier struct {
 	cfg  verifierConfig
 }
 
+// replayTolerance is the verifier's tolerance, for NewHandler to size a
+// MemoryClaimStore's replay window.
+func (v *StandardVerifier) replayTolerance() time.Duration { return v.cfg.tolerance }
+
 // NewStandardVerifier returns a verifier that accepts deliveries signed with
 // any of secrets (give the old and the new one while you rotate). A secret is
 // "whsec_" followed by the standard, padded base64 of the key bytes, as the

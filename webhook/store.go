@@ -84,7 +84,7 @@ var ErrClaimLost = errors.New("webhook: the claim on the event lapsed and anothe
 // the service retries for a while.
 //
 // Each method must return by the context's deadline: the handler gives
-// every call one (WithClaimStoreTimeout), so that a database that hangs costs a
+// every call one (DefaultClaimStoreTimeout), so that a database that hangs costs a
 // 503, never a hung handler. The rules, for a claim c on an id:
 //
 //   - Renew extends c's lease by the store's lease, from now, while c's
@@ -136,22 +136,14 @@ const DefaultMemoryClaimStoreSize = 100_000
 // twice the tolerance after processing cannot be replayed.
 const DefaultReplayWindow = 2 * DefaultSignatureTolerance
 
-// MemoryClaimStoreOption configures a MemoryClaimStore.
-type MemoryClaimStoreOption func(*MemoryClaimStore)
-
-// WithReplayWindow sets how long a processed id is remembered regardless of
-// the size bound (default DefaultReplayWindow). Set it to twice your
-// verifier's tolerance if you changed that. d <= 0 keeps the default.
-func WithReplayWindow(d time.Duration) MemoryClaimStoreOption {
-	return func(s *MemoryClaimStore) {
-		if d > 0 {
-			s.window = d
-		}
-	}
-}
+// memoryOption configures a MemoryClaimStore: the package's tests set its
+// clock, lease and logger (export_test.go); a merchant needs none.
+type memoryOption func(*MemoryClaimStore)
 
 // MemoryClaimStore is a ClaimStore in memory. It remembers every processed
-// id for its replay window (DefaultReplayWindow), and beyond that the most
+// id for its replay window (DefaultReplayWindow; behind a Handler whose
+// verifier is a SignatureVerifier or a StandardVerifier with a longer
+// tolerance, twice that tolerance: TestMemoryStoreWindowFollowsTolerance), and beyond that the most
 // recent ones up to its size bound. When more ids than the bound fall inside
 // the window (more than 166 events a second at the defaults), it keeps them
 // all and logs a warning rather than forget one that could still be
@@ -197,7 +189,11 @@ type doneEntry struct {
 // NewMemoryClaimStore returns an in-memory store bounded to maxEntries
 // processed ids past the replay window (DefaultMemoryClaimStoreSize when
 // maxEntries <= 0).
-func NewMemoryClaimStore(maxEntries int, opts ...MemoryClaimStoreOption) *MemoryClaimStore {
+func NewMemoryClaimStore(maxEntries int) *MemoryClaimStore {
+	return newMemoryClaimStore(maxEntries)
+}
+
+func newMemoryClaimStore(maxEntries int, opts ...memoryOption) *MemoryClaimStore {
 	s := &MemoryClaimStore{max: maxEntries}
 	for _, o := range opts {
 		o(s)
@@ -368,6 +364,20 @@ func (s *MemoryClaimStore) Release(_ context.Context, c Claim) error {
 // logTo makes the store log its warnings (more ids than its bound, all
 // inside the replay window; at most once a minute) to l, unless it has a
 // logger already: the first handler's WithLogger serves the store.
+// coverReplays makes the store remember processed ids for at least window
+// (never less than DefaultReplayWindow): NewHandler gives it twice its
+// verifier's tolerance, so that no delivery that still verifies is replayed.
+func (s *MemoryClaimStore) coverReplays(window time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.window <= 0 {
+		s.window = DefaultReplayWindow
+	}
+	if window > s.window {
+		s.window = window
+	}
+}
+
 func (s *MemoryClaimStore) logTo(l *slog.Logger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

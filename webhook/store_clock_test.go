@@ -15,7 +15,7 @@ import (
 // lapse after its lease.
 func TestMemoryClaimStoreLeasesIgnoreWallClockSteps(t *testing.T) {
 	var step atomic.Int64
-	s := NewMemoryClaimStore(0, WithMemoryLease(time.Minute))
+	s := NewMemoryClaimStoreWith(0, WithMemoryLease(time.Minute))
 	s.init()
 	s.now = func() time.Time { return time.Now().Round(0).Add(time.Duration(step.Load())) }
 	ctx := context.Background()
@@ -35,7 +35,7 @@ func TestMemoryClaimStoreLeasesIgnoreWallClockSteps(t *testing.T) {
 		t.Fatalf("completion after the step: %v", err)
 	}
 
-	short := NewMemoryClaimStore(0, WithMemoryLease(20*time.Millisecond))
+	short := NewMemoryClaimStoreWith(0, WithMemoryLease(20*time.Millisecond))
 	short.init()
 	short.now = s.now
 	if c, _ := short.Claim(ctx, "evt_back"); c.Status != ClaimAcquired {

@@ -152,7 +152,7 @@ func TestMemoryClaimStoreClaims(t *testing.T) {
 func TestMemoryClaimStoreLease(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s := webhook.NewMemoryClaimStore(0, webhook.WithMemoryLease(time.Second),
+	s := webhook.NewMemoryClaimStoreWith(0, webhook.WithMemoryLease(time.Second),
 		webhook.WithMemoryClock(func() time.Time { return now }))
 	old, err := s.Claim(ctx, "a")
 	require.NoError(t, err)
@@ -198,7 +198,7 @@ func TestMemoryClaimStoreReplayWindow(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var logs bytes.Buffer
-	s := webhook.NewMemoryClaimStore(3, webhook.WithMemoryClock(func() time.Time { return now }))
+	s := webhook.NewMemoryClaimStoreWith(3, webhook.WithMemoryClock(func() time.Time { return now }))
 	// The store logs to the handler's logger: it has no option of its own.
 	webhook.NewHandler(whVerifier(t, whSecret), func(context.Context, *payments.Event) error { return nil },
 		webhook.WithClaimStore(s), webhook.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
@@ -234,6 +234,49 @@ func TestMemoryClaimStoreReplayWindow(t *testing.T) {
 	assert.Equal(t, webhook.ClaimAcquired, status("evt-0"), "forgotten past the window and the bound")
 	assert.Equal(t, webhook.ClaimDone, status("evt-19"))
 	assert.Equal(t, webhook.ClaimDone, status("late"))
+}
+
+// TestMemoryStoreWindowFollowsTolerance: a verifier that accepts older
+// signatures makes the handler's MemoryClaimStore remember processed ids for
+// twice its tolerance, so that a delivery that still verifies is not
+// processed again; a shorter tolerance keeps DefaultReplayWindow.
+func TestMemoryStoreWindowFollowsTolerance(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := webhook.NewMemoryClaimStoreWith(3, webhook.WithMemoryClock(func() time.Time { return now }))
+	long, err := webhook.NewSignatureVerifier([]string{whSecret}, webhook.WithSignatureTolerance(20*time.Minute))
+	require.NoError(t, err)
+	webhook.NewHandler(long, func(context.Context, *payments.Event) error { return nil }, webhook.WithClaimStore(s))
+	require.Equal(t, 40*time.Minute, webhook.ReplayWindow(s))
+	process := func(id string) {
+		c, err := s.Claim(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, webhook.ClaimAcquired, c.Status, id)
+		require.NoError(t, s.Complete(ctx, c))
+	}
+	for i := range 5 {
+		process("evt-" + strconv.Itoa(i))
+	}
+	now = now.Add(webhook.DefaultReplayWindow + time.Minute)
+	process("late")
+	c, err := s.Claim(ctx, "evt-0")
+	require.NoError(t, err)
+	assert.Equal(t, webhook.ClaimDone, c.Status, "past DefaultReplayWindow but within twice the tolerance: still remembered")
+	now = now.Add(40 * time.Minute)
+	process("later")
+	c, err = s.Claim(ctx, "evt-0")
+	require.NoError(t, err)
+	assert.Equal(t, webhook.ClaimAcquired, c.Status, "past twice the tolerance and the bound: forgotten")
+
+	short, err := webhook.NewStandardVerifier([]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, webhook.WithSignatureTolerance(time.Minute))
+	require.NoError(t, err)
+	s2 := webhook.NewMemoryClaimStore(0)
+	webhook.NewHandler(short, func(context.Context, *payments.Event) error { return nil }, webhook.WithClaimStore(s2))
+	assert.Equal(t, webhook.DefaultReplayWindow, webhook.ReplayWindow(s2), "a shorter tolerance keeps the default window")
+	wide, err := webhook.NewStandardVerifier([]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, webhook.WithSignatureTolerance(time.Hour))
+	require.NoError(t, err)
+	webhook.NewHandler(wide, func(context.Context, *payments.Event) error { return nil }, webhook.WithClaimStore(s2))
+	assert.Equal(t, 2*time.Hour, webhook.ReplayWindow(s2), "a StandardVerifier's tolerance counts too")
 }
 
 // TestMemoryClaimStoreReplayAfterManyEvents replays the attack of the issue:

@@ -137,7 +137,7 @@ func TestHandlerCatchesADifferentSignatureHeader(t *testing.T) {
 	receiver := httptest.NewServer(webhook.NewHandler(verifier, func(context.Context, *payments.Event) error { return nil },
 		webhook.WithDeliveryObserver(obs)))
 	defer receiver.Close()
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret), paymentstest.WithDifferences("signature-header"))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{secret}}), paymentstest.WithDifferences("signature-header"))
 	defer srv.Close()
 	_, err = srv.Client().Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)
 	require.NoError(t, err)

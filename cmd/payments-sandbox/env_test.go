@@ -161,7 +161,7 @@ func TestRunKeepsTheExportedValuesAcrossARestart(t *testing.T) {
 			}
 			rc.configure(t, env)
 			baseURL, key := env["PAYMENTS_BASE_URL"], env[envAPIKey]
-			client, err := payments.NewClient(key, payments.WithBaseURL(baseURL), payments.WithMaxRetries(0))
+			client, err := payments.NewClient(key, payments.WithBaseURL(baseURL), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 			require.NoError(t, err)
 			sandboxRecipient(t, client)
 			assert.Equal(t, []string{"recipient.created delivered OK", "recipient.verified delivered OK"},
@@ -310,7 +310,7 @@ func TestRunTestValues(t *testing.T) {
 	assert.Contains(t, out, "  Failing:  account numbers 4000000002 (fails verification) and 4000000005 (verifies late); amounts 4000.02 (fails),\n"+
 		"            4000.03 (rejected) and 4000.05 (completes late): see the README's test values\n")
 	vars := r.exported()
-	client, err := payments.NewClient(vars[envAPIKey], payments.WithBaseURL(vars["PAYMENTS_BASE_URL"]), payments.WithMaxRetries(0))
+	client, err := payments.NewClient(vars[envAPIKey], payments.WithBaseURL(vars["PAYMENTS_BASE_URL"]), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	require.NoError(t, err)
 	ctx := context.Background()
 	rcpt := sandboxRecipient(t, client)

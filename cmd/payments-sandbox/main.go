@@ -280,17 +280,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		DeliveryNewestFirst: chaos.NewestFirst,
 		BalanceLowThreshold: lowThreshold,
 		NoBalanceLow:        lowThreshold.IsZero(),
+		ProcessingDelay:     *delay,
+	}
+	if *delay == 0 {
+		sb.ProcessingDelay = time.Nanosecond // at once: Sandbox's zero keeps the default
 	}
 	if !*quiet {
 		sb.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 	opts := []paymentstest.Option{
 		paymentstest.WithSandbox(sb),
-		paymentstest.WithWebhookScheme(creds.scheme),
-		paymentstest.WithWebhookRetries(waits...),
-		paymentstest.WithProcessingDelay(*delay),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: *hookURL, Secrets: creds.secrets,
+			Scheme: creds.scheme, Retries: waits, NoRetries: len(waits) == 0}),
 		paymentstest.WithBalance(startBalance),
-		paymentstest.WithWebhook(*hookURL, creds.secrets...),
 	}
 	if creds.apiKey != "" {
 		opts = append(opts, paymentstest.WithAPIKey(creds.apiKey))

@@ -60,7 +60,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 
 	t.Setenv("PAYMENTS_BASE_URL", baseURL)
 	t.Setenv("PAYMENTS_API_KEY", apiKey)
-	client, err := payments.NewClientFromEnv(payments.WithMaxRetries(0))
+	client, err := payments.NewClientFromEnv(payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	require.NoError(t, err)
 	sandboxRecipient(t, client)
 	assert.Contains(t, stderr.String(), "path=/payments/recipients", "requests are logged")
@@ -148,7 +148,7 @@ func TestRunAdminAPI(t *testing.T) {
 		assert.Contains(t, out, route, "a curl line for %s", route)
 	}
 
-	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL), payments.WithMaxRetries(0))
+	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}))
 	require.NoError(t, err)
 	r := sandboxRecipient(t, client)
 	p, err := client.Payments.Initiate(ctx, &payments.PaymentInitiateParams{

@@ -45,7 +45,7 @@ var topics = []topic{
 	{name: "Rate limit", probe: "the headers of every answer: Retry-After, RateLimit-*, X-RateLimit-*", override: "WithRateLimit(perSecond, burst)"},
 	{name: "Error body", probe: "the answers to an invalid body, to a request without the key and to an unknown cursor: the envelope with success false, message, stan, a string code and field errors as a list or a map", override: "—"},
 	{name: "Status codes", probe: "create recipient 201; initiate, list events and trigger 200; no key 401", override: "—"},
-	{name: "Retryable answers", notProbed: "the service's 5xx, 408 and 429 cannot be caused from outside without load on it", override: "WithMaxRetries, WithRetryWait"},
+	{name: "Retryable answers", notProbed: "the service's 5xx, 408 and 429 cannot be caused from outside without load on it", override: "WithRetries"},
 	{name: "Idempotency", probe: "create a recipient and initiate with an Idempotency-Key, then send each again: the same status and body, Idempotent-Replayed: true; the key with another body: 422 idempotency_key_reused", override: "WithIdempotencyKey", creates: true},
 	{name: "Identifiers", probe: "the ids of the recipient and payment created are UUIDs; the quote id is a string", override: "—", creates: true},
 	{name: "Field bounds", notProbed: "not published; probing each bound would create recipients at the limits", override: "—"},

@@ -259,7 +259,7 @@ func TestDoctorReceive(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	srv := paymentstest.NewServer(paymentstest.WithWebhook("http://"+addr+"/webhooks", sinkSecret))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: "http://" + addr + "/webhooks", Secrets: []string{sinkSecret}}))
 	t.Cleanup(srv.Close)
 	env := map[string]string{envAPIKey: srv.APIKey(), envBaseURL: srv.URL(), envWebhookSecret: sinkSecret}
 	code, stdout, stderr := runCLI(t, env, "doctor", "--json", "--receive", addr)

@@ -39,7 +39,7 @@ func startFake(t *testing.T, opts ...paymentstest.Option) *fake {
 	t.Helper()
 	sink := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(sink.Close)
-	srv := paymentstest.NewServer(append([]paymentstest.Option{paymentstest.WithWebhook(sink.URL, "whsec_sink_secret")}, opts...)...)
+	srv := paymentstest.NewServer(append([]paymentstest.Option{paymentstest.WithWebhook(paymentstest.Webhook{URL: sink.URL, Secrets: []string{"whsec_sink_secret"}})}, opts...)...)
 	t.Cleanup(srv.Close)
 	return &fake{Server: srv, env: map[string]string{envAPIKey: srv.APIKey(), envBaseURL: srv.URL()}}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func TestSandboxCommands(t *testing.T) {
-	f := startFake(t, adminAPI(), paymentstest.WithProcessingDelay(time.Hour))
+	f := startFake(t, adminAPI(), paymentstest.WithSandbox(paymentstest.Sandbox{ProcessingDelay: time.Hour}))
 	sandbox := func(args ...string) string {
 		t.Helper()
 		code, stdout, stderr := runCLI(t, f.env, append([]string{"sandbox"}, args...)...)

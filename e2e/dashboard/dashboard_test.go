@@ -77,8 +77,8 @@ const xssName = `<img src=x onerror=alert(1)>`
 func TestDashboardInABrowser(t *testing.T) {
 	tab := browser(t)
 	rc := newReceiver(t, http.StatusServiceUnavailable)
-	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}), paymentstest.WithWebhook(rc.URL, "whsec_e2e"),
-		paymentstest.WithWebhookRetries())
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}), paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{"whsec_e2e"}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{NoRetries: true}))
 	t.Cleanup(srv.Close)
 	c := srv.Client()
 	ctx := context.Background()
@@ -218,7 +218,7 @@ func TestDashboardInABrowser(t *testing.T) {
 func TestDashboardOnANarrowWindow(t *testing.T) {
 	tab := browser(t)
 	rc := newReceiver(t, http.StatusOK)
-	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}), paymentstest.WithWebhook(rc.URL, "whsec_e2e"))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{Dashboard: true}), paymentstest.WithWebhook(paymentstest.Webhook{URL: rc.URL, Secrets: []string{"whsec_e2e"}}))
 	t.Cleanup(srv.Close)
 	_, err := srv.Client().Recipients.Create(context.Background(), &payments.RecipientCreateParams{
 		AccountNumber: "0123456789", AccountName: "Ada Lovelace", AccountType: payments.AccountTypeIndividual, AccountCurrency: "NGN",

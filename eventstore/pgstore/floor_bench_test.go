@@ -29,7 +29,7 @@ import (
 //
 //   - pg-default: at-least-once. Ours: pgstore with a function that does
 //     nothing; ours-nomemory: the same, remembering no event
-//     (webhook.WithRecentlyDone(0)). Baseline: SELECT done; INSERT the claim
+//     (storetest.NoRecentlyDone()). Baseline: SELECT done; INSERT the claim
 //     with a lease ON CONFLICT (taking over a lapsed one); process; UPDATE
 //     done.
 //
@@ -58,7 +58,7 @@ func BenchmarkFloor(b *testing.B) {
 	}{
 		{"pg-default", "ours", oursDefault()},
 		{"pg-default", storetest.FloorBaseline, baselineDefault},
-		{"pg-default", "ours-nomemory", oursDefault(webhook.WithRecentlyDone(0))},
+		{"pg-default", "ours-nomemory", oursDefault(storetest.NoRecentlyDone())},
 	}
 	for round := range storetest.FloorRounds(b) {
 		for _, s := range storetest.FloorOrder(round, sides) {

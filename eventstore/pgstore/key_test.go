@@ -105,7 +105,7 @@ func TestOddEventIDsThroughTheHandler(t *testing.T) {
 		"100 kB": storetest.EventBody(noise(100_000)),
 	}
 	for mode, fn := range map[string]webhook.EventFunc{"default": plain, "Queue": enqueue} {
-		h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithClaimStore(s), webhook.WithRecentlyDone(0)) // the redelivery asks the store
+		h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithClaimStore(s), storetest.NoRecentlyDone()) // the redelivery asks the store
 		for name, body := range bodies {
 			body := []byte(strings.Replace(string(body), `"id":"`, `"id":"`+mode, 1))
 			before := calls.Load()

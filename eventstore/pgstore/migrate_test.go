@@ -125,7 +125,7 @@ func TestMigrateAllowsNarrowRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := webhook.NewHandler(storetest.Verifier(t), func(context.Context, *payments.Event) error { return nil },
-			webhook.WithClaimStore(s), webhook.WithRecentlyDone(0), webhook.WithClaimWait(0))
+			webhook.WithClaimStore(s), storetest.NoRecentlyDone(), webhook.WithClaimWait(0))
 		for range 2 {
 			if err := s.Migrate(ctx); err != nil {
 				t.Fatalf("%s: %v", name, err)

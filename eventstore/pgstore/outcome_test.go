@@ -194,7 +194,7 @@ func TestOutcomeAwaitChild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return outcome.NewTracker(s, outcome.WithPollInterval(50*time.Millisecond))
+		return outcome.NewTracker(s, outcometest.PollInterval(50*time.Millisecond))
 	})
 }
 

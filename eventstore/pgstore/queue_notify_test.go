@@ -12,6 +12,7 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
+	"github.com/paymentsapi/payments-go/internal/outcometest"
 	"github.com/paymentsapi/payments-go/outcome"
 	"github.com/paymentsapi/payments-go/webhook"
 )
@@ -33,7 +34,7 @@ func TestQueueAwaitWokenByNotifyAfterCommit(t *testing.T) {
 	h64 := fnv.New64a()
 	h64.Write([]byte(q.outcomes))
 	listen := fmt.Sprintf(`LISTEN "payments_outcomes_%016x"`, h64.Sum64())
-	tracker := q.replica(t, newPool(t, testPoolURL(t), 4), insertPaid(paid)).Tracker(outcome.WithPollInterval(time.Hour))
+	tracker := q.replica(t, newPool(t, testPoolURL(t), 4), insertPaid(paid)).Tracker(outcometest.PollInterval(time.Hour))
 	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -105,7 +105,7 @@ func TestWALPerDelivery(t *testing.T) {
 		// Remembering no event, so that every duplicate reaches the store.
 		{"default", []string{plainTable}, func() http.Handler {
 			return webhook.NewHandler(storetest.Verifier(t), func(context.Context, *payments.Event) error { return nil },
-				webhook.WithClaimStore(plain), webhook.WithRecentlyDone(0))
+				webhook.WithClaimStore(plain), storetest.NoRecentlyDone())
 		}},
 		// A new handler (a replica that remembers nothing) per round.
 		{"Queue", []string{q.table, q.schema + ".river_job"}, func() http.Handler {

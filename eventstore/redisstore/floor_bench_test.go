@@ -31,7 +31,7 @@ import (
 //   - ours: redisstore on a client made as the package doc's minimal example
 //     makes it (redis.NewClient with the address and password alone);
 //   - ours-ctxtimeout: the same with Options.ContextTimeoutEnabled;
-//   - ours-nomemory: ours remembering no event (webhook.WithRecentlyDone(0));
+//   - ours-nomemory: ours remembering no event (storetest.NoRecentlyDone());
 //   - baseline: SET key token NX PX lease GET (one command: a nil answer
 //     is the claim, "done" a duplicate, anything else 409); process; SET key
 //     done PX retention.
@@ -53,7 +53,7 @@ func BenchmarkFloor(b *testing.B) {
 	}{
 		{"ours", oursRedis(false)},
 		{"ours-ctxtimeout", oursRedis(true)},
-		{"ours-nomemory", oursRedis(false, webhook.WithRecentlyDone(0))},
+		{"ours-nomemory", oursRedis(false, storetest.NoRecentlyDone())},
 		{storetest.FloorBaseline, baselineRedis},
 	}
 	for round := range storetest.FloorRounds(b) {

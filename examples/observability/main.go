@@ -85,7 +85,7 @@ func run(ctx context.Context, out io.Writer) (err error) {
 			return nil // your processing: ctx carries the delivery's span
 		}, inst.HandlerOption()))
 		defer receiver.Close()
-		fake = paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL, secret))
+		fake = paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL, Secrets: []string{secret}}))
 		defer fake.Close()
 		client = fake.Client(inst.ClientOptions()...)
 	} else {

@@ -19,7 +19,7 @@ import (
 // is decided. It works on a machine that runs no worker, while the run goes
 // and after it.
 func TestStatus(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithProcessingDelay(time.Hour)) // the late payment is settled by the test
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{ProcessingDelay: time.Hour})) // the late payment is settled by the test
 	defer srv.Close()
 	db := testDB(t)
 	path := csvFile(t, "s.csv")

@@ -19,7 +19,7 @@ import (
 // failed and rejected at confirm, completed after it was pending, and
 // refused for a recipient that failed verification.
 func TestDemoCSV(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithProcessingDelay(10 * time.Millisecond))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{ProcessingDelay: 10 * time.Millisecond}))
 	defer srv.Close()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "demo.csv")

@@ -43,7 +43,7 @@ func runChild(t *testing.T, srv *paymentstest.Server, args ...string) (string, i
 // (TestPrintResumed checks the counts) and sends no payment request: only
 // the event list is asked.
 func TestExitStatusAndResumedRun(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithProcessingDelay(time.Hour)) // settled by the test
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{ProcessingDelay: time.Hour})) // settled by the test
 	defer srv.Close()
 	dir := t.TempDir()
 	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")
@@ -113,7 +113,7 @@ func TestPrintResumed(t *testing.T) {
 // Interrupted while awaiting, the program stops with an error (exit 1) and
 // journals nothing it did not learn.
 func TestAwaitStopsWhenInterrupted(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithProcessingDelay(time.Hour))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{ProcessingDelay: time.Hour}))
 	defer srv.Close()
 	dir := t.TempDir()
 	csvPath, journalPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal")

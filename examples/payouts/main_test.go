@@ -85,7 +85,7 @@ func TestPayoutsSurviveKills(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 
 	// The late payments stay pending until the test settles them.
-	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: 100_000}), paymentstest.WithProcessingDelay(time.Hour))
+	srv := paymentstest.NewServer(paymentstest.WithSandbox(paymentstest.Sandbox{LogLimit: 100_000}), paymentstest.WithSandbox(paymentstest.Sandbox{ProcessingDelay: time.Hour}))
 	defer srv.Close()
 	dir := t.TempDir()
 	csvPath, journalPath, reportPath := filepath.Join(dir, "payouts.csv"), filepath.Join(dir, "payouts.journal"), filepath.Join(dir, "report.csv")

@@ -71,7 +71,7 @@ func TestReceiverWorkerAndAwait(t *testing.T) {
 	receiver := httptest.NewServer(ans.wrap(mux))
 	defer receiver.Close()
 	defer func() { _ = h.Shutdown(context.Background()) }()
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(receiver.URL+"/webhooks", secret))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: receiver.URL + "/webhooks", Secrets: []string{secret}}))
 	defer srv.Close()
 	client := srv.Client()
 	startWorker(t, working, client, time.Hour)

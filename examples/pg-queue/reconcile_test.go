@@ -21,8 +21,8 @@ func TestReconcileBringsMissedEventsToBook(t *testing.T) {
 	}
 	down := "http://" + ln.Addr().String() + "/webhooks"
 	_ = ln.Close() // the receiver is down: every attempt is refused
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(down, secret),
-		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: down, Secrets: []string{secret}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond, time.Millisecond}}))
 	defer srv.Close()
 	client := srv.Client()
 	pay(t, client, "order-10", "2500.00")

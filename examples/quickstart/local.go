@@ -51,8 +51,8 @@ func startLocal(out io.Writer) (*local, error) {
 
 	// The service: stateful, over real loopback HTTP, signing its webhooks.
 	l.srv = paymentstest.NewServer(
-		paymentstest.WithWebhook(hookURL, secret),
-		paymentstest.WithWebhookRetries(50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: hookURL, Secrets: []string{secret},
+			Retries: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond}}),
 	)
 	l.client, err = payments.NewClient(l.srv.APIKey(),
 		payments.WithBaseURL(l.srv.URL()),

@@ -71,8 +71,8 @@ func makePayments(t *testing.T, srv *paymentstest.Server, n int) {
 // recovered, once, and none of the events it had processed before. The
 // sender's redeliveries of the missed events then find them done.
 func TestReconcileRecoversWhatTheReceiverMissed(t *testing.T) {
-	srv := paymentstest.NewServer(paymentstest.WithWebhookRetries(time.Millisecond),
-		paymentstest.WithWebhook("", testSecret), paymentstest.WithSandbox(paymentstest.Sandbox{}))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: "", Secrets: []string{testSecret}}), paymentstest.WithSandbox(paymentstest.Sandbox{}))
 	defer srv.Close()
 	store := storeURL(t, "redis", randomName("reconcile-"), func() []string { return eventIDs(srv) })
 	a := startReceiver(t, map[string]string{envSecret: testSecret, envStore: store})

@@ -86,8 +86,8 @@ func TestReplicasShareTheStore(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				srv := paymentstest.NewServer(paymentstest.WithWebhookScheme(scheme), paymentstest.WithWebhook("", secret),
-					paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond),
+				srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{Scheme: scheme}), paymentstest.WithWebhook(paymentstest.Webhook{URL: "", Secrets: []string{secret}}),
+					paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}}),
 					paymentstest.WithSandbox(paymentstest.Sandbox{}))
 				t.Cleanup(srv.Close)
 				env := map[string]string{

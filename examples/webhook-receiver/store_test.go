@@ -54,8 +54,8 @@ func connections(t *testing.T, kind, name string) int {
 func TestShutdownClosesTheStore(t *testing.T) {
 	for _, kind := range []string{"postgres", "redis"} {
 		t.Run(kind, func(t *testing.T) {
-			srv := paymentstest.NewServer(paymentstest.WithWebhook("", "s"), paymentstest.WithSandbox(paymentstest.Sandbox{}),
-				paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond))
+			srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: "", Secrets: []string{"s"}}), paymentstest.WithSandbox(paymentstest.Sandbox{}),
+				paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}}))
 			t.Cleanup(srv.Close)
 			name := randomName("recv_")
 			in := startReceiver(t, map[string]string{

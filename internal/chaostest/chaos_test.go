@@ -32,7 +32,7 @@ const (
 	// chaosRetries is the SDK's default: with it a few percent of calls
 	// exhaust their retries under this storm, so that every run also proves
 	// the "retry later with the same key" path, under concurrency.
-	chaosRetries = 2 // a Client's retries without WithMaxRetries
+	chaosRetries = 2 // a Client's retries without WithRetries
 	// callTimeout bounds each call. A Retry-After of an hour that the SDK
 	// failed to cap at its maximum wait (20 ms here) would end a call on
 	// this deadline, which the test reports.
@@ -210,8 +210,8 @@ func TestChaos(t *testing.T) {
 	// be gone once the server has closed the connections.
 	c, err := payments.NewClient(srv.APIKey(),
 		payments.WithBaseURL(srv.URL()),
-		payments.WithMaxRetries(chaosRetries),
-		payments.WithRetryWait(time.Millisecond, 20*time.Millisecond),
+		payments.WithRetries(payments.RetryPolicy{MaxAttempts: chaosRetries + 1}),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 20 * time.Millisecond}),
 	)
 	require.NoError(t, err)
 
@@ -449,7 +449,7 @@ func TestFailedCallConvergesWithItsKey(t *testing.T) {
 		t.Run(tail.name, func(t *testing.T) {
 			srv := paymentstest.NewServer()
 			defer srv.Close()
-			c := srv.Client(payments.WithMaxRetries(chaosRetries))
+			c := srv.Client(payments.WithRetries(payments.RetryPolicy{MaxAttempts: chaosRetries + 1}))
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 			defer cancel()
 			r, err := c.Recipients.Create(ctx, &payments.RecipientCreateParams{

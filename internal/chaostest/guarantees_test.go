@@ -44,7 +44,7 @@ func TestTLSCertificateErrorIsNotRetried(t *testing.T) {
 
 	// The SDK's default transport, which trusts the system's roots only.
 	c, err := payments.NewClient(leakAPIKey, payments.WithBaseURL(srv.URL),
-		payments.WithMaxRetries(5), payments.WithRetryWait(time.Millisecond, 5*time.Millisecond))
+		payments.WithRetries(payments.RetryPolicy{MaxAttempts: 6}), payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 5 * time.Millisecond}))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()

@@ -155,11 +155,11 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	srv := paymentstest.NewServer(
 		paymentstest.WithAPIKey(leakAPIKey),
-		paymentstest.WithWebhook(hook.URL, leakWebhookSecret),
-		paymentstest.WithWebhookRetries(time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond),
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: hook.URL, Secrets: []string{leakWebhookSecret}}),
+		paymentstest.WithWebhook(paymentstest.Webhook{Retries: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}}),
 	)
 	defer srv.Close()
-	c := srv.Client(payments.WithLogger(clientLogger), payments.WithMaxRetries(3))
+	c := srv.Client(payments.WithLogger(clientLogger), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 4}))
 	ctx := leakCtx(t)
 
 	// The journey, each step through a fault.
@@ -401,7 +401,7 @@ func TestErrorFormattingMasksEchoedSecrets(t *testing.T) {
 	defer api.Close()
 
 	var log testlog.Buffer
-	c, err := payments.NewClient(leakAPIKey, payments.WithBaseURL(api.URL), payments.WithMaxRetries(0),
+	c, err := payments.NewClient(leakAPIKey, payments.WithBaseURL(api.URL), payments.WithRetries(payments.RetryPolicy{MaxAttempts: 1}),
 		payments.WithLogger(slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	require.NoError(t, err)
 	var x exposure

@@ -108,7 +108,7 @@ func BenchmarkHandler(b *testing.B, events webhook.ClaimStore, fn webhook.EventF
 // median and 99th percentile in ms.
 func BenchmarkAwait(b *testing.B, events webhook.ClaimStore, receiver, waiter outcome.Store, poll time.Duration) {
 	h := webhook.NewHandler(Verifier(b), outcome.NewTracker(receiver).Wrap(nil), webhook.WithClaimStore(events))
-	tr := outcome.NewTracker(waiter, outcome.WithPollInterval(poll))
+	tr := outcome.NewTracker(waiter, PollInterval(poll))
 	lat := make([]time.Duration, 0, b.N)
 	ctx := context.Background()
 	b.ResetTimer()

@@ -58,15 +58,15 @@ func Fake(t *testing.T, open ReplicaOpener) {
 	}))
 	t.Cleanup(front.Close)
 	chaos := paymentstest.Sandbox{DeliveryDelay: 20 * time.Millisecond, DeliveryDuplicate: true,
-		DeliveryNewestFirst: true, WebhookConcurrency: 1}
-	srv := paymentstest.NewServer(
-		paymentstest.WithWebhook(front.URL, Secret),
-		paymentstest.WithSandbox(chaos), // the admin API pauses and resumes deliveries
-		paymentstest.WithWebhookRetries(10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond),
+		DeliveryNewestFirst: true, WebhookConcurrency: 1,
 		// AmountCompletesLate stays pending for SettlePayment, called
 		// within milliseconds of the confirm; WaitForDeliveries waits out
 		// the replaced late completion (which sends nothing).
-		paymentstest.WithProcessingDelay(5*time.Second),
+		ProcessingDelay: 5 * time.Second}
+	srv := paymentstest.NewServer(
+		paymentstest.WithWebhook(paymentstest.Webhook{URL: front.URL, Secrets: []string{Secret},
+			Retries: []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}}),
+		paymentstest.WithSandbox(chaos), // the admin API pauses and resumes deliveries
 	)
 	t.Cleanup(srv.Close)
 	client := srv.Client()

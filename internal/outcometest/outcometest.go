@@ -354,3 +354,10 @@ func boundedHistory(t *testing.T, s [2]outcome.Store) {
 func trackerClock(now func() time.Time) outcome.Option {
 	return testhook.TrackerClock(now).(outcome.Option)
 }
+
+// PollInterval sets the longest wait between two reads of the store by a
+// tracker's Await (internal/testhook: the outcome package exports no such
+// option; DefaultPollInterval serves merchants).
+func PollInterval(d time.Duration) outcome.Option {
+	return testhook.TrackerPollInterval(d).(outcome.Option)
+}

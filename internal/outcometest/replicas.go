@@ -1,6 +1,8 @@
 package outcometest
 
 import (
+	"github.com/paymentsapi/payments-go/internal/testhook"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -312,7 +314,7 @@ func StoreDown(t *testing.T, r Replica, reader outcome.Store, stop, start func()
 	h := webhook.NewHandler(Verifier(t), tr.Wrap(func(context.Context, *payments.Event) error {
 		calls.Add(1)
 		return nil
-	}), webhook.WithClaimStore(r.Events), webhook.WithClaimStoreTimeout(time.Second))
+	}), webhook.WithClaimStore(r.Events), testhook.HandlerClaimStoreTimeout(time.Second).(webhook.HandlerOption))
 	body := Body("ev-1", payments.EventPaymentFailed, "pay-1", "order-1")
 	stop()
 	if code := Deliver(h, body); code != http.StatusServiceUnavailable {
@@ -346,7 +348,7 @@ func AwaitWoken(t *testing.T, r Replica, waiter outcome.Store) {
 		t.Fatalf("%T is not an outcome.Subscriber", waiter)
 	}
 	h := webhook.NewHandler(Verifier(t), outcome.NewTracker(r.Outcomes).Wrap(nil), webhook.WithClaimStore(r.Events))
-	tr := outcome.NewTracker(waiter, outcome.WithPollInterval(time.Hour))
+	tr := outcome.NewTracker(waiter, PollInterval(time.Hour))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := 0; i < 3; i++ { // one Await after the other: they share the subscription

@@ -153,7 +153,7 @@ func KilledReplica(t *testing.T, b Backend) {
 	}))
 	defer front.Close()
 
-	srv := paymentstest.NewServer(paymentstest.WithWebhook(front.URL+"/webhooks", Secret))
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: front.URL + "/webhooks", Secrets: []string{Secret}}))
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -5,6 +5,8 @@
 package storetest
 
 import (
+	"github.com/paymentsapi/payments-go/internal/testhook"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -270,4 +272,11 @@ func (l *Ledger) TotalSuccesses() int {
 		n += s
 	}
 	return n
+}
+
+// NoRecentlyDone makes a handler remember no processed event, so that every
+// delivery reaches the store (internal/testhook: the webhook package's
+// default of DefaultRecentlyDone has no option).
+func NoRecentlyDone() webhook.HandlerOption {
+	return testhook.HandlerRecentlyDone(0).(webhook.HandlerOption)
 }
