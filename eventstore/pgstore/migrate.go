@@ -20,15 +20,11 @@ func (s *ClaimStore) MigrationSQL() string {
 // that completions become HOT updates; this rewrites every row once, under
 // a lock that holds the table's claims back: on a large table, run it at a
 // quiet time. A table whose state, token or expires_at is NOT NULL: it
-// drops those constraints (a change of the catalogue alone), so that
-// Transactional can write its narrow completions; until then, its
-// deliveries get 503 with an error that says to run Migrate
+// drops those constraints (a change of the catalogue alone), so that the
+// narrow completions 0.2's Transactional wrote fit, and read as done
 // (TestMigrateAllowsNarrowRows). The store's statements need the upgraded
 // table: run Migrate (or the upgrade by hand) before the new release
-// serves. During a rolling upgrade, a replica of 0.1 still serving reads a
-// narrow completion as a claim in progress: it answers that event's
-// duplicates 409, never runs it again, and leaves its purge to the new
-// release (TestOldReleaseReadsNarrowRowsAsInProgress). Migrate
+// serves. Migrate
 // is idempotent, and safe to run from every replica at start-up at once: a
 // transaction-scoped advisory lock makes concurrent runs wait for each
 // other. On a table that is up to date it takes no lock on the table: a

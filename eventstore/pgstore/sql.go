@@ -87,10 +87,9 @@ func buildQueries(table string) queries {
 		},
 		dropOldIndex: `DROP INDEX IF EXISTS ` + oldIdx.Sanitize(),
 
-		// A completion written inside a Transactional function's
-		// transaction (claimInTx) leaves state, token and expires_at NULL:
-		// 16 bytes less per row than the same facts spelled out
-		// (TestTransactionalWritesNarrowRows; see expiry). A table of an earlier release has them
+		// A narrow completion, as 0.2's Transactional wrote it, has state,
+		// token and expires_at NULL and reads as done (see expiry;
+		// TestMigrateAllowsNarrowRows). A table of an earlier release has them
 		// NOT NULL; dropping that is a change of the catalogue alone, made
 		// only when needed, since ALTER TABLE waits for every transaction
 		// on the table.
