@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,6 +59,8 @@ type Client struct {
 
 	// retry is the retry settings of every call, unless it has its own.
 	retry RetryPolicy
+	// calls holds the calls that ended and may be reused (see do).
+	calls sync.Pool
 }
 
 // credentials hold the API key; never logged, never in an error.
@@ -186,11 +189,36 @@ type operation struct {
 var fixedPathOps = []*operation{opPaymentsInitiate, opPaymentsConfirm, opRecipientsCreate, opVirtualAccountsCreate}
 
 // call is one call as the Client runs it: its state on the request path,
-// and what decoding its answer needs, in one allocation.
+// and what decoding its answer needs, in one allocation, which later calls
+// of the Client reuse (see do).
 type call struct {
 	request.Call
 	scratch decodeScratch
-	key     [1]string // the Idempotency-Key header's value
+}
+
+// newCall returns a call that runs st: one that an earlier call of c left
+// (reuse), or a new one.
+func (c *Client) newCall(st request.Call) *call {
+	cl, _ := c.calls.Get().(*call)
+	if cl == nil {
+		cl = new(call)
+	}
+	cl.Reuse(st)
+	return cl
+}
+
+// reuse hands cl to a later call of c. Only a call that succeeded gets here:
+// its answer read, the body closed, no attempt ended by a transport error
+// (request.Call.Reusable), and nothing it handed out points into it: the
+// Response, the resource and its RawJSON hold copies or the body, a buffer
+// of their own; the request, its headers and body reader, and the trace
+// that net/http may still read are made per call (request.Call's wire),
+// never reused. Tests: TestReusedCallsLeaveEveryAnswerIntact,
+// TestReusedCallsSurviveAnAnswerBeforeTheBody.
+func (c *Client) reuse(cl *call) {
+	cl.Reuse(request.Call{}) // lets go of the context, the request, the out value
+	cl.scratch = decodeScratch{}
+	c.calls.Put(cl)
 }
 
 // do runs op, as every call of the SDK: it checks the options, sends body (JSON,
@@ -204,8 +232,17 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	if path == "" {
 		path = op.PathTemplate
 	}
-	cl := &call{Call: request.Call{Shared: c.shared, Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
-		Middleware: middlewareFuncs(rc.middleware)}}
+	cl := c.newCall(request.Call{Shared: c.shared, Name: op.Name, Method: op.Method, Template: op.PathTemplate, Path: path, Key: rc.idempotencyKey,
+		Middleware: middlewareFuncs(rc.middleware)})
+	// A call that succeeded is reused by a later one, after everything
+	// that reads it here (the observers' end included, deferred below);
+	// not after a failure or a panic.
+	reusable := false
+	defer func() {
+		if reusable {
+			c.reuse(cl)
+		}
+	}()
 	st := &cl.Call
 	rp := c.retry
 	if rc.retryGiven {
@@ -242,6 +279,7 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	if len(found) > 0 {
 		c.report(ctx, op.Name, found)
 	}
+	reusable = err == nil && st.Reusable()
 	return r, err
 }
 
@@ -268,8 +306,7 @@ func (c *Client) send(ctx context.Context, cl *call, header http.Header, payload
 		h["Content-Type"] = jsonMediaType
 	}
 	if st.Key != "" {
-		cl.key[0] = st.Key
-		h["Idempotency-Key"] = cl.key[:]
+		h["Idempotency-Key"] = st.KeyHeader()
 	}
 	if c.middleware || len(st.Middleware) > 0 {
 		// Middleware may change the headers, even write into their

@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -253,4 +254,124 @@ func TestCloseClosesIdleConnections(t *testing.T) {
 	_, err = c.Do(context.Background(), http.MethodGet, "/x", nil, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, newConns.Load(), "Close dropped the idle connection")
+}
+
+// TestReusedCallsLeaveEveryAnswerIntact: a Client reuses the state of a call
+// that succeeded for a later call (client.go, Client.reuse). Many calls run
+// at once through one Client and a real connection pool, some retried after
+// a 503; every answer is kept until all have ended, then each must still be
+// its own call's: the reference, the quote, the raw JSON, the idempotency key
+// the server saw, the attempts. Under -race, any memory of a call that a
+// later call reuses while an earlier answer, net/http or the trace still
+// reads it is reported.
+func TestReusedCallsLeaveEveryAnswerIntact(t *testing.T) {
+	const workers, perWorker = 8, 25
+	var mu sync.Mutex
+	first := map[string]bool{} // references already answered with a 503
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		ref := gjsonString(body, "reference")
+		key := r.Header.Get("Idempotency-Key")
+		mu.Lock()
+		retry := strings.HasSuffix(ref, "3") && !first[ref]
+		first[ref] = true
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if retry {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, errorEnvelope("busy"))
+			return
+		}
+		// The stan echoes the key the server received.
+		_, _ = io.WriteString(w, `{"success":true,"message":"ok","stan":"`+key+`","data":{"id":"p-`+ref+`","reference":"`+ref+
+			`","status":"pending","amount":"15000.50","currency":"NGN","quote":{"quote_id":"q-`+ref+`","fee":"0.5","exchange_rate":"1","total_amount":"15001"}}}`)
+	}))
+	defer srv.Close()
+	c, err := payments.NewClient("sk_test_reuse", payments.WithBaseURL(srv.URL),
+		payments.WithRetries(payments.RetryPolicy{WaitMin: time.Millisecond, WaitMax: 2 * time.Millisecond}))
+	require.NoError(t, err)
+	defer c.Close()
+
+	type answer struct {
+		ref string
+		p   *payments.Payment
+		err error
+	}
+	answers := make([][]answer, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWorker {
+				p := validInitiateParams()
+				p.Reference = fmt.Sprintf("order-%d-%d", w, i)
+				got, err := c.Payments.Initiate(context.Background(), p)
+				answers[w] = append(answers[w], answer{p.Reference, got, err})
+			}
+		}()
+	}
+	wg.Wait()
+
+	keys := map[string]bool{}
+	for _, as := range answers {
+		require.Len(t, as, perWorker)
+		for _, a := range as {
+			require.NoError(t, a.err, a.ref)
+			r := a.p.LastResponse()
+			assert.Equal(t, a.ref, a.p.Reference)
+			assert.Equal(t, "p-"+a.ref, a.p.ID)
+			assert.Equal(t, "q-"+a.ref, a.p.Quote.QuoteID)
+			assert.Contains(t, string(a.p.RawJSON()), `"reference":"`+a.ref+`"`)
+			assert.Equal(t, r.IdempotencyKey, r.Stan, "the server received the key this answer reports")
+			assert.Contains(t, string(r.Body), `"stan":"`+r.IdempotencyKey+`"`)
+			assert.False(t, keys[r.IdempotencyKey], "each call has a key of its own")
+			keys[r.IdempotencyKey] = true
+			want := 1
+			if strings.HasSuffix(a.ref, "3") {
+				want = 2
+			}
+			assert.Equal(t, want, r.Attempts, a.ref)
+		}
+	}
+}
+
+// TestReusedCallsSurviveAnAnswerBeforeTheBody: a server that answers before
+// reading the request leaves net/http still writing the body (and about to
+// call the trace that counts the writes) after the call has its answer and
+// has ended. The next calls reuse the call's state at once: the body's reader,
+// the Idempotency-Key header and the trace must not be part of what is
+// reused (request.Call's wire). Under -race, a reused reader or trace is
+// reported; without it, each call must still get its own answer and key.
+func TestReusedCallsSurviveAnAnswerBeforeTheBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Answer at once, the body unread: the server closes the
+		// connection after the answer, and the client's write fails late.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"success":true,"stan":"`+r.Header.Get("Idempotency-Key")+`","data":{}}`)
+	}))
+	defer srv.Close()
+	c, err := payments.NewClient("sk_test_early", payments.WithBaseURL(srv.URL))
+	require.NoError(t, err)
+	defer c.Close()
+	big := strings.Repeat("x", 4<<20) // more than the socket buffers take
+	for i := range 6 {
+		key := fmt.Sprintf("early-%d", i)
+		r, err := c.Do(context.Background(), http.MethodPost, "/x", map[string]string{"pad": big}, nil, payments.WithIdempotencyKey(key))
+		require.NoError(t, err, i)
+		assert.Equal(t, key, r.IdempotencyKey)
+		assert.Equal(t, key, r.Stan, "the server received this call's key")
+	}
+}
+
+// gjsonString is the string member name of the JSON object body ("" when
+// absent).
+func gjsonString(body []byte, name string) string {
+	var m map[string]any
+	_ = json.Unmarshal(body, &m)
+	s, _ := m[name].(string)
+	return s
 }

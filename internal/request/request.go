@@ -61,7 +61,7 @@ import (
 type Middleware = func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
 
 // Call is one call of a Client: what it sends, its retry settings, and what
-// happened to it. Make it with its fields, then call Do once.
+// happened to it. Make it with its fields (or Reuse one), then call Do once.
 type Call struct {
 	// Shared is the Client's.
 	Shared *Shared
@@ -95,23 +95,93 @@ type Call struct {
 	endAttempt context.CancelFunc // ends the last attempt's context (End)
 	attempts   int32              // attempts made (RoundTrip); a wait is not one
 	retryCost  int32              // what the last retry spent of the budget
+	failed     bool               // an attempt ended in a transport error (Reusable)
 
-	// The call's own retry client, its http.Client and request, held
-	// here so that a call allocates them at once.
-	retrying retryablehttp.Client
-	http     http.Client
-	req      retryablehttp.Request
-	body     bytes.Reader // the body of the first attempt
-	bodies   int32        // bodies handed out
+	req retryablehttp.Request // the request as go-retryablehttp sends it
+	// wire is what this call hands to net/http beside the request; made
+	// for this call only, never reused (see wire).
+	wire *wire
+	// kept is what c made for itself and keeps when it is reused: its
+	// go-retryablehttp client and the hooks bound to c (see kept).
+	kept *kept
 
-	// Requests written on the wire, net/http's own re-sends included:
-	// net/http writes a replayable request a second time, within one
-	// attempt, when a reused connection turns out dead, and Attempts must
-	// never hide a request the service may have processed.
-	trace         httptrace.ClientTrace
-	written       atomic.Int32
-	writtenBefore int32 // written when the attempt before ended
-	resent        int32 // writes beyond one in an attempt
+	// Requests written on the wire (wire.written) when the attempt before
+	// ended, and the writes beyond one in an attempt: net/http writes a
+	// replayable request a second time, within one attempt, when a reused
+	// connection turns out dead, and Attempts must never hide a request
+	// the service may have processed.
+	writtenBefore int32
+	resent        int32
+}
+
+// kept is what a Call makes once, on its first Do, and keeps from one
+// call to the next (Reuse): its own go-retryablehttp client and that
+// client's http.Client, set again for each call, and the hooks bound to
+// the Call. net/http never sees any of it, nor does the caller: only the
+// Call's own methods reach it.
+type kept struct {
+	retrying     retryablehttp.Client
+	http         http.Client
+	checkRetry   retryablehttp.CheckRetry
+	prepareRetry retryablehttp.PrepareRetry
+	logRetry     retryablehttp.RequestLogHook
+}
+
+// wire is what a call hands to net/http beside the http.Request: the
+// reader of the first attempt's body, the Idempotency-Key header's value,
+// and the trace that counts the requests written. net/http's connection
+// goroutines may read them until the answer's body is closed, and, after a
+// transport error or an answer that came before the body was written, for
+// an unknown while longer: so a wire is made for one call and never
+// reused, unlike the Call (Reuse). A call without a body, a key or a
+// trace makes none.
+type wire struct {
+	body    []byte
+	reader  bytes.Reader // the body of the first attempt
+	bodies  int32        // bodies handed out
+	key     [1]string    // the Idempotency-Key header's value
+	trace   httptrace.ClientTrace
+	written atomic.Int32 // requests written (trace.WroteRequest)
+}
+
+// Reuse makes c the call next describes, as if it were new, except that it
+// keeps what it made for itself on an earlier call (kept). The Client hands
+// a Call to Reuse only once it is Reusable and its answer is read; nothing
+// that the caller or net/http may still hold points into a Call.
+func (c *Call) Reuse(next Call) {
+	k := c.kept
+	*c = next
+	c.kept = k
+}
+
+// Reusable reports whether c may be reused (Reuse) once its answer is read
+// and its body closed: not after an attempt that ended in a transport error,
+// whose request net/http may still be writing.
+func (c *Call) Reusable() bool { return !c.failed }
+
+// wireOf is c's wire, made on first use.
+func (c *Call) wireOf() *wire {
+	if c.wire == nil {
+		c.wire = new(wire)
+	}
+	return c.wire
+}
+
+// written is the number of requests written on the wire so far (0 when
+// they are not counted).
+func (c *Call) written() int32 {
+	if c.wire == nil {
+		return 0
+	}
+	return c.wire.written.Load()
+}
+
+// KeyHeader is the Idempotency-Key header's value, {c.Key}, held in c's
+// wire.
+func (c *Call) KeyHeader() []string {
+	w := c.wireOf()
+	w.key[0] = c.Key
+	return w.key[:]
 }
 
 // Context is the call's context: the one Do was given.
@@ -125,12 +195,16 @@ func (c *Call) Attempts() int { return int(c.attempts + c.resent) }
 // CountWrites returns ctx with a trace that counts the requests written on
 // the wire (see Call.written). The call's requests must carry it.
 func (c *Call) CountWrites(ctx context.Context) context.Context {
-	c.trace.WroteRequest = func(info httptrace.WroteRequestInfo) {
-		if info.Err == nil {
-			c.written.Add(1)
-		}
+	w := c.wireOf()
+	w.trace.WroteRequest = w.wroteRequest
+	return httptrace.WithClientTrace(ctx, &w.trace)
+}
+
+// wroteRequest is the trace's WroteRequest: it counts a request written.
+func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
+	if info.Err == nil {
+		w.written.Add(1)
 	}
-	return httptrace.WithClientTrace(ctx, &c.trace)
 }
 
 // Do sends req, with body (nil for none), and its retries. It first waits
@@ -142,20 +216,29 @@ func (c *Call) Do(req *http.Request, body []byte) (*http.Response, error) {
 	c.setUp()
 	c.req = retryablehttp.Request{Request: req}
 	if body != nil {
-		if err := c.req.SetBody(retryablehttp.ReaderFunc(func() (io.Reader, error) { return c.nextBody(body), nil })); err != nil {
+		w := c.wireOf()
+		w.body = body
+		if err := c.req.SetBody(retryablehttp.ReaderFunc(w.nextBody)); err != nil {
 			return nil, err
 		}
 	}
 	if err := c.Shared.beforeAttempt(c); err != nil {
 		return nil, err
 	}
-	return c.retrying.Do(&c.req)
+	return c.kept.retrying.Do(&c.req)
 }
 
 // setUp makes the call's go-retryablehttp client, with c's settings and
-// hooks.
+// hooks: on c's first call it makes them (kept), on a reused Call it sets
+// them again.
 func (c *Call) setUp() {
 	s := c.Shared
+	k := c.kept
+	if k == nil {
+		k = &kept{}
+		k.checkRetry, k.prepareRetry, k.logRetry = c.checkRetry, c.prepareRetry, c.logRetry
+		c.kept = k
+	}
 	// The call's own http.Client: the Client's, except that it follows no
 	// redirect, whatever the Client's policy (a redirect answers the call
 	// as an *APIError, so the bearer token never follows a 3xx, and a
@@ -164,30 +247,31 @@ func (c *Call) setUp() {
 	// whenever a call fails, which would empty the pool that every other
 	// call shares (payments.Client.Close closes them). c.RoundTrip applies
 	// the Client's Timeout to each attempt.
-	c.http = http.Client{Transport: c, Jar: s.HTTPClient.Jar, CheckRedirect: noRedirect}
-	c.retrying = retryablehttp.Client{
-		HTTPClient:   &c.http,
+	k.http = http.Client{Transport: c, Jar: s.HTTPClient.Jar, CheckRedirect: noRedirect}
+	k.retrying = retryablehttp.Client{
+		HTTPClient:   &k.http,
 		Logger:       nil, // go-retryablehttp's own logger writes URLs to stderr
 		RetryMax:     c.MaxRetries,
 		RetryWaitMin: c.WaitMin,
 		RetryWaitMax: c.WaitMax,
-		CheckRetry:   c.checkRetry,
+		CheckRetry:   k.checkRetry,
 		Backoff:      s.backoff,
-		// PrepareRetry (c.prepareRetry) is set by checkRetry when the call
-		// first retries; ResponseLogHook notes a 429's pause for the whole
-		// Client.
+		// A retry waits, after the back-off, for what every attempt waits
+		// for.
+		PrepareRetry: k.prepareRetry,
+		// ResponseLogHook notes a 429's pause for the whole Client.
 		ResponseLogHook: s.noteResponse,
 		ErrorHandler:    keepLastResponse,
 	}
 	if s.OnRetry != nil {
-		c.retrying.RequestLogHook = c.logRetry
+		k.retrying.RequestLogHook = k.logRetry
 	}
 }
 
 // Retrying returns the call's go-retryablehttp client (tests).
 func (c *Call) Retrying() *retryablehttp.Client {
 	c.setUp()
-	return &c.retrying
+	return &c.kept.retrying
 }
 
 // nextBody is the body of the next send: go-retryablehttp asks for one to
@@ -198,13 +282,13 @@ func (c *Call) Retrying() *retryablehttp.Client {
 // io.NopCloser and net/http knows to be in memory: it then writes the
 // headers and the body at once, and does not report a request the service
 // received whole as failed to write.
-func (c *Call) nextBody(body []byte) io.Reader {
-	c.bodies++
-	if c.bodies <= 2 {
-		c.body.Reset(body)
-		return &c.body
+func (w *wire) nextBody() (io.Reader, error) {
+	w.bodies++
+	if w.bodies <= 2 {
+		w.reader.Reset(w.body)
+		return &w.reader, nil
 	}
-	return bytes.NewReader(body)
+	return bytes.NewReader(w.body), nil
 }
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -215,10 +299,11 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 // call's MaxRetries, and only if the retry budget has the tokens (otherwise
 // the call ends now, marked as budget-exhausted).
 func (c *Call) checkRetry(_ context.Context, resp *http.Response, err error) (bool, error) {
-	if w := c.written.Load() - c.writtenBefore; w > 1 {
+	written := c.written()
+	if w := written - c.writtenBefore; w > 1 {
 		c.resent += w - 1
 	}
-	c.writtenBefore = c.written.Load()
+	c.writtenBefore = written
 	b := c.Shared.Budget
 	if resp != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && b != nil {
 		if c.retryCost > 0 {
@@ -239,10 +324,6 @@ func (c *Call) checkRetry(_ context.Context, resp *http.Response, err error) (bo
 		}
 		c.retryCost = int32(cost)
 	}
-	// A retry waits, after the back-off, for what every attempt waits for:
-	// PrepareRetry, set here rather than in setUp so that a call that
-	// never retries does not allocate it.
-	c.retrying.PrepareRetry = c.prepareRetry
 	return true, nil
 }
 
@@ -306,7 +387,9 @@ func (c *Call) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	hasMiddleware := len(s.Middleware) > 0 || len(c.Middleware) > 0
 	if timeout == 0 && !hasMiddleware {
-		return s.transport.RoundTrip(req)
+		resp, err := s.transport.RoundTrip(req)
+		c.failed = c.failed || err != nil
+		return resp, err
 	}
 	ctx, cancel := req.Context(), context.CancelFunc(nil)
 	if timeout > 0 {
@@ -321,15 +404,18 @@ func (c *Call) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !hasMiddleware {
 		resp, err = s.transport.RoundTrip(req)
 	} else {
+		// What middleware is handed (next included) reaches nothing of c,
+		// which is reused once the call ends (Reuse).
+		owned, transport := c.Owned, s.transport
 		next := func(r *http.Request) (*http.Response, error) {
-			for name, v := range c.Owned {
+			for name, v := range owned {
 				if !slices.Equal(r.Header[name], v) {
 					r = r.Clone(r.Context())
-					maps.Copy(r.Header, c.Owned)
+					maps.Copy(r.Header, owned)
 					break
 				}
 			}
-			return s.transport.RoundTrip(r)
+			return transport.RoundTrip(r)
 		}
 		for _, mw := range slices.Backward(slices.Concat(s.Middleware, c.Middleware)) {
 			inner := next
@@ -337,6 +423,7 @@ func (c *Call) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err = next(req)
 	}
+	c.failed = c.failed || err != nil
 	if cancel != nil && (err != nil || resp == nil) {
 		cancel()
 	} else {
