@@ -36,7 +36,11 @@
 //
 // The call's state lives in its Call, which the hooks are methods of: no
 // context carries it. The Client's shared parts (the transport, the budget,
-// the pause, the limiter, the clock) are in Shared.
+// the pause, the limiter, the clock) are in Shared. A Client reuses the Call
+// of a call that succeeded for a later one (Call.Reuse); what net/http may
+// still read once the call has its answer (the body's reader, the
+// Idempotency-Key header's value, the trace) is the call's wire, made for
+// each call and never reused.
 package request
 
 import (
