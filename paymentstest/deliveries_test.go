@@ -55,7 +55,17 @@ func TestDeliveriesFailingEventDoesNotHoldUpTheNext(t *testing.T) {
 	got := waitReceived(t, rc, 2)
 	assert.Equal(t, []string{"recipient.created", "recipient.verified"}, kindsOf(t, got))
 
-	log := srv.Deliveries()
+	// The fake records an attempt once the receiver's answer is read, a
+	// moment after the receiver saw the request.
+	var log []paymentstest.Delivery
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		log = srv.Deliveries()
+		if len(log) == 2 && len(log[0].Attempts) == 1 && log[1].Status != paymentstest.DeliveryPending || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	require.Len(t, log, 2)
 	assert.Equal(t, paymentstest.DeliveryPending, log[0].Status, "recipient.created waits for its retry")
 	require.Len(t, log[0].Attempts, 1)
