@@ -117,6 +117,7 @@ type Queue struct {
 	client   *river.Client[pgx.Tx]
 	outcomes *OutcomeStore
 	q        queueQueries
+	move     mover
 }
 
 // NewQueue returns a Queue that runs fn for each event on pool; cfg may be
@@ -145,7 +146,8 @@ func NewQueue(pool *pgxpool.Pool, fn TxEventFunc, cfg *QueueConfig) (*Queue, err
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{pool: pool, fn: fn, cfg: c, outcomes: outcomes, q: buildQueueQueries(c.Table, c.Schema, c.Retention)}
+	q := &Queue{pool: pool, fn: fn, cfg: c, outcomes: outcomes, q: buildQueueQueries(c.Table, c.Schema, c.Retention),
+		move: mover{wake: make(chan struct{}, 1)}}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &eventWorker{q: q}); err != nil {
 		return nil, invalid("%v", err)
@@ -205,10 +207,12 @@ func (c QueueConfig) check() error {
 	return nil
 }
 
-// Enqueue inserts ev as a River job unless its id was enqueued within the
-// retention, and returns once that is committed: it is the function to give
-// webhook.NewHandler. A duplicate (concurrent or late) inserts nothing and
-// writes nothing durable. Its errors wrap webhook.ErrUnavailable, so the
+// Enqueue records ev in the Queue's outbox unless its id was enqueued
+// within the retention, and returns once that is committed: it is the
+// function to give webhook.NewHandler. A started Queue (in this process or
+// another) then moves the event into River, within about 100 ms, as soon
+// as its workers have room. A duplicate (concurrent or late) inserts
+// nothing and writes nothing durable. Its errors wrap webhook.ErrUnavailable, so the
 // handler answers 503 and the service delivers the event again.
 func (q *Queue) Enqueue(ctx context.Context, ev *payments.Event) error {
 	_, err := q.enqueue(ctx, ev)
@@ -232,28 +236,20 @@ func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (bool, error) {
 }
 
 func (q *Queue) insert(ctx context.Context, ev *payments.Event) (bool, error) {
-	tx, err := q.pool.Begin(ctx)
+	// One statement, committed on its own: the id and the outbox row, or
+	// for a duplicate nothing at all (TestWALPerDelivery). Past the
+	// deadline pgx closes the connection, which ends the statement, so
+	// that a database that froze cannot hold the answer past
+	// QueueConfig.Timeout (TestQueueFrozenDatabase).
+	tag, err := q.pool.Exec(ctx, q.q.enqueue, storedID(ev.ID), ev.RawJSON())
 	if err != nil {
 		return false, err
 	}
-	// The rollback shares the enqueue's deadline, so that a database that
-	// froze cannot hold the answer past QueueConfig.Timeout: past the
-	// deadline pgx closes the connection, which ends the transaction.
-	defer func() { _ = tx.Rollback(ctx) }()
-	// A duplicate finds the id and inserts nothing: the transaction got no
-	// id of its own, so its end writes nothing (TestWALPerDelivery).
-	var n int
-	if err := tx.QueryRow(ctx, q.q.mark, storedID(ev.ID)).Scan(&n); err != nil {
-		return false, err
-	}
-	if n == 0 {
+	if tag.RowsAffected() == 0 {
 		return false, nil
 	}
-	if _, err := q.client.InsertTx(ctx, tx, newEventArgs(ev),
-		&river.InsertOpts{Queue: QueueName}); err != nil {
-		return false, err
-	}
-	return true, tx.Commit(ctx)
+	q.move.poke()
+	return true, nil
 }
 
 // Reconcile enqueues the listed events through the same unique insert as a
@@ -320,13 +316,15 @@ func (q *Queue) riverLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// Start starts this process's workers: up to QueueConfig.Workers events at
-// once, until Stop or until ctx ends. A process that only receives
-// (Enqueue) need not start.
+// Start starts this process's workers, up to QueueConfig.Workers events at
+// once, and its mover, which moves received events from the outbox into
+// River as the workers have room; both run until Stop or until ctx ends.
+// A process that only receives (Enqueue) need not start.
 func (q *Queue) Start(ctx context.Context) error {
 	if err := q.client.Start(ctx); err != nil {
 		return fmt.Errorf("pgstore: start the queue's workers: %w (was Migrate run?)", err)
 	}
+	q.startMover(ctx)
 	return nil
 }
 
@@ -334,5 +332,9 @@ func (q *Queue) Start(ctx context.Context) error {
 // ctx ends; their functions' contexts are then cancelled, and what did not
 // commit runs again in another worker.
 func (q *Queue) Stop(ctx context.Context) error {
-	return q.client.Stop(ctx)
+	moverErr := q.stopMover(ctx)
+	if err := q.client.Stop(ctx); err != nil {
+		return err
+	}
+	return moverErr
 }

@@ -1,0 +1,190 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// The outbox is how a delivery is answered as fast as a single INSERT
+// allows (issue 34's floor). Enqueue writes the event's id (the uniqueness
+// for the retention) and its body (the outbox row) in one statement and
+// answers; a started Queue's mover then takes outbox rows in batches and,
+// in one transaction, deletes them and inserts their River jobs. A row is
+// therefore moved once, whichever process moves it, and is never lost: a
+// move that fails or dies rolls back, and the row waits for the next one
+// (TestQueueOutboxMovesEachEventOnce).
+//
+// The mover moves no more than River's workers can soon take: it keeps at
+// most moveRoom available jobs per process in River, so that a burst of
+// deliveries waits in the outbox (two narrow writes per event) instead of
+// loading River's indexed job table while the workers are busy
+// (TestQueueOutboxHoldsBackWhileWorkersAreBusy).
+
+// movePoll is how often an idle mover looks at the outbox and at River's
+// available jobs. An Enqueue or a finished job in the same process wakes
+// it at once; a delivery received by another process (a receiver that
+// runs no workers) reaches River's workers within about this much.
+const movePoll = 100 * time.Millisecond
+
+// moveRoomPerWorker is how many available jobs per worker of this process
+// the mover lets River hold before it stops moving.
+const moveRoomPerWorker = 4
+
+// mover moves outbox rows into River while a Queue is started.
+type mover struct {
+	wake chan struct{}
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// poke wakes the mover, if it runs, without waiting.
+func (m *mover) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// startMover starts moving outbox rows into River until stopMover.
+func (q *Queue) startMover(ctx context.Context) {
+	q.move.mu.Lock()
+	defer q.move.mu.Unlock()
+	if q.move.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	q.move.cancel, q.move.done = cancel, done
+	go func() {
+		defer close(done)
+		q.moveLoop(ctx)
+	}()
+}
+
+// stopMover stops the mover and waits until its move in flight ended
+// (committed or rolled back), or until ctx ends.
+func (q *Queue) stopMover(ctx context.Context) error {
+	q.move.mu.Lock()
+	cancel, done := q.move.cancel, q.move.done
+	q.move.cancel, q.move.done = nil, nil
+	q.move.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (q *Queue) moveLoop(ctx context.Context) {
+	t := time.NewTicker(movePoll)
+	defer t.Stop()
+	failures := 0
+	for {
+		moved, err := q.moveOnce(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			failures++
+			if q.cfg.Logger != nil && (failures == 1 || failures%100 == 0) {
+				q.cfg.Logger.LogAttrs(ctx, slog.LevelWarn,
+					"pgstore: moving received events into River failed; they stay in the outbox and are moved once the database answers",
+					slog.String("table", q.q.outbox), slog.Int("failures", failures), slog.String("error", err.Error()))
+			}
+		case moved == q.moveBatch():
+			failures = 0
+			continue // more may wait
+		default:
+			failures = 0
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.move.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// moveBatch is the most rows one move takes: the room it keeps in River.
+func (q *Queue) moveBatch() int { return moveRoomPerWorker * q.cfg.Workers }
+
+// moveOnce moves up to the room River has left into River, in one
+// transaction, and returns how many rows it moved.
+func (q *Queue) moveOnce(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
+	defer cancel()
+	tx, err := q.pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, q.q.take, q.moveBatch(), QueueName)
+	if err != nil {
+		return 0, err
+	}
+	var jobs []river.InsertManyParams
+	opts := &river.InsertOpts{Queue: QueueName}
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		jobs = append(jobs, river.InsertManyParams{Args: argsOf(id, body), InsertOpts: opts})
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(jobs) == 0 {
+		return 0, nil
+	}
+	if _, err := q.client.InsertManyTx(ctx, tx, jobs); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, err
+	}
+	return len(jobs), nil
+}
+
+// argsOf is the job of an outbox row. jsonb cannot hold the escape
+// \u0000: a body with one goes in Body, as base64, instead of Event.
+func argsOf(id string, body []byte) eventArgs {
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		return eventArgs{ID: id, Body: body}
+	}
+	return eventArgs{ID: id, Event: body}
+}
+
+// outboxQueries are the outbox's statements; see buildQueueQueries.
+func outboxQueries(ids, outbox, jobs string) (enqueue, take string) {
+	// A duplicate finds its id (DO NOTHING before any write), so the
+	// outer INSERT gets no row: the statement writes nothing and its
+	// commit no WAL (TestWALPerDelivery).
+	enqueue = `WITH i AS (INSERT INTO ` + ids + ` (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING RETURNING event_id)
+INSERT INTO ` + outbox + ` (event_id, body) SELECT event_id, $2 FROM i`
+	// The room is $1 less River's available jobs of the queue (counted
+	// up to $1 on its fetching index); SKIP LOCKED lets the movers of
+	// several processes take disjoint rows.
+	take = `WITH room AS (
+    SELECT greatest(0, $1 - (SELECT count(*) FROM (SELECT 1 FROM ` + jobs + ` WHERE state = 'available' AND queue = $2 LIMIT $1) a)) AS n
+), taken AS (
+    SELECT seq FROM ` + outbox + ` ORDER BY seq LIMIT (SELECT n FROM room) FOR UPDATE SKIP LOCKED
+)
+DELETE FROM ` + outbox + ` o USING taken WHERE o.seq = taken.seq RETURNING o.event_id, o.body`
+	return enqueue, take
+}
