@@ -5,8 +5,8 @@
 //
 // Two ways, from the recommended one:
 //
-//   - Queue: the handler verifies a delivery, inserts the event as a River
-//     job once (unique by event id) and answers 200 at once; River workers,
+//   - Queue: the handler verifies a delivery, records the event once
+//     (unique by event id) and answers 200 at once; River workers,
 //     in any number of processes, run your function with a real pgx.Tx in
 //     the transaction that completes the job, so its writes happen exactly
 //     once however long it takes. A failing function is retried by River

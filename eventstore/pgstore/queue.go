@@ -94,9 +94,11 @@ type QueueConfig struct {
 type TxEventFunc func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error
 
 // Queue is the recommended way to receive webhooks on PostgreSQL: the
-// receiver verifies a delivery, inserts the event as a River job once
-// (Enqueue) and answers 200 at once, whatever your function costs; River
-// workers, in any number of processes, then run your function in a
+// receiver verifies a delivery, records the event once (Enqueue: one
+// INSERT of its id and body) and answers 200 at once, whatever your
+// function costs; a started Queue moves the event into River as its
+// workers have room, and River workers, in any number of processes, run
+// your function in a
 // transaction that also completes the job and records the event's outcome
 // (outcome.Tracker), so that its effects happen exactly once.
 //
