@@ -2,8 +2,10 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,7 +83,12 @@ type awaitStamps struct {
 	returned map[string]time.Time // the function returned
 	acked    map[string]time.Time // the job's COMMIT was acknowledged
 	conns    map[*pgx.Conn]string // the payment whose job's transaction a connection runs
+	notified []notifySent         // the Queue's NOTIFYs after its commits
 }
+
+// notifySent is one NOTIFY of the worker process: when it was sent and
+// when its answer came.
+type notifySent struct{ sent, answered time.Time }
 
 func newAwaitStamps() *awaitStamps {
 	return &awaitStamps{returned: map[string]time.Time{}, acked: map[string]time.Time{},
@@ -110,23 +117,34 @@ func (s *awaitStamps) get(payment string) (returned, acked time.Time, ok, ackOK 
 // plain statements).
 type commitTracer awaitStamps
 
-type commitKey struct{}
+type (
+	commitKey struct{}
+	notifyKey struct{}
+)
 
 func (t *commitTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	switch data.SQL {
-	case "commit", "rollback":
+	switch {
+	case data.SQL == "commit", data.SQL == "rollback":
 		return context.WithValue(ctx, commitKey{}, data.SQL)
+	case strings.Contains(data.SQL, "NOTIFY"):
+		return context.WithValue(ctx, notifyKey{}, time.Now())
 	}
 	return ctx
 }
 
 func (t *commitTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
+	now := time.Now()
+	s := (*awaitStamps)(t)
+	if sent, ok := ctx.Value(notifyKey{}).(time.Time); ok && data.Err == nil {
+		s.mu.Lock()
+		s.notified = append(s.notified, notifySent{sent, now})
+		s.mu.Unlock()
+		return
+	}
 	sql, ok := ctx.Value(commitKey{}).(string)
 	if !ok {
 		return
 	}
-	now := time.Now()
-	s := (*awaitStamps)(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	payment, ok := s.conns[conn]
@@ -139,11 +157,11 @@ func (t *commitTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data p
 	}
 }
 
-// awaitRun is what one payment's sender saw.
+// awaitRun is what one payment's sender saw: when Await returned, and
+// when the worker's function returned and its commit was acknowledged.
 type awaitRun struct {
-	fromReturn, fromAck time.Duration
-	acked               bool
-	beforeCommit        bool
+	returned, acked, awaited time.Time
+	beforeCommit             bool
 }
 
 func runQueueAwait(b *testing.B, url string, admin *pgxpool.Pool, fnTime time.Duration) {
@@ -192,6 +210,8 @@ func runQueueAwait(b *testing.B, url string, admin *pgxpool.Pool, fnTime time.Du
 		b.Fatal(err)
 	}
 	acfg.ConnConfig.RuntimeParams["application_name"] = app
+	var reads pgCalls
+	acfg.ConnConfig.Tracer = (*countingTracer)(&reads)
 	apool, err := pgxpool.NewWithConfig(context.Background(), acfg)
 	if err != nil {
 		b.Fatal(err)
@@ -217,6 +237,7 @@ func runQueueAwait(b *testing.B, url string, admin *pgxpool.Pool, fnTime time.Du
 	runs := make([]awaitRun, b.N)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	reads.trips.Store(0)
 	b.ResetTimer()
 	for range min(awaitInFlight, b.N) {
 		wg.Add(1)
@@ -233,7 +254,9 @@ func runQueueAwait(b *testing.B, url string, admin *pgxpool.Pool, fnTime time.Du
 	}
 	wg.Wait()
 	b.StopTimer()
-	reportAwait(b, runs)
+	// Each Await's reads, and the one that looks at the order row.
+	b.ReportMetric(float64(reads.trips.Load())/float64(b.N), "reads/await")
+	reportAwait(b, runs, stamps.notified)
 }
 
 // awaitOne runs one payment: Await in the awaiting process, its event
@@ -273,52 +296,58 @@ func awaitOne(b *testing.B, h *webhook.Handler, tracker *outcome.Tracker, apool 
 		b.Errorf("Await %s: %v", payment, a.err)
 		return awaitRun{}
 	}
-	returned, acked, ok, ackOK := stamps.get(payment)
-	if !ok || a.rows == 0 {
-		return awaitRun{beforeCommit: true}
-	}
-	r := awaitRun{fromReturn: a.at.Sub(returned), acked: ackOK}
-	if ackOK {
-		r.fromAck = a.at.Sub(acked)
-	}
-	return r
+	returned, acked, ok, _ := stamps.get(payment)
+	return awaitRun{returned: returned, acked: acked, awaited: a.at, beforeCommit: !ok || a.rows == 0}
 }
 
 // reportAwait reports the latencies' percentiles and the Awaits that
 // returned before the commit, and fails the benchmark if there was one.
-func reportAwait(b *testing.B, runs []awaitRun) {
-	var fromReturn, fromAck []float64
+// Where the time goes, from the acknowledgement of the commit: to the end
+// of the first NOTIFY sent after it (notify-p50_ms, notify-p99_ms: the
+// Queue's gap between notifications and the NOTIFY's round trip), then
+// from there to Await's return (wake-p50_ms, wake-p99_ms: the
+// notification's way to the listener, and the waiter's read).
+func reportAwait(b *testing.B, runs []awaitRun, notified []notifySent) {
+	slices.SortFunc(notified, func(x, y notifySent) int { return x.sent.Compare(y.sent) })
+	var fromReturn, fromAck, toNotify, toWake []float64
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	before := 0
 	for _, r := range runs {
 		if r.beforeCommit {
 			before++
 			continue
 		}
-		fromReturn = append(fromReturn, float64(r.fromReturn)/float64(time.Millisecond))
-		if r.acked {
-			fromAck = append(fromAck, float64(r.fromAck)/float64(time.Millisecond))
+		fromReturn = append(fromReturn, ms(r.awaited.Sub(r.returned)))
+		if r.acked.IsZero() {
+			continue
+		}
+		fromAck = append(fromAck, ms(r.awaited.Sub(r.acked)))
+		i, _ := slices.BinarySearchFunc(notified, r.acked, func(n notifySent, t time.Time) int { return n.sent.Compare(t) })
+		if i < len(notified) && !notified[i].answered.After(r.awaited) {
+			toNotify = append(toNotify, ms(notified[i].answered.Sub(r.acked)))
+			toWake = append(toWake, ms(r.awaited.Sub(notified[i].answered)))
 		}
 	}
 	b.ReportMetric(float64(before), "before-commit")
+	report := func(vs []float64, name string, ps ...int) {
+		if len(vs) == 0 {
+			return
+		}
+		slices.Sort(vs)
+		for _, p := range ps {
+			b.ReportMetric(vs[min(len(vs)-1, len(vs)*p/100)], fmt.Sprintf("%sp%d_ms", name, p))
+		}
+	}
+	report(fromReturn, "", 50, 99)
 	if len(fromReturn) > 0 {
-		slices.Sort(fromReturn)
-		b.ReportMetric(percentile(fromReturn, 50), "p50_ms")
-		b.ReportMetric(percentile(fromReturn, 99), "p99_ms")
 		b.ReportMetric(fromReturn[len(fromReturn)-1], "max_ms")
 	}
-	if len(fromAck) > 0 {
-		slices.Sort(fromAck)
-		b.ReportMetric(percentile(fromAck, 50), "ack-p50_ms")
-		b.ReportMetric(percentile(fromAck, 99), "ack-p99_ms")
-	}
+	report(fromAck, "ack-", 50, 99)
+	report(toNotify, "notify-", 50, 99)
+	report(toWake, "wake-", 50, 99)
 	if before > 0 {
 		b.Errorf("%d of %d Awaits returned before the deciding function's commit (the order row was not visible)", before, len(runs))
 	}
-}
-
-// percentile is the p-th percentile of sorted values (nearest rank).
-func percentile(sorted []float64, p int) float64 {
-	return sorted[min(len(sorted)-1, len(sorted)*p/100)]
 }
 
 var _ pgx.QueryTracer = (*commitTracer)(nil)
