@@ -25,11 +25,18 @@ import (
 // loading River's indexed job table while the workers are busy
 // (TestQueueOutboxHoldsBackWhileWorkersAreBusy).
 
-// movePoll is how often an idle mover looks at the outbox and at River's
-// available jobs. An Enqueue or a finished job in the same process wakes
-// it at once; a delivery received by another process (a receiver that
-// runs no workers) reaches River's workers within about this much.
-const movePoll = 100 * time.Millisecond
+// movePoll is how often a mover looks at the outbox and at River's
+// available jobs when its last look moved something; each look that finds
+// nothing to move doubles the wait, up to moveIdlePoll. An Enqueue or a
+// finished job in the same process wakes it at once, so a process that
+// receives its own deliveries moves them without waiting; a delivery
+// received by another process (a receiver that runs no workers) reaches
+// River within moveIdlePoll. A timed look that finds nothing costs one
+// statement outside any transaction (q.q.peek).
+const (
+	movePoll     = 100 * time.Millisecond
+	moveIdlePoll = time.Second
+)
 
 // moveRoomPerWorker is how many available jobs per worker of this process
 // the mover lets River hold before it stops moving.
@@ -88,11 +95,16 @@ func (q *Queue) stopMover(ctx context.Context) error {
 }
 
 func (q *Queue) moveLoop(ctx context.Context) {
-	t := time.NewTicker(movePoll)
+	wait := movePoll
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	failures := 0
+	poked := true // look at once on start
 	for {
-		moved, err := q.moveOnce(ctx)
+		moved, err := 0, error(nil)
+		if poked || q.worthAMove(ctx) {
+			moved, err = q.moveOnce(ctx)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -109,13 +121,34 @@ func (q *Queue) moveLoop(ctx context.Context) {
 		default:
 			failures = 0
 		}
+		if moved > 0 {
+			wait = movePoll
+		} else {
+			wait = min(2*wait, moveIdlePoll)
+		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
 		case <-q.move.wake:
+			poked = true
 		case <-t.C:
+			poked = false
 		}
 	}
+}
+
+// worthAMove reports whether the outbox holds an event and River has room
+// for it, in one statement outside any transaction: the cheap look of an
+// idle mover. An error says yes, so that the move reports it.
+func (q *Queue) worthAMove(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
+	defer cancel()
+	var worth bool
+	if err := q.pool.QueryRow(ctx, q.q.peek, q.moveBatch(), QueueName).Scan(&worth); err != nil {
+		return true
+	}
+	return worth
 }
 
 // moveBatch is the most rows one move takes: the room it keeps in River.
@@ -171,7 +204,7 @@ func argsOf(id string, body []byte) eventArgs {
 }
 
 // outboxQueries are the outbox's statements; see buildQueueQueries.
-func outboxQueries(ids, outbox, jobs string) (enqueue, take string) {
+func outboxQueries(ids, outbox, jobs string) (enqueue, take, peek string) {
 	// A duplicate finds its id (DO NOTHING before any write), so the
 	// outer INSERT gets no row: the statement writes nothing and its
 	// commit no WAL (TestWALPerDelivery).
@@ -186,5 +219,7 @@ INSERT INTO ` + outbox + ` (event_id, body) SELECT event_id, $2 FROM i`
     SELECT seq FROM ` + outbox + ` ORDER BY seq LIMIT (SELECT n FROM room) FOR UPDATE SKIP LOCKED
 )
 DELETE FROM ` + outbox + ` o USING taken WHERE o.seq = taken.seq RETURNING o.event_id, o.body`
-	return enqueue, take
+	peek = `SELECT EXISTS (SELECT 1 FROM ` + outbox + `) AND (SELECT count(*) FROM (SELECT 1 FROM ` + jobs +
+		` WHERE state = 'available' AND queue = $2 LIMIT $1) a) < $1`
+	return enqueue, take, peek
 }

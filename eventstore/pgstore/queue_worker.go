@@ -165,7 +165,7 @@ func (q *Queue) Purge(ctx context.Context) (int64, error) {
 }
 
 type queueQueries struct {
-	create, enqueue, take, purge, outbox string
+	create, enqueue, take, peek, purge, outbox string
 }
 
 func buildQueueQueries(table, schema string, retention time.Duration) queueQueries {
@@ -179,7 +179,7 @@ func buildQueueQueries(table, schema string, retention time.Duration) queueQueri
 	if schema != "" {
 		jobs = `"` + schema + `".river_job`
 	}
-	enqueue, take := outboxQueries(quoted, outbox, jobs)
+	enqueue, take, peek := outboxQueries(quoted, outbox, jobs)
 	return queueQueries{
 		create: `CREATE TABLE IF NOT EXISTS ` + quoted + ` (
     event_id    text        PRIMARY KEY,
@@ -193,6 +193,7 @@ CREATE TABLE IF NOT EXISTS ` + outbox + ` (
 )`,
 		enqueue: enqueue,
 		take:    take,
+		peek:    peek,
 		outbox:  strings.Join(outboxParts, "."),
 		// An id is forgotten past the retention, but never while its
 		// event still waits in the outbox: the oldest waiting event's
