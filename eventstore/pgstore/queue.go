@@ -21,7 +21,8 @@ import (
 )
 
 // DefaultQueueTable is the table in which a Queue remembers the event ids it
-// enqueued, unless QueueConfig.Table says otherwise.
+// enqueued, and keeps each event's body until it is moved into River,
+// unless QueueConfig.Table says otherwise.
 const DefaultQueueTable = "payments_webhook_queue"
 
 // QueueName is the River queue a Queue's jobs go to and its workers take
@@ -70,7 +71,8 @@ type QueueConfig struct {
 	// hangs, or a pool whose connections it holds, costs the delivery a
 	// 503 within it (TestQueueFrozenDatabase).
 	Timeout time.Duration
-	// Table is the table of enqueued event ids (default DefaultQueueTable);
+	// Table is the table of enqueued event ids and of the events waiting
+	// to be moved into River (default DefaultQueueTable);
 	// OutcomeTable the outcome tracker's (default DefaultOutcomeTable).
 	// Lower-case letters, digits and underscores, optionally qualified by
 	// a schema.
@@ -298,8 +300,8 @@ func (q *Queue) Tracker(opts ...outcome.Option) *outcome.Tracker {
 	return outcome.NewTracker(q.outcomes, append(slices.Clip(opts), outcome.WithReconcile(q.Reconcile))...)
 }
 
-// Migrate creates or upgrades River's tables (rivermigrate), the table of
-// enqueued ids and the outcome table. It is idempotent and safe to run from
+// Migrate creates or upgrades River's tables (rivermigrate), the Queue's
+// table and the outcome table. It is idempotent and safe to run from
 // every process at once; bounded by ctx alone. A DBA who migrates by hand
 // runs River's migrations (the river CLI: river migrate-up) and
 // MigrationSQL's statements.

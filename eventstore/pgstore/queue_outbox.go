@@ -11,19 +11,20 @@ import (
 )
 
 // The outbox is how a delivery is answered as fast as a single INSERT
-// allows (issue 34's floor). Enqueue writes the event's id (the uniqueness
-// for the retention) and its body (the outbox row) in one statement and
-// answers; a started Queue's mover then takes outbox rows in batches and,
-// in one transaction, deletes them and inserts their River jobs. A row is
-// therefore moved once, whichever process moves it, and is never lost: a
-// move that fails or dies rolls back, and the row waits for the next one
-// (TestQueueOutboxMovesEachEventOnce).
+// allows (issue 34's floor). Enqueue writes one row, the event's id (unique
+// for the retention) and its body, and answers; a row whose body is set is
+// waiting. A started Queue's mover then takes waiting rows in batches and,
+// in one transaction, clears their bodies and inserts their River jobs. A
+// row is therefore moved once, whichever process moves it, and is never
+// lost: a move that fails or dies rolls back, and the row waits for the
+// next one (TestQueueOutboxMovesEachEventOnce). A moved row keeps its id,
+// without its body, until the purge: that is the uniqueness.
 //
 // The mover moves no more than River's workers can soon take: it keeps at
-// most moveRoom available jobs per process in River, so that a burst of
-// deliveries waits in the outbox (two narrow writes per event) instead of
-// loading River's indexed job table while the workers are busy
-// (TestQueueOutboxHoldsBackWhileWorkersAreBusy).
+// most moveRoomPerWorker available jobs per worker of its process in
+// River, so that a burst of deliveries waits in the table (one narrow
+// write per event) instead of loading River's indexed job table while
+// the workers are busy (TestQueueOutboxHoldsBackWhileWorkersAreBusy).
 
 // movePoll is how often a mover looks at the outbox and at River's
 // available jobs when its last look moved something; each look that finds
@@ -113,7 +114,7 @@ func (q *Queue) moveLoop(ctx context.Context) {
 			if q.cfg.Logger != nil && (failures == 1 || failures%100 == 0) {
 				q.cfg.Logger.LogAttrs(ctx, slog.LevelWarn,
 					"pgstore: moving received events into River failed; they stay in the outbox and are moved once the database answers",
-					slog.String("table", q.q.outbox), slog.Int("failures", failures), slog.String("error", err.Error()))
+					slog.String("table", q.cfg.Table), slog.Int("failures", failures), slog.String("error", err.Error()))
 			}
 		case moved == q.moveBatch():
 			failures = 0
@@ -203,23 +204,22 @@ func argsOf(id string, body []byte) eventArgs {
 	return eventArgs{ID: id, Event: body}
 }
 
-// outboxQueries are the outbox's statements; see buildQueueQueries.
-func outboxQueries(ids, outbox, jobs string) (enqueue, take, peek string) {
-	// A duplicate finds its id (DO NOTHING before any write), so the
-	// outer INSERT gets no row: the statement writes nothing and its
-	// commit no WAL (TestWALPerDelivery).
-	enqueue = `WITH i AS (INSERT INTO ` + ids + ` (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING RETURNING event_id)
-INSERT INTO ` + outbox + ` (event_id, body) SELECT event_id, $2 FROM i`
-	// The room is $1 less River's available jobs of the queue (counted
-	// up to $1 on its fetching index); SKIP LOCKED lets the movers of
-	// several processes take disjoint rows.
-	take = `WITH room AS (
-    SELECT greatest(0, $1 - (SELECT count(*) FROM (SELECT 1 FROM ` + jobs + ` WHERE state = 'available' AND queue = $2 LIMIT $1) a)) AS n
-), taken AS (
-    SELECT seq FROM ` + outbox + ` ORDER BY seq LIMIT (SELECT n FROM room) FOR UPDATE SKIP LOCKED
+// outboxQueries are the outbox's statements on the Queue's table (see
+// buildQueueQueries) and River's job table.
+func outboxQueries(table, jobs string) (enqueue, take, peek string) {
+	// A duplicate finds its id (DO NOTHING before any write): the
+	// statement writes nothing and its commit no WAL (TestWALPerDelivery).
+	enqueue = `INSERT INTO ` + table + ` (event_id, body) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING`
+	// The room is $1 less River's available jobs of the queue (counted up
+	// to $1 on its fetching index); the waiting rows come from the
+	// partial index of waiting rows, oldest first; SKIP LOCKED lets the
+	// movers of several processes take disjoint rows.
+	room := `(SELECT count(*) FROM (SELECT 1 FROM ` + jobs + ` WHERE state = 'available' AND queue = $2 LIMIT $1) a)`
+	take = `WITH taken AS (
+    SELECT event_id, body FROM ` + table + ` WHERE body IS NOT NULL ORDER BY enqueued_at
+    LIMIT greatest(0, $1 - ` + room + `) FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ` + outbox + ` o USING taken WHERE o.seq = taken.seq RETURNING o.event_id, o.body`
-	peek = `SELECT EXISTS (SELECT 1 FROM ` + outbox + `) AND (SELECT count(*) FROM (SELECT 1 FROM ` + jobs +
-		` WHERE state = 'available' AND queue = $2 LIMIT $1) a) < $1`
+UPDATE ` + table + ` t SET body = NULL FROM taken WHERE t.event_id = taken.event_id RETURNING taken.event_id, taken.body`
+	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE body IS NOT NULL) AND ` + room + ` < $1`
 	return enqueue, take, peek
 }

@@ -165,44 +165,40 @@ func (q *Queue) Purge(ctx context.Context) (int64, error) {
 }
 
 type queueQueries struct {
-	create, enqueue, take, peek, purge, outbox string
+	create, enqueue, take, peek, purge string
 }
 
 func buildQueueQueries(table, schema string, retention time.Duration) queueQueries {
 	parts := strings.Split(table, ".")
 	quoted := `"` + strings.Join(parts, `"."`) + `"`
 	last := parts[len(parts)-1]
-	index := `"` + last + `_enqueued_at_idx"`
-	outboxParts := append(parts[:len(parts)-1:len(parts)-1], last+"_outbox")
-	outbox := `"` + strings.Join(outboxParts, `"."`) + `"`
 	jobs := "river_job"
 	if schema != "" {
 		jobs = `"` + schema + `".river_job`
 	}
-	enqueue, take, peek := outboxQueries(quoted, outbox, jobs)
+	enqueue, take, peek := outboxQueries(quoted, jobs)
 	return queueQueries{
+		// One row per event: its id for the retention, and its body while
+		// it waits to be moved into River (the outbox: queue_outbox.go).
+		// The waiting rows have a partial index; the purge finds old rows
+		// by a BRIN index, which costs an INSERT next to nothing since
+		// rows arrive in enqueued_at order.
 		create: `CREATE TABLE IF NOT EXISTS ` + quoted + ` (
     event_id    text        PRIMARY KEY,
-    enqueued_at timestamptz NOT NULL DEFAULT now()
+    enqueued_at timestamptz NOT NULL DEFAULT now(),
+    body        bytea
 );
-CREATE INDEX IF NOT EXISTS ` + index + ` ON ` + quoted + ` (enqueued_at);
-CREATE TABLE IF NOT EXISTS ` + outbox + ` (
-    seq      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    event_id text   NOT NULL,
-    body     bytea  NOT NULL
-)`,
+CREATE INDEX IF NOT EXISTS "` + last + `_waiting" ON ` + quoted + ` (enqueued_at) WHERE body IS NOT NULL;
+CREATE INDEX IF NOT EXISTS "` + last + `_brin" ON ` + quoted + ` USING brin (enqueued_at)`,
 		enqueue: enqueue,
 		take:    take,
 		peek:    peek,
-		outbox:  strings.Join(outboxParts, "."),
-		// An id is forgotten past the retention, but never while its
-		// event still waits in the outbox: the oldest waiting event's
-		// id bounds the purge, so that a Queue whose workers were down
-		// for longer than the retention still enqueues each event once.
-		purge: `DELETE FROM ` + quoted + ` WHERE event_id IN (SELECT event_id FROM ` + quoted +
+		// An id is forgotten past the retention, but never while its event
+		// waits to be moved (its body is set), however long the workers
+		// are down, so that each event is enqueued once.
+		purge: `DELETE FROM ` + quoted + ` WHERE ctid IN (SELECT ctid FROM ` + quoted +
 			fmt.Sprintf(` WHERE enqueued_at < now() - interval '%d milliseconds'`, retention.Milliseconds()) +
-			` AND enqueued_at < coalesce((SELECT i.enqueued_at FROM ` + outbox + ` o JOIN ` + quoted + ` i USING (event_id) ORDER BY o.seq LIMIT 1), 'infinity')` +
-			` ORDER BY enqueued_at LIMIT $1)`,
+			` AND body IS NULL LIMIT $1)`,
 	}
 }
 
