@@ -24,13 +24,15 @@ import (
 // most moveRoomPerWorker available jobs per worker of its process in
 // River, so that a burst of deliveries waits in the table (one narrow
 // write per event) instead of loading River's indexed job table while
-// the workers are busy (TestQueueOutboxHoldsBackWhileWorkersAreBusy).
+// the workers are busy (TestQueueOutboxHoldsBackWhileWorkersAreBusy); and
+// once River holds a stock, it moves only when there is room for a batch
+// of one per worker, so that slow functions do not cost a move each.
 
 // movePoll is how often a mover looks at the outbox and at River's
 // available jobs when its last look moved something; each look that finds
-// nothing to move doubles the wait, up to moveIdlePoll. An Enqueue or a
-// finished job in the same process wakes it at once, so a process that
-// receives its own deliveries moves them without waiting; a delivery
+// nothing to move doubles the wait, up to moveIdlePoll. An Enqueue in the
+// same process wakes it at once, so a process that receives its own
+// deliveries moves them without waiting; a delivery
 // received by another process (a receiver that runs no workers) reaches
 // River within moveIdlePoll. A timed look that finds nothing costs one
 // statement outside any transaction (q.q.peek).
@@ -146,7 +148,7 @@ func (q *Queue) worthAMove(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
 	defer cancel()
 	var worth bool
-	if err := q.pool.QueryRow(ctx, q.q.peek, q.moveBatch(), QueueName).Scan(&worth); err != nil {
+	if err := q.pool.QueryRow(ctx, q.q.peek, q.moveBatch(), QueueName, q.cfg.Workers).Scan(&worth); err != nil {
 		return true
 	}
 	return worth
@@ -165,7 +167,7 @@ func (q *Queue) moveOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	rows, err := tx.Query(ctx, q.q.take, q.moveBatch(), QueueName)
+	rows, err := tx.Query(ctx, q.q.take, q.moveBatch(), QueueName, q.cfg.Workers)
 	if err != nil {
 		return 0, err
 	}
@@ -211,15 +213,18 @@ func outboxQueries(table, jobs string) (enqueue, take, peek string) {
 	// statement writes nothing and its commit no WAL (TestWALPerDelivery).
 	enqueue = `INSERT INTO ` + table + ` (event_id, body) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING`
 	// The room is $1 less River's available jobs of the queue (counted up
-	// to $1 on its fetching index); the waiting rows come from the
-	// partial index of waiting rows, oldest first; SKIP LOCKED lets the
-	// movers of several processes take disjoint rows.
-	room := `(SELECT count(*) FROM (SELECT 1 FROM ` + jobs + ` WHERE state = 'available' AND queue = $2 LIMIT $1) a)`
+	// to $1 on its fetching index), and counts only from $3 (a move of
+	// fewer rows waits until the workers took more of River's stock, so
+	// that moves come in batches); the waiting rows come from the partial
+	// index of waiting rows, oldest first; SKIP LOCKED lets the movers of
+	// several processes take disjoint rows.
+	room := `(SELECT CASE WHEN r >= $3 THEN r ELSE 0 END FROM (SELECT $1 - count(*) AS r FROM (SELECT 1 FROM ` + jobs +
+		` WHERE state = 'available' AND queue = $2 LIMIT $1) a) b)`
 	take = `WITH taken AS (
     SELECT event_id, body FROM ` + table + ` WHERE body IS NOT NULL ORDER BY enqueued_at
-    LIMIT greatest(0, $1 - ` + room + `) FOR UPDATE SKIP LOCKED
+    LIMIT ` + room + ` FOR UPDATE SKIP LOCKED
 )
 UPDATE ` + table + ` t SET body = NULL FROM taken WHERE t.event_id = taken.event_id RETURNING taken.event_id, taken.body`
-	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE body IS NOT NULL) AND ` + room + ` < $1`
+	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE body IS NOT NULL) AND ` + room + ` > 0`
 	return enqueue, take, peek
 }

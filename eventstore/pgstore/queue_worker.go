@@ -99,7 +99,6 @@ func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
 	if effect != outcome.EffectNone && o.State.Final() {
 		q.outcomes.notifyCommitted() // after the commit: see afterCommitNotifier
 	}
-	q.move.poke() // a worker is free: the mover may have room again
 	return nil
 }
 
