@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -32,7 +33,8 @@ import (
 // available jobs when its last look moved something; each look that finds
 // nothing to move doubles the wait, up to moveIdlePoll. An Enqueue in the
 // same process wakes it at once, so a process that receives its own
-// deliveries moves them without waiting; a delivery
+// deliveries moves them without waiting, and so does every
+// QueueConfig.Workers-th job its workers finish; a delivery
 // received by another process (a receiver that runs no workers) reaches
 // River within moveIdlePoll. A timed look that finds nothing costs one
 // statement outside any transaction (q.q.peek).
@@ -47,7 +49,8 @@ const moveRoomPerWorker = 4
 
 // mover moves outbox rows into River while a Queue is started.
 type mover struct {
-	wake chan struct{}
+	wake     chan struct{}
+	finished atomic.Int64 // jobs this process finished (finishedJob)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -59,6 +62,14 @@ func (m *mover) poke() {
 	select {
 	case m.wake <- struct{}{}:
 	default:
+	}
+}
+
+// finishedJob counts a job this process finished and wakes the mover once
+// per QueueConfig.Workers of them: room for a batch may have opened.
+func (q *Queue) finishedJob() {
+	if q.move.finished.Add(1)%int64(q.cfg.Workers) == 0 {
+		q.move.poke()
 	}
 }
 

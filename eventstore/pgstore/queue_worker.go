@@ -99,6 +99,7 @@ func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
 	if effect != outcome.EffectNone && o.State.Final() {
 		q.outcomes.notifyCommitted() // after the commit: see afterCommitNotifier
 	}
+	q.finishedJob()
 	return nil
 }
 
