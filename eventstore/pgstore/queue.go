@@ -151,7 +151,7 @@ func NewQueue(pool *pgxpool.Pool, fn TxEventFunc, cfg *QueueConfig) (*Queue, err
 		return nil, err
 	}
 	q := &Queue{pool: pool, fn: fn, cfg: c, outcomes: outcomes, q: buildQueueQueries(c.Table, c.Schema, c.Retention),
-		move: mover{wake: make(chan struct{}, 1)}}
+		move: newMover()}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &eventWorker{q: q}); err != nil {
 		return nil, invalid("%v", err)
@@ -254,7 +254,7 @@ func (q *Queue) insert(ctx context.Context, ev *payments.Event) (bool, error) {
 	if tag.RowsAffected() == 0 {
 		return false, nil
 	}
-	q.move.poke()
+	poke(q.move.received)
 	return true, nil
 }
 

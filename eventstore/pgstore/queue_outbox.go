@@ -49,18 +49,23 @@ const moveRoomPerWorker = 4
 
 // mover moves outbox rows into River while a Queue is started.
 type mover struct {
-	wake     chan struct{}
-	finished atomic.Int64 // jobs this process finished (finishedJob)
+	received chan struct{} // an Enqueue of this process inserted an event
+	freed    chan struct{} // this process's workers finished a batch of jobs
+	finished atomic.Int64  // jobs this process finished (finishedJob)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// poke wakes the mover, if it runs, without waiting.
-func (m *mover) poke() {
+func newMover() mover {
+	return mover{received: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+}
+
+// poke sends on ch without waiting.
+func poke(ch chan struct{}) {
 	select {
-	case m.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -69,7 +74,7 @@ func (m *mover) poke() {
 // per QueueConfig.Workers of them: room for a batch may have opened.
 func (q *Queue) finishedJob() {
 	if q.move.finished.Add(1)%int64(q.cfg.Workers) == 0 {
-		q.move.poke()
+		poke(q.move.freed)
 	}
 }
 
@@ -108,31 +113,56 @@ func (q *Queue) stopMover(ctx context.Context) error {
 	}
 }
 
+// moveLoop looks, and moves while there is something to move and room for
+// it, then waits: for its timer (movePoll after a look that moved, twice
+// the last wait after one that did not, up to moveIdlePoll), for a batch
+// of finished jobs, or, unless River had no room at the last look, for an
+// event this process received. So a burst of deliveries while the workers
+// are busy costs no look per delivery.
 func (q *Queue) moveLoop(ctx context.Context) {
 	wait := movePoll
-	t := time.NewTimer(wait)
+	t := time.NewTimer(0) // look at once on start
 	defer t.Stop()
 	failures := 0
-	poked := true // look at once on start
+	full := false
 	for {
-		moved, err := 0, error(nil)
-		if poked || q.worthAMove(ctx) {
-			moved, err = q.moveOnce(ctx)
+		received := q.move.received
+		if full {
+			received = nil
 		}
-		switch {
-		case ctx.Err() != nil:
+		select {
+		case <-ctx.Done():
 			return
-		case err != nil:
+		case <-received:
+		case <-q.move.freed:
+		case <-t.C:
+		}
+		moved := 0
+		var err error
+		for {
+			var waiting bool
+			var room, n int
+			if waiting, room, err = q.look(ctx); err != nil || !waiting || room == 0 {
+				full = err == nil && waiting
+				break
+			}
+			full = false
+			if n, err = q.moveOnce(ctx); err != nil || n == 0 {
+				break // n == 0: other movers hold the waiting rows
+			}
+			moved += n
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
 			failures++
 			if q.cfg.Logger != nil && (failures == 1 || failures%100 == 0) {
 				q.cfg.Logger.LogAttrs(ctx, slog.LevelWarn,
-					"pgstore: moving received events into River failed; they stay in the outbox and are moved once the database answers",
+					"pgstore: moving received events into River failed; they stay in the Queue's table and are moved once the database answers",
 					slog.String("table", q.cfg.Table), slog.Int("failures", failures), slog.String("error", err.Error()))
 			}
-		case moved == q.moveBatch():
-			failures = 0
-			continue // more may wait
-		default:
+		} else {
 			failures = 0
 		}
 		if moved > 0 {
@@ -141,28 +171,17 @@ func (q *Queue) moveLoop(ctx context.Context) {
 			wait = min(2*wait, moveIdlePoll)
 		}
 		t.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-q.move.wake:
-			poked = true
-		case <-t.C:
-			poked = false
-		}
 	}
 }
 
-// worthAMove reports whether the outbox holds an event and River has room
-// for it, in one statement outside any transaction: the cheap look of an
-// idle mover. An error says yes, so that the move reports it.
-func (q *Queue) worthAMove(ctx context.Context) bool {
+// look reports, in one statement outside any transaction, whether an
+// event waits to be moved and how many River has room for now (0 below a
+// batch: see outboxQueries).
+func (q *Queue) look(ctx context.Context) (waiting bool, room int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
 	defer cancel()
-	var worth bool
-	if err := q.pool.QueryRow(ctx, q.q.peek, q.moveBatch(), QueueName, q.cfg.Workers).Scan(&worth); err != nil {
-		return true
-	}
-	return worth
+	err = q.pool.QueryRow(ctx, q.q.peek, q.moveBatch(), QueueName, q.cfg.Workers).Scan(&waiting, &room)
+	return waiting, room, err
 }
 
 // moveBatch is the most rows one move takes: the room it keeps in River.
@@ -236,6 +255,6 @@ func outboxQueries(table, jobs string) (enqueue, take, peek string) {
     LIMIT ` + room + ` FOR UPDATE SKIP LOCKED
 )
 UPDATE ` + table + ` t SET body = NULL FROM taken WHERE t.event_id = taken.event_id RETURNING taken.event_id, taken.body`
-	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE body IS NOT NULL) AND ` + room + ` > 0`
+	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE body IS NOT NULL), ` + room
 	return enqueue, take, peek
 }
