@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,14 +25,6 @@ type eventArgs struct {
 	ID    string          `json:"id"`
 	Event json.RawMessage `json:"event,omitempty"`
 	Body  []byte          `json:"body,omitempty"`
-}
-
-func newEventArgs(ev *payments.Event) eventArgs {
-	raw := ev.RawJSON()
-	if bytes.Contains(raw, []byte(`\u0000`)) {
-		return eventArgs{ID: storedID(ev.ID), Body: raw}
-	}
-	return eventArgs{ID: storedID(ev.ID), Event: raw}
 }
 
 func (a eventArgs) body() []byte {
