@@ -5,8 +5,8 @@
 //
 // Two ways, from the recommended one:
 //
-//   - Queue: the handler verifies a delivery, inserts the event as a River
-//     job once (unique by event id) and answers 200 at once; River workers,
+//   - Queue: the handler verifies a delivery, records the event once
+//     (unique by event id) and answers 200 at once; River workers,
 //     in any number of processes, run your function with a real pgx.Tx in
 //     the transaction that completes the job, so its writes happen exactly
 //     once however long it takes. A failing function is retried by River
@@ -28,26 +28,37 @@
 //
 // # The Queue
 //
-// Enqueue runs in one transaction: INSERT the event id into the queue's
-// table (DefaultQueueTable) ON CONFLICT DO NOTHING, and only when that
-// inserted a row, the River job; then COMMIT. A duplicate (a concurrent or
-// late delivery, a reconcile, a redelivery) so finds the id and writes
-// nothing durable (TestWALPerDelivery). The uniqueness window is the
-// retention (QueueConfig.Retention, DefaultRetention, 7 days, never less
-// than MinRetention: twice the signature tolerance, after which the
-// service's retries of the event no longer verify); an hourly River
-// periodic job forgets older ids. River's own unique jobs are not used: a
-// duplicate insert of one writes a row version.
+// Enqueue is one statement: INSERT the event's id and body into the
+// queue's table (DefaultQueueTable) ON CONFLICT DO NOTHING, committed on
+// its own, as a hand-written receiver that only records would. A duplicate
+// (a concurrent or late delivery, a reconcile, a redelivery) so finds the
+// id and writes nothing durable (TestWALPerDelivery). The uniqueness
+// window is the retention (QueueConfig.Retention, DefaultRetention, 7
+// days, never less than MinRetention: twice the signature tolerance, after
+// which the service's retries of the event no longer verify); an hourly
+// River periodic job forgets older ids, never one whose event still waits
+// (TestQueuePurgeKeepsWaitingEvents). River's own unique jobs are not
+// used: a duplicate insert of one writes a row version.
+//
+// Every started Queue runs a mover: in one transaction, it clears the body
+// of the oldest waiting rows (SKIP LOCKED, so movers in several processes
+// take disjoint rows) and inserts their River jobs, as many as keep River's
+// available jobs at 4 per worker of its process
+// (TestQueueOutboxHoldsBackWhileWorkersAreBusy); a failed move rolls back
+// and each event reaches River once (TestQueueOutboxMovesEachEventOnce). An
+// Enqueue or a finished job wakes its process's mover; an idle mover
+// looks once a second.
 //
 // A worker takes the job and, in one transaction: calls your function in a
 // savepoint (tx is pgx's own pgx.Tx; its Commit releases the savepoint, and
 // any use after your function returned fails with pgx.ErrTxClosed:
-// TestQueueTxIsClosedAfterTheFunction); locks the job's row and checks that
-// it is still running this attempt (the fence: a function that returns after
-// its job was rescued, or taken by another worker, commits nothing and its
-// run fails with ErrJobRescued: TestQueueRescuedAttemptCommitsNothing);
-// records the event in the outcome table (OutcomeStore.ApplyTx);
-// completes the job with river.JobCompleteTx; and commits. After the
+// TestQueueTxIsClosedAfterTheFunction); records the event in the outcome
+// table (OutcomeStore.ApplyTx); completes the job with river.JobCompleteTx,
+// whose update takes the job row's lock and changes it only while it is
+// running, and checks that the row it returns shows this very attempt
+// completed (the fence: a function that returns after its job was rescued,
+// or taken by another worker, commits nothing and its run fails with
+// ErrJobRescued: TestQueueRescuedAttemptCommitsNothing); and commits. After the
 // commit of a final outcome the process NOTIFYs the outcome table's
 // channel (one notification for the commits of each 50 ms), so Await in
 // any process wakes at once (TestQueueAwaitWokenByNotifyAfterCommit), and

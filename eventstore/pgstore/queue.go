@@ -21,7 +21,8 @@ import (
 )
 
 // DefaultQueueTable is the table in which a Queue remembers the event ids it
-// enqueued, unless QueueConfig.Table says otherwise.
+// enqueued, and keeps each event's body until it is moved into River,
+// unless QueueConfig.Table says otherwise.
 const DefaultQueueTable = "payments_webhook_queue"
 
 // QueueName is the River queue a Queue's jobs go to and its workers take
@@ -70,7 +71,8 @@ type QueueConfig struct {
 	// hangs, or a pool whose connections it holds, costs the delivery a
 	// 503 within it (TestQueueFrozenDatabase).
 	Timeout time.Duration
-	// Table is the table of enqueued event ids (default DefaultQueueTable);
+	// Table is the table of enqueued event ids and of the events waiting
+	// to be moved into River (default DefaultQueueTable);
 	// OutcomeTable the outcome tracker's (default DefaultOutcomeTable).
 	// Lower-case letters, digits and underscores, optionally qualified by
 	// a schema.
@@ -94,9 +96,11 @@ type QueueConfig struct {
 type TxEventFunc func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error
 
 // Queue is the recommended way to receive webhooks on PostgreSQL: the
-// receiver verifies a delivery, inserts the event as a River job once
-// (Enqueue) and answers 200 at once, whatever your function costs; River
-// workers, in any number of processes, then run your function in a
+// receiver verifies a delivery, records the event once (Enqueue: one
+// INSERT of its id and body) and answers 200 at once, whatever your
+// function costs; a started Queue moves the event into River as its
+// workers have room, and River workers, in any number of processes, run
+// your function in a
 // transaction that also completes the job and records the event's outcome
 // (outcome.Tracker), so that its effects happen exactly once.
 //
@@ -117,6 +121,7 @@ type Queue struct {
 	client   *river.Client[pgx.Tx]
 	outcomes *OutcomeStore
 	q        queueQueries
+	move     mover
 }
 
 // NewQueue returns a Queue that runs fn for each event on pool; cfg may be
@@ -145,7 +150,8 @@ func NewQueue(pool *pgxpool.Pool, fn TxEventFunc, cfg *QueueConfig) (*Queue, err
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{pool: pool, fn: fn, cfg: c, outcomes: outcomes, q: buildQueueQueries(c.Table, c.Schema, c.Retention)}
+	q := &Queue{pool: pool, fn: fn, cfg: c, outcomes: outcomes, q: buildQueueQueries(c.Table, c.Schema, c.Retention),
+		move: newMover()}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &eventWorker{q: q}); err != nil {
 		return nil, invalid("%v", err)
@@ -205,11 +211,15 @@ func (c QueueConfig) check() error {
 	return nil
 }
 
-// Enqueue inserts ev as a River job unless its id was enqueued within the
-// retention, and returns once that is committed: it is the function to give
-// webhook.NewHandler. A duplicate (concurrent or late) inserts nothing and
-// writes nothing durable. Its errors wrap webhook.ErrUnavailable, so the
-// handler answers 503 and the service delivers the event again.
+// Enqueue records ev in the Queue's outbox unless its id was enqueued
+// within the retention, and returns once that is committed: it is the
+// function to give webhook.NewHandler. A started Queue then moves the
+// event into River as soon as its workers have room: at once when it is
+// this Queue, at its next look (an idle mover looks once a second) when
+// it runs in another process. A duplicate (concurrent or late) inserts
+// nothing and writes nothing durable. Its errors wrap
+// webhook.ErrUnavailable, so the handler answers 503 and the service
+// delivers the event again.
 func (q *Queue) Enqueue(ctx context.Context, ev *payments.Event) error {
 	_, err := q.enqueue(ctx, ev)
 	return err
@@ -232,28 +242,20 @@ func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (bool, error) {
 }
 
 func (q *Queue) insert(ctx context.Context, ev *payments.Event) (bool, error) {
-	tx, err := q.pool.Begin(ctx)
+	// One statement, committed on its own: the id and the outbox row, or
+	// for a duplicate nothing at all (TestWALPerDelivery). Past the
+	// deadline pgx closes the connection, which ends the statement, so
+	// that a database that froze cannot hold the answer past
+	// QueueConfig.Timeout (TestQueueFrozenDatabase).
+	tag, err := q.pool.Exec(ctx, q.q.enqueue, storedID(ev.ID), ev.RawJSON())
 	if err != nil {
 		return false, err
 	}
-	// The rollback shares the enqueue's deadline, so that a database that
-	// froze cannot hold the answer past QueueConfig.Timeout: past the
-	// deadline pgx closes the connection, which ends the transaction.
-	defer func() { _ = tx.Rollback(ctx) }()
-	// A duplicate finds the id and inserts nothing: the transaction got no
-	// id of its own, so its end writes nothing (TestWALPerDelivery).
-	var n int
-	if err := tx.QueryRow(ctx, q.q.mark, storedID(ev.ID)).Scan(&n); err != nil {
-		return false, err
-	}
-	if n == 0 {
+	if tag.RowsAffected() == 0 {
 		return false, nil
 	}
-	if _, err := q.client.InsertTx(ctx, tx, newEventArgs(ev),
-		&river.InsertOpts{Queue: QueueName}); err != nil {
-		return false, err
-	}
-	return true, tx.Commit(ctx)
+	poke(q.move.received)
+	return true, nil
 }
 
 // Reconcile enqueues the listed events through the same unique insert as a
@@ -298,8 +300,8 @@ func (q *Queue) Tracker(opts ...outcome.Option) *outcome.Tracker {
 	return outcome.NewTracker(q.outcomes, append(slices.Clip(opts), outcome.WithReconcile(q.Reconcile))...)
 }
 
-// Migrate creates or upgrades River's tables (rivermigrate), the table of
-// enqueued ids and the outcome table. It is idempotent and safe to run from
+// Migrate creates or upgrades River's tables (rivermigrate), the Queue's
+// table and the outcome table. It is idempotent and safe to run from
 // every process at once; bounded by ctx alone. A DBA who migrates by hand
 // runs River's migrations (the river CLI: river migrate-up) and
 // MigrationSQL's statements.
@@ -320,13 +322,15 @@ func (q *Queue) riverLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// Start starts this process's workers: up to QueueConfig.Workers events at
-// once, until Stop or until ctx ends. A process that only receives
-// (Enqueue) need not start.
+// Start starts this process's workers, up to QueueConfig.Workers events at
+// once, and its mover, which moves received events from the outbox into
+// River as the workers have room; both run until Stop or until ctx ends.
+// A process that only receives (Enqueue) need not start.
 func (q *Queue) Start(ctx context.Context) error {
 	if err := q.client.Start(ctx); err != nil {
 		return fmt.Errorf("pgstore: start the queue's workers: %w (was Migrate run?)", err)
 	}
+	q.startMover(ctx)
 	return nil
 }
 
@@ -334,5 +338,9 @@ func (q *Queue) Start(ctx context.Context) error {
 // ctx ends; their functions' contexts are then cancelled, and what did not
 // commit runs again in another worker.
 func (q *Queue) Stop(ctx context.Context) error {
-	return q.client.Stop(ctx)
+	moverErr := q.stopMover(ctx)
+	if err := q.client.Stop(ctx); err != nil {
+		return err
+	}
+	return moverErr
 }

@@ -47,10 +47,10 @@ type timedAnswer struct {
 	answered   bool
 }
 
-// sendUntil keeps senders deliveries in flight at once (each sender
-// delivers a new event as soon as the last is answered) until stop is
-// closed, and returns every delivery.
-func sendUntil(t *testing.T, h http.Handler, senders int, limit time.Duration, stop <-chan struct{}) func() []timedAnswer {
+// sendUntil keeps up to senders deliveries in flight at once (each sender
+// delivers a new event afterOK after its last was answered 200, 50 ms after
+// any other answer) until stop is closed, and returns every delivery.
+func sendUntil(t *testing.T, h http.Handler, senders int, afterOK, limit time.Duration, stop <-chan struct{}) func() []timedAnswer {
 	var (
 		mu  sync.Mutex
 		all []timedAnswer
@@ -75,9 +75,13 @@ func sendUntil(t *testing.T, h http.Handler, senders int, limit time.Duration, s
 				if !returned {
 					return // a hung delivery: reported by the caller
 				}
+				// A sender's pause before its next event: afterOK after a
+				// 200, 50 ms after a failure.
+				pause := afterOK
 				if code != http.StatusOK {
-					time.Sleep(50 * time.Millisecond) // a sender's pause before its next event
+					pause = 50 * time.Millisecond
 				}
+				time.Sleep(pause)
 			}
 		}()
 	}
@@ -181,7 +185,7 @@ func TestQueueFrozenDatabase(t *testing.T) {
 	senders := 3 * int(pool.Config().MaxConns)
 
 	stop := make(chan struct{})
-	wait := sendUntil(t, h, senders, queueFrozenBound+20*time.Second, stop)
+	wait := sendUntil(t, h, senders, 0, queueFrozenBound+20*time.Second, stop)
 	time.Sleep(500 * time.Millisecond) // deliveries and jobs under way
 	frozenAt := time.Now()
 	srv.Freeze(t)
@@ -254,7 +258,9 @@ func TestQueueRestartedDatabase(t *testing.T) {
 	start(t, q.Queue)
 	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
 	stop := make(chan struct{})
-	wait := sendUntil(t, h, 3*int(pool.Config().MaxConns), queueFrozenBound+20*time.Second, stop)
+	// 100 ms between a sender's events keeps them a few hundred: each is
+	// processed after the restart, at the function's pace.
+	wait := sendUntil(t, h, 3*int(pool.Config().MaxConns), 100*time.Millisecond, queueFrozenBound+20*time.Second, stop)
 	eventually(t, time.Minute, "a job running", func() bool { return running.Load() > 0 })
 	srv.Stop(t)
 	time.Sleep(3 * time.Second)

@@ -115,6 +115,17 @@ func start(tb testing.TB, q *pgstore.Queue) {
 	})
 }
 
+// outboxRows counts the events received and not yet moved into River
+// (their body is still in the Queue's table).
+func (q *testQueue) outboxRows(tb testing.TB, pool *pgxpool.Pool) int {
+	tb.Helper()
+	var n int
+	if err := pool.QueryRow(testCtx(tb), "SELECT count(*) FROM "+q.table+" WHERE body IS NOT NULL").Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
 // jobStates counts the queue's jobs by state.
 func (q *testQueue) jobStates(tb testing.TB, pool *pgxpool.Pool) map[string]int {
 	tb.Helper()
@@ -186,12 +197,21 @@ func TestQueueProcessesEachEventOnce(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	if n := q.jobStates(t, pool)["available"]; n != events {
-		t.Fatalf("%d jobs available before any worker started, want %d (one per event)", n, events)
+	if n := len(q.jobStates(t, pool)); n != 0 {
+		t.Fatalf("jobs in River before any worker started: %v, want none (the events wait in the outbox)", q.jobStates(t, pool))
+	}
+	if n := q.outboxRows(t, pool); n != events {
+		t.Fatalf("%d events in the outbox before any worker started, want %d (one per event)", n, events)
 	}
 	start(t, q.Queue)
 	start(t, other)
 	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == events })
+	if s := q.jobStates(t, pool); len(s) != 1 {
+		t.Errorf("jobs by state %v, want %d completed and nothing else (each event moved into River once)", s, events)
+	}
+	if n := q.outboxRows(t, pool); n != 0 {
+		t.Errorf("%d events left in the outbox, want 0", n)
+	}
 	if n := rowsOf(t, pool, paid, ""); n != events {
 		t.Errorf("%d rows in the merchant's table, want %d", n, events)
 	}

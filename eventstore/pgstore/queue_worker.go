@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/outcome"
@@ -25,14 +25,6 @@ type eventArgs struct {
 	ID    string          `json:"id"`
 	Event json.RawMessage `json:"event,omitempty"`
 	Body  []byte          `json:"body,omitempty"`
-}
-
-func newEventArgs(ev *payments.Event) eventArgs {
-	raw := ev.RawJSON()
-	if bytes.Contains(raw, []byte(`\u0000`)) {
-		return eventArgs{ID: storedID(ev.ID), Body: raw}
-	}
-	return eventArgs{ID: storedID(ev.ID), Event: raw}
 }
 
 func (a eventArgs) body() []byte {
@@ -75,23 +67,22 @@ func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
 	if err := q.call(ctx, tx, ev); err != nil {
 		return err
 	}
-	// The fence: a run whose attempt was rescued (or taken by another
-	// worker) must not commit. The row lock also orders this commit
-	// against the rescuer's and the next attempt's.
-	var attempt int
-	var state string
-	if err := tx.QueryRow(ctx, q.q.fence, job.ID).Scan(&attempt, &state); err != nil {
-		return fmt.Errorf("pgstore: event %s: check the job's attempt: %w", shownID(ev.ID), err)
-	}
-	if state != "running" || attempt != job.Attempt {
-		return fmt.Errorf("event %s, job %d attempt %d (now %s, attempt %d): %w", shownID(ev.ID), job.ID, job.Attempt, state, attempt, ErrJobRescued)
-	}
 	o, effect, err := q.outcomes.ApplyTx(ctx, tx, ev)
 	if err != nil {
 		return fmt.Errorf("pgstore: event %s: record its outcome: %w", shownID(ev.ID), err)
 	}
-	if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+	// The completion is the fence: River's update completes the job only
+	// while it is running, takes the job row's lock (ordering this commit
+	// against the rescuer's and the next attempt's), and returns the row
+	// either way. Unless it shows this very attempt completed, the attempt
+	// was rescued, cancelled or taken by another worker, and nothing of it
+	// may commit (TestQueueRescuedAttemptCommitsNothing).
+	done, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+	if err != nil {
 		return fmt.Errorf("pgstore: event %s: complete the job: %w", shownID(ev.ID), err)
+	}
+	if done.State != rivertype.JobStateCompleted || done.Attempt != job.Attempt {
+		return fmt.Errorf("event %s, job %d attempt %d (now %s, attempt %d): %w", shownID(ev.ID), job.ID, job.Attempt, done.State, done.Attempt, ErrJobRescued)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("pgstore: event %s: commit: %w (nothing of this run is recorded; River runs it again)", shownID(ev.ID), err)
@@ -99,6 +90,7 @@ func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
 	if effect != outcome.EffectNone && o.State.Final() {
 		q.outcomes.notifyCommitted() // after the commit: see afterCommitNotifier
 	}
+	q.finishedJob()
 	return nil
 }
 
@@ -164,30 +156,40 @@ func (q *Queue) Purge(ctx context.Context) (int64, error) {
 }
 
 type queueQueries struct {
-	create, mark, fence, purge string
+	create, enqueue, take, peek, purge string
 }
 
 func buildQueueQueries(table, schema string, retention time.Duration) queueQueries {
 	parts := strings.Split(table, ".")
 	quoted := `"` + strings.Join(parts, `"."`) + `"`
-	index := `"` + parts[len(parts)-1] + `_enqueued_at_idx"`
+	last := parts[len(parts)-1]
 	jobs := "river_job"
 	if schema != "" {
 		jobs = `"` + schema + `".river_job`
 	}
+	enqueue, take, peek := outboxQueries(quoted, jobs)
 	return queueQueries{
+		// One row per event: its id for the retention, and its body while
+		// it waits to be moved into River (the outbox: queue_outbox.go).
+		// The waiting rows have a partial index; the purge finds old rows
+		// by a BRIN index, which costs an INSERT next to nothing since
+		// rows arrive in enqueued_at order.
 		create: `CREATE TABLE IF NOT EXISTS ` + quoted + ` (
     event_id    text        PRIMARY KEY,
-    enqueued_at timestamptz NOT NULL DEFAULT now()
+    enqueued_at timestamptz NOT NULL DEFAULT now(),
+    body        bytea
 );
-CREATE INDEX IF NOT EXISTS ` + index + ` ON ` + quoted + ` (enqueued_at)`,
-		// ON CONFLICT DO NOTHING finds an existing id before it inserts:
-		// no tuple, no lock, no WAL for a duplicate.
-		mark: `WITH i AS (INSERT INTO ` + quoted + ` (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING RETURNING 1)
-SELECT count(*) FROM i`,
-		fence: `SELECT attempt, state::text FROM ` + jobs + ` WHERE id = $1 FOR UPDATE`,
-		purge: `DELETE FROM ` + quoted + ` WHERE event_id IN (SELECT event_id FROM ` + quoted +
-			fmt.Sprintf(` WHERE enqueued_at < now() - interval '%d milliseconds' ORDER BY enqueued_at LIMIT $1)`, retention.Milliseconds()),
+CREATE INDEX IF NOT EXISTS "` + last + `_waiting" ON ` + quoted + ` (enqueued_at) WHERE body IS NOT NULL;
+CREATE INDEX IF NOT EXISTS "` + last + `_brin" ON ` + quoted + ` USING brin (enqueued_at)`,
+		enqueue: enqueue,
+		take:    take,
+		peek:    peek,
+		// An id is forgotten past the retention, but never while its event
+		// waits to be moved (its body is set), however long the workers
+		// are down, so that each event is enqueued once.
+		purge: `DELETE FROM ` + quoted + ` WHERE ctid IN (SELECT ctid FROM ` + quoted +
+			fmt.Sprintf(` WHERE enqueued_at < now() - interval '%d milliseconds'`, retention.Milliseconds()) +
+			` AND body IS NULL LIMIT $1)`,
 	}
 }
 

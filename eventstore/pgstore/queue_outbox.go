@@ -1,0 +1,260 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// The outbox is how a delivery is answered as fast as a single INSERT
+// allows (issue 34's floor). Enqueue writes one row, the event's id (unique
+// for the retention) and its body, and answers; a row whose body is set is
+// waiting. A started Queue's mover then takes waiting rows in batches and,
+// in one transaction, clears their bodies and inserts their River jobs. A
+// row is therefore moved once, whichever process moves it, and is never
+// lost: a move that fails or dies rolls back, and the row waits for the
+// next one (TestQueueOutboxMovesEachEventOnce). A moved row keeps its id,
+// without its body, until the purge: that is the uniqueness.
+//
+// The mover moves no more than River's workers can soon take: it keeps at
+// most moveRoomPerWorker available jobs per worker of its process in
+// River, so that a burst of deliveries waits in the table (one narrow
+// write per event) instead of loading River's indexed job table while
+// the workers are busy (TestQueueOutboxHoldsBackWhileWorkersAreBusy); and
+// once River holds a stock, it moves only when there is room for a batch
+// of one per worker, so that slow functions do not cost a move each.
+
+// movePoll is how often a mover looks at the outbox and at River's
+// available jobs when its last look moved something; each look that finds
+// nothing to move doubles the wait, up to moveIdlePoll. An Enqueue in the
+// same process wakes it at once, so a process that receives its own
+// deliveries moves them without waiting, and so does every
+// QueueConfig.Workers-th job its workers finish; a delivery
+// received by another process (a receiver that runs no workers) reaches
+// River within moveIdlePoll. A timed look that finds nothing costs one
+// statement outside any transaction (q.q.peek).
+const (
+	movePoll     = 100 * time.Millisecond
+	moveIdlePoll = time.Second
+)
+
+// moveRoomPerWorker is how many available jobs per worker of this process
+// the mover lets River hold before it stops moving.
+const moveRoomPerWorker = 4
+
+// mover moves outbox rows into River while a Queue is started.
+type mover struct {
+	received chan struct{} // an Enqueue of this process inserted an event
+	freed    chan struct{} // this process's workers finished a batch of jobs
+	finished atomic.Int64  // jobs this process finished (finishedJob)
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newMover() mover {
+	return mover{received: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+}
+
+// poke sends on ch without waiting.
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// finishedJob counts a job this process finished and wakes the mover once
+// per QueueConfig.Workers of them: room for a batch may have opened.
+func (q *Queue) finishedJob() {
+	if q.move.finished.Add(1)%int64(q.cfg.Workers) == 0 {
+		poke(q.move.freed)
+	}
+}
+
+// startMover starts moving outbox rows into River until stopMover.
+func (q *Queue) startMover(ctx context.Context) {
+	q.move.mu.Lock()
+	defer q.move.mu.Unlock()
+	if q.move.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	q.move.cancel, q.move.done = cancel, done
+	go func() {
+		defer close(done)
+		q.moveLoop(ctx)
+	}()
+}
+
+// stopMover stops the mover and waits until its move in flight ended
+// (committed or rolled back), or until ctx ends.
+func (q *Queue) stopMover(ctx context.Context) error {
+	q.move.mu.Lock()
+	cancel, done := q.move.cancel, q.move.done
+	q.move.cancel, q.move.done = nil, nil
+	q.move.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// moveLoop looks, and moves while there is something to move and room for
+// it, then waits: for its timer (movePoll after a look that moved, twice
+// the last wait after one that did not, up to moveIdlePoll), for a batch
+// of finished jobs, or, unless River had no room at the last look, for an
+// event this process received. So a burst of deliveries while the workers
+// are busy costs no look per delivery.
+func (q *Queue) moveLoop(ctx context.Context) {
+	wait := movePoll
+	t := time.NewTimer(0) // look at once on start
+	defer t.Stop()
+	failures := 0
+	full := false
+	for {
+		received := q.move.received
+		if full {
+			received = nil
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-received:
+		case <-q.move.freed:
+		case <-t.C:
+		}
+		moved := 0
+		var err error
+		for {
+			var waiting bool
+			var room, n int
+			if waiting, room, err = q.look(ctx); err != nil || !waiting || room == 0 {
+				full = err == nil && waiting
+				break
+			}
+			full = false
+			if n, err = q.moveOnce(ctx); err != nil || n == 0 {
+				break // n == 0: other movers hold the waiting rows
+			}
+			moved += n
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			failures++
+			if q.cfg.Logger != nil && (failures == 1 || failures%100 == 0) {
+				q.cfg.Logger.LogAttrs(ctx, slog.LevelWarn,
+					"pgstore: moving received events into River failed; they stay in the Queue's table and are moved once the database answers",
+					slog.String("table", q.cfg.Table), slog.Int("failures", failures), slog.String("error", err.Error()))
+			}
+		} else {
+			failures = 0
+		}
+		if moved > 0 {
+			wait = movePoll
+		} else {
+			wait = min(2*wait, moveIdlePoll)
+		}
+		t.Reset(wait)
+	}
+}
+
+// look reports, in one statement outside any transaction, whether an
+// event waits to be moved and how many River has room for now (0 below a
+// batch: see outboxQueries).
+func (q *Queue) look(ctx context.Context) (waiting bool, room int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
+	defer cancel()
+	err = q.pool.QueryRow(ctx, q.q.peek, q.moveBatch(), QueueName, q.cfg.Workers).Scan(&waiting, &room)
+	return waiting, room, err
+}
+
+// moveBatch is the most rows one move takes: the room it keeps in River.
+func (q *Queue) moveBatch() int { return moveRoomPerWorker * q.cfg.Workers }
+
+// moveOnce moves up to the room River has left into River, in one
+// transaction, and returns how many rows it moved.
+func (q *Queue) moveOnce(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
+	defer cancel()
+	tx, err := q.pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, q.q.take, q.moveBatch(), QueueName, q.cfg.Workers)
+	if err != nil {
+		return 0, err
+	}
+	var jobs []river.InsertManyParams
+	opts := &river.InsertOpts{Queue: QueueName}
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		jobs = append(jobs, river.InsertManyParams{Args: argsOf(id, body), InsertOpts: opts})
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(jobs) == 0 {
+		return 0, nil
+	}
+	if _, err := q.client.InsertManyTx(ctx, tx, jobs); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, err
+	}
+	return len(jobs), nil
+}
+
+// argsOf is the job of an outbox row. jsonb cannot hold the escape
+// \u0000: a body with one goes in Body, as base64, instead of Event.
+func argsOf(id string, body []byte) eventArgs {
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		return eventArgs{ID: id, Body: body}
+	}
+	return eventArgs{ID: id, Event: body}
+}
+
+// outboxQueries are the outbox's statements on the Queue's table (see
+// buildQueueQueries) and River's job table.
+func outboxQueries(table, jobs string) (enqueue, take, peek string) {
+	// A duplicate finds its id (DO NOTHING before any write): the
+	// statement writes nothing and its commit no WAL (TestWALPerDelivery).
+	enqueue = `INSERT INTO ` + table + ` (event_id, body) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING`
+	// The room is $1 less River's available jobs of the queue (counted up
+	// to $1 on its fetching index), and counts only from $3 (a move of
+	// fewer rows waits until the workers took more of River's stock, so
+	// that moves come in batches); the waiting rows come from the partial
+	// index of waiting rows, oldest first; SKIP LOCKED lets the movers of
+	// several processes take disjoint rows.
+	room := `(SELECT CASE WHEN r >= $3 THEN r ELSE 0 END FROM (SELECT $1 - count(*) AS r FROM (SELECT 1 FROM ` + jobs +
+		` WHERE state = 'available' AND queue = $2 LIMIT $1) a) b)`
+	take = `WITH taken AS (
+    SELECT event_id, body FROM ` + table + ` WHERE body IS NOT NULL ORDER BY enqueued_at
+    LIMIT ` + room + ` FOR UPDATE SKIP LOCKED
+)
+UPDATE ` + table + ` t SET body = NULL FROM taken WHERE t.event_id = taken.event_id RETURNING taken.event_id, taken.body`
+	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE body IS NOT NULL), ` + room
+	return enqueue, take, peek
+}
