@@ -239,9 +239,15 @@ func argsOf(id string, body []byte) eventArgs {
 // outboxQueries are the outbox's statements on the Queue's table (see
 // buildQueueQueries) and River's job table.
 func outboxQueries(table, jobs string) (enqueue, take, peek string) {
-	// A duplicate finds its id (DO NOTHING before any write): the
-	// statement writes nothing and its commit no WAL (TestWALPerDelivery).
-	enqueue = `INSERT INTO ` + table + ` (event_id, body) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING`
+	// A duplicate finds its id and inserts nothing: the statement writes
+	// nothing and its commit no WAL (TestWALPerDelivery). It first looks
+	// in its snapshot, which never waits: ON CONFLICT alone would wait
+	// for a mover that is clearing the row's body to commit (its
+	// transaction includes River's insert), and hold up the answer to a
+	// duplicate delivery for it. ON CONFLICT still settles two
+	// first deliveries at once.
+	enqueue = `INSERT INTO ` + table + ` (event_id, body) SELECT $1::text, $2::bytea
+WHERE NOT EXISTS (SELECT 1 FROM ` + table + ` WHERE event_id = $1::text) ON CONFLICT (event_id) DO NOTHING`
 	// The room is $1 less River's available jobs of the queue (counted up
 	// to $1 on its fetching index), and counts only from $3 (a move of
 	// fewer rows waits until the workers took more of River's stock, so
