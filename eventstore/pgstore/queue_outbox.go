@@ -36,8 +36,9 @@ import (
 // deliveries moves them without waiting, and so does every
 // QueueConfig.Workers-th job its workers finish; a delivery
 // received by another process (a receiver that runs no workers) reaches
-// River within moveIdlePoll. A timed look that finds nothing costs one
-// statement outside any transaction (q.q.peek).
+// River within moveIdlePoll. Every look is one statement outside any
+// transaction (look); only a look that finds an event waiting and room for
+// it opens a move's transaction.
 const (
 	movePoll     = 100 * time.Millisecond
 	moveIdlePoll = time.Second
