@@ -43,6 +43,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -86,7 +87,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "pg-queue: set DATABASE_URL to postgres://user:password@host:5432/db")
 		return 2
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
+	cfg, err := poolConfig(dbURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "pg-queue: DATABASE_URL: %v\n", err)
+		return 2
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "pg-queue: DATABASE_URL: %v\n", err)
 		return 2
@@ -226,4 +232,20 @@ func (a *app) awaitAndPrint(ctx context.Context, client *payments.Client, timeou
 	}
 	_, err = fmt.Fprintf(out, "%s %s %s %s\n", res.Reference, res.ID, res.State, res.EventID)
 	return err
+}
+
+// poolConfig is DATABASE_URL's pool, with room for the workers: each holds
+// a connection while its function runs, and the mover, River's own work
+// and the deliveries need more. pgxpool's default (4, or the number of
+// CPUs) would leave workers waiting for a connection and the mover timing
+// out; a pool_max_conns in DATABASE_URL is kept as it is.
+func poolConfig(dbURL string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(dbURL, "pool_max_conns") {
+		cfg.MaxConns = max(cfg.MaxConns, int32(pgstore.DefaultWorkers+8))
+	}
+	return cfg, nil
 }
