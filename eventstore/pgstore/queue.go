@@ -242,8 +242,8 @@ func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (bool, error) {
 }
 
 func (q *Queue) insert(ctx context.Context, ev *payments.Event) (bool, error) {
-	// One statement, committed on its own: the id and the outbox row, or
-	// for a duplicate nothing at all (TestWALPerDelivery). Past the
+	// One statement, committed on its own: one row with the id and the
+	// body, or for a duplicate nothing at all (TestWALPerDelivery). Past the
 	// deadline pgx closes the connection, which ends the statement, so
 	// that a database that froze cannot hold the answer past
 	// QueueConfig.Timeout (TestQueueFrozenDatabase).
