@@ -213,3 +213,42 @@ func TestQueuePurgeKeepsWaitingEvents(t *testing.T) {
 		t.Errorf("%d events in the outbox after a redelivery of the waiting one, want 1", n)
 	}
 }
+
+// A duplicate delivery of an event whose row a mover is clearing (its
+// transaction open, River's insert in it) is answered without waiting for
+// that transaction: the answer to a duplicate never waits on a move.
+func TestQueueDuplicateDoesNotWaitForAMove(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	q := newQueue(t, pool, func(context.Context, pgx.Tx, *payments.Event) error { return nil }, nil)
+	id := enqueueEvents(t, q, 1)[0]
+	// A move under way: the row's body cleared in a transaction that has
+	// not committed.
+	mover, err := pool.Begin(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = mover.Rollback(context.Background()) }()
+	if _, err := mover.Exec(testCtx(t), `UPDATE `+q.table+` SET body = NULL WHERE event_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan int, 1)
+	go func() {
+		h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue, storetest.NoRecentlyDone())
+		answered <- storetest.Deliver(h, storetest.EventBody(id))
+	}()
+	select {
+	case code := <-answered:
+		if code != http.StatusOK {
+			t.Errorf("the duplicate was answered %d, want 200", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the duplicate's answer waited for the move's transaction (30 s with it open)")
+	}
+	if err := mover.Commit(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := q.outboxRows(t, pool); n != 0 {
+		t.Errorf("%d events waiting after the move committed, want 0: the duplicate inserted one", n)
+	}
+}
