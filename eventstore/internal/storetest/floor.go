@@ -1,13 +1,11 @@
 package storetest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -98,6 +96,8 @@ func FloorRunSenders(b *testing.B, p *FloorPlan, handlers []http.Handler, sender
 	var redelivered atomic.Int64
 	var failure atomic.Value
 	var wg sync.WaitGroup
+	d := newFloorDeliverer(b, handlers, senders)
+	defer d.close()
 	cpu0, cpuOK := processCPU()
 	b.ResetTimer()
 	start := time.Now()
@@ -112,22 +112,18 @@ func FloorRunSenders(b *testing.B, p *FloorPlan, handlers []http.Handler, sender
 				if !ok {
 					return
 				}
-				body := p.bodies[p.order[i]]
-				req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set(webhook.SignatureHeader, webhook.SignPayload(body, time.Now(), Secret))
-				rec := httptest.NewRecorder()
+				send := d.prepare(i%len(handlers), p.bodies[p.order[i]])
 				t0 := time.Now()
-				handlers[i%len(handlers)].ServeHTTP(rec, req)
+				code := send()
 				lat = append(lat, time.Since(t0))
-				switch rec.Code {
+				switch code {
 				case http.StatusOK:
 					q.done(i, false)
 				case http.StatusConflict:
 					redelivered.Add(1)
 					q.done(i, true)
 				default:
-					failure.CompareAndSwap(nil, fmt.Sprintf("delivery %d answered %d", i, rec.Code))
+					failure.CompareAndSwap(nil, fmt.Sprintf("delivery %d answered %d", i, code))
 					q.done(i, false)
 				}
 			}
