@@ -288,3 +288,47 @@ func TestQueueRestartedDatabase(t *testing.T) {
 	redeliver(t, h, answers)
 	processedOnce(t, q, pool, paid, answers)
 }
+
+// A move's commit does not wait for its WAL flush (moveBegin). A crash
+// before the flush loses the move whole: after the restart its events
+// wait again with their bodies and none is in River; or, if the server
+// wrote it out first, the move is whole. Either way the next move leaves
+// each event in River exactly once and none waiting. The WAL writer is
+// slowed and the background writer off, so that the move is most likely
+// still in the server's memory at the crash (the log says which it was).
+func TestQueueMoveLostInACrashIsMovedAgain(t *testing.T) {
+	t.Parallel()
+	srv := testservers.StartPostgres(t)
+	pool := newPool(t, srv.URL(), 2)
+	for _, s := range []string{"ALTER SYSTEM SET wal_writer_delay = '10s'", "ALTER SYSTEM SET bgwriter_lru_maxpages = 0", "SELECT pg_reload_conf()"} {
+		if _, err := pool.Exec(testCtx(t), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := newQueue(t, pool, func(context.Context, pgx.Tx, *payments.Event) error { return nil }, nil)
+	const events = 3
+	enqueueEvents(t, q, events)
+	if n, err := q.MoveOnce(testCtx(t)); err != nil || n != events {
+		t.Fatalf("the move: %d, %v; want %d moved", n, err, events)
+	}
+	srv.Stop(t) // immediate: a crash
+	srv.Start(t)
+	eventually(t, time.Minute, "the restarted server answers", func() bool { return pool.Ping(testCtx(t)) == nil })
+	waiting, jobs := q.outboxRows(t, pool), q.jobStates(t, pool)["available"]
+	switch {
+	case waiting == events && jobs == 0:
+		t.Log("the crash lost the move: its events wait again")
+	case waiting == 0 && jobs == events:
+		t.Log("the move was written out before the crash")
+	default:
+		t.Fatalf("after the crash: %d events waiting and %d jobs, want %d and 0 (the move lost) or 0 and %d (kept)", waiting, jobs, events, events)
+	}
+	if waiting > 0 {
+		if n, err := q.MoveOnce(testCtx(t)); err != nil || n != waiting {
+			t.Fatalf("the move after the restart: %d, %v; want %d moved", n, err, waiting)
+		}
+	}
+	if w, states := q.outboxRows(t, pool), q.jobStates(t, pool); w != 0 || states["available"] != events || len(states) != 1 {
+		t.Fatalf("in the end: %d waiting, jobs %v; want 0 waiting and %d available jobs, one per event", w, states, events)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 )
 
@@ -188,12 +189,25 @@ func (q *Queue) look(ctx context.Context) (waiting bool, room int, err error) {
 // moveBatch is the most rows one move takes: the room it keeps in River.
 func (q *Queue) moveBatch() int { return moveRoomPerWorker * q.cfg.Workers }
 
+// moveBegin begins a move's transaction, in the same round trip, with
+// synchronous_commit off for it alone: its commit returns before its WAL
+// is flushed, so it adds no flush of its own for the deliveries' commits
+// to wait behind (with a 6 s function, a burst's answers at p99 were
+// 1.9x the floor's with the moves' flushes, 1.35x without). What that
+// risks is safe: a crash loses only a whole move (PostgreSQL replays or
+// drops a transaction entirely), and a lost move is one that never
+// happened, its rows still waiting with their bodies, moved again after
+// the restart (TestQueueMoveLostInACrashIsMovedAgain). Nothing can depend
+// on a move that is not yet flushed: a worker's commit, synchronous,
+// flushes the WAL up to itself, and so the move of its job first.
+const moveBegin = "BEGIN; SET LOCAL synchronous_commit = off"
+
 // moveOnce moves up to the room River has left into River, in one
 // transaction, and returns how many rows it moved.
 func (q *Queue) moveOnce(ctx context.Context) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
 	defer cancel()
-	tx, err := q.pool.Begin(ctx)
+	tx, err := q.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: moveBegin})
 	if err != nil {
 		return 0, err
 	}
