@@ -193,13 +193,14 @@ func (q *Queue) moveBatch() int { return moveRoomPerWorker * q.cfg.Workers }
 // synchronous_commit off for it alone: its commit returns before its WAL
 // is flushed, so it adds no flush of its own for the deliveries' commits
 // to wait behind (with a 6 s function, a burst's answers at p99 were
-// 1.9x the floor's with the moves' flushes, 1.35x without). What that
-// risks is safe: a crash loses only a whole move (PostgreSQL replays or
-// drops a transaction entirely), and a lost move is one that never
-// happened, its rows still waiting with their bodies, moved again after
-// the restart (TestQueueMoveLostInACrashIsMovedAgain). Nothing can depend
-// on a move that is not yet flushed: a worker's commit, synchronous,
-// flushes the WAL up to itself, and so the move of its job first.
+// 1.93x the floor's with the moves' flushes, 1.63x without: BENCHMARKS.md).
+// What that risks is safe: a crash loses only a whole move (PostgreSQL
+// replays or drops a transaction entirely), and a lost move is one that
+// never happened, its rows still waiting with their bodies, moved again
+// after the restart (TestQueueMoveLostInACrashIsMovedAgain). Nothing can
+// depend on a move that is not yet flushed: a worker's commit,
+// synchronous, flushes the WAL up to itself, and so the move of its job
+// first.
 const moveBegin = "BEGIN; SET LOCAL synchronous_commit = off"
 
 // moveOnce moves up to the room River has left into River, in one
