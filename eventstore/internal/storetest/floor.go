@@ -77,8 +77,9 @@ type FloorMetrics map[string]float64
 // the plan's other deliveries are taken (floorQueue), so a receiver that
 // answers 409 pays for the delivery it causes, and one that waits pays
 // with its wait. It measures deliveries/s (of the plan, redeliveries
-// included in the time), the handler's latency (ServeHTTP alone, every
-// call) at the 50th and 99th percentile, the process's CPU per delivery
+// included in the time), the answer's latency at the 50th and 99th
+// percentile (ServeHTTP alone, every call; the sender's wait over loopback
+// HTTP with EnvFloorHTTP), the process's CPU per delivery
 // (getrusage: handlers, senders, driver, GC), and the redeliveries that 409
 // answers caused.
 func FloorRun(b *testing.B, p *FloorPlan, handlers []http.Handler) FloorMetrics {
