@@ -40,16 +40,24 @@
 // (TestQueuePurgeKeepsWaitingEvents). River's own unique jobs are not
 // used: a duplicate insert of one writes a row version.
 //
-// Every started Queue runs a mover: in one transaction, it clears the body
-// of the oldest waiting rows (SKIP LOCKED, so movers in several processes
+// Every started Queue runs a mover: in one transaction, it marks the
+// oldest waiting rows moved (SKIP LOCKED, so movers in several processes
 // take disjoint rows) and inserts their River jobs, as many as keep River's
 // available jobs at 4 per worker of its process
 // (TestQueueOutboxHoldsBackWhileWorkersAreBusy); a failed move rolls back
 // and each event reaches River once (TestQueueOutboxMovesEachEventOnce). An
 // Enqueue or a finished job wakes its process's mover; an idle mover
-// looks once a second.
+// looks once a second. A job's arguments are the event's id alone: the
+// body stays in the queue's table until the transaction in which your
+// function succeeded clears it, so River's table and River UI hold no
+// personal data (TestQueueJobHoldsOnlyTheEventID). An event whose function
+// never succeeded keeps its body while River keeps its job (the purge
+// leaves it: TestQueuePurgeKeepsUnfinishedEvents), so River UI can still
+// retry it; a completed job retried by hand finds no body and is cancelled
+// without running your function (TestQueueCompletedJobRetriedRunsNothing).
 //
-// A worker takes the job and, in one transaction: calls your function in a
+// A worker takes the job and, in one transaction: reads the event's body
+// from the queue's table; calls your function in a
 // savepoint (tx is pgx's own pgx.Tx; its Commit releases the savepoint, and
 // any use after your function returned fails with pgx.ErrTxClosed:
 // TestQueueTxIsClosedAfterTheFunction); records the event in the outcome
@@ -58,7 +66,8 @@
 // running, and checks that the row it returns shows this very attempt
 // completed (the fence: a function that returns after its job was rescued,
 // or taken by another worker, commits nothing and its run fails with
-// ErrJobRescued: TestQueueRescuedAttemptCommitsNothing); and commits. After the
+// ErrJobRescued: TestQueueRescuedAttemptCommitsNothing); clears the body;
+// and commits. After the
 // commit of a final outcome the process NOTIFYs the outcome table's
 // channel (one notification for the commits of each 50 ms), so Await in
 // any process wakes at once (TestQueueAwaitWokenByNotifyAfterCommit), and

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"sync"
@@ -14,13 +13,18 @@ import (
 
 // The outbox is how a delivery is answered as fast as a single INSERT
 // allows (issue 34's floor). Enqueue writes one row, the event's id (unique
-// for the retention) and its body, and answers; a row whose body is set is
+// for the retention) and its body, and answers; a row not yet moved is
 // waiting. A started Queue's mover then takes waiting rows in batches and,
-// in one transaction, clears their bodies and inserts their River jobs. A
+// in one transaction, marks them moved and inserts their River jobs. A
 // row is therefore moved once, whichever process moves it, and is never
 // lost: a move that fails or dies rolls back, and the row waits for the
-// next one (TestQueueOutboxMovesEachEventOnce). A moved row keeps its id,
-// without its body, until the purge: that is the uniqueness.
+// next one (TestQueueOutboxMovesEachEventOnce). A job holds the event's id
+// alone: the body stays in the row, where the worker reads it, until the
+// function's transaction commits, which clears it (queue_worker.go). So
+// River's job table, and River UI, hold no personal data, and each state
+// a job goes through rewrites a few bytes of arguments, not the event
+// under River's GIN index of them. A moved row keeps its id until the
+// purge: that is the uniqueness.
 //
 // The mover moves no more than River's workers can soon take: it keeps at
 // most moveRoomPerWorker available jobs per worker of its process in
@@ -221,12 +225,11 @@ func (q *Queue) moveOnce(ctx context.Context) (int, error) {
 	opts := &river.InsertOpts{Queue: QueueName}
 	for rows.Next() {
 		var id string
-		var body []byte
-		if err := rows.Scan(&id, &body); err != nil {
+		if err := rows.Scan(&id); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		jobs = append(jobs, river.InsertManyParams{Args: argsOf(id, body), InsertOpts: opts})
+		jobs = append(jobs, river.InsertManyParams{Args: eventArgs{ID: id}, InsertOpts: opts})
 	}
 	if err := rows.Err(); err != nil {
 		return 0, err
@@ -243,22 +246,13 @@ func (q *Queue) moveOnce(ctx context.Context) (int, error) {
 	return len(jobs), nil
 }
 
-// argsOf is the job of an outbox row. jsonb cannot hold the escape
-// \u0000: a body with one goes in Body, as base64, instead of Event.
-func argsOf(id string, body []byte) eventArgs {
-	if bytes.Contains(body, []byte(`\u0000`)) {
-		return eventArgs{ID: id, Body: body}
-	}
-	return eventArgs{ID: id, Event: body}
-}
-
 // outboxQueries are the outbox's statements on the Queue's table (see
 // buildQueueQueries) and River's job table.
 func outboxQueries(table, jobs string) (enqueue, take, peek string) {
 	// A duplicate finds its id and inserts nothing: the statement writes
 	// nothing and its commit no WAL (TestWALPerDelivery). It first looks
 	// in its snapshot, which never waits: ON CONFLICT alone would wait
-	// for a mover that is clearing the row's body to commit (its
+	// for a mover that is marking the row moved to commit (its
 	// transaction includes River's insert), and hold up the answer to a
 	// duplicate delivery for it. ON CONFLICT still settles two
 	// first deliveries at once.
@@ -273,10 +267,10 @@ WHERE NOT EXISTS (SELECT 1 FROM ` + table + ` WHERE event_id = $1::text) ON CONF
 	room := `(SELECT CASE WHEN r >= $3 THEN r ELSE 0 END FROM (SELECT $1 - count(*) AS r FROM (SELECT 1 FROM ` + jobs +
 		` WHERE state = 'available' AND queue = $2 LIMIT $1) a) b)`
 	take = `WITH taken AS (
-    SELECT event_id, body FROM ` + table + ` WHERE body IS NOT NULL ORDER BY enqueued_at
+    SELECT event_id FROM ` + table + ` WHERE NOT moved ORDER BY enqueued_at
     LIMIT ` + room + ` FOR UPDATE SKIP LOCKED
 )
-UPDATE ` + table + ` t SET body = NULL FROM taken WHERE t.event_id = taken.event_id RETURNING taken.event_id, taken.body`
-	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE body IS NOT NULL), ` + room
+UPDATE ` + table + ` t SET moved = true FROM taken WHERE t.event_id = taken.event_id RETURNING t.event_id`
+	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE NOT moved), ` + room
 	return enqueue, take, peek
 }

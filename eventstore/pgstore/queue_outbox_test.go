@@ -188,7 +188,7 @@ func TestQueuePurgeKeepsWaitingEvents(t *testing.T) {
 		sql string
 		arg any
 	}{
-		{`INSERT INTO ` + q.table + ` (event_id, enqueued_at) VALUES ($1, now() - interval '30 days')`, moved},
+		{`INSERT INTO ` + q.table + ` (event_id, enqueued_at, moved) VALUES ($1, now() - interval '30 days', true)`, moved},
 		{`UPDATE ` + q.table + ` SET enqueued_at = now() - interval '20 days' WHERE event_id = $1`, waiting},
 	} {
 		if _, err := pool.Exec(testCtx(t), stmt.sql, stmt.arg); err != nil {
@@ -214,7 +214,7 @@ func TestQueuePurgeKeepsWaitingEvents(t *testing.T) {
 	}
 }
 
-// A duplicate delivery of an event whose row a mover is clearing (its
+// A duplicate delivery of an event whose row a mover is moving (its
 // transaction open, River's insert in it) is answered without waiting for
 // that transaction: the answer to a duplicate never waits on a move.
 func TestQueueDuplicateDoesNotWaitForAMove(t *testing.T) {
@@ -222,14 +222,14 @@ func TestQueueDuplicateDoesNotWaitForAMove(t *testing.T) {
 	pool := sharedPool(t)
 	q := newQueue(t, pool, func(context.Context, pgx.Tx, *payments.Event) error { return nil }, nil)
 	id := enqueueEvents(t, q, 1)[0]
-	// A move under way: the row's body cleared in a transaction that has
+	// A move under way: the row marked moved in a transaction that has
 	// not committed.
 	mover, err := pool.Begin(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = mover.Rollback(context.Background()) }()
-	if _, err := mover.Exec(testCtx(t), `UPDATE `+q.table+` SET body = NULL WHERE event_id = $1`, id); err != nil {
+	if _, err := mover.Exec(testCtx(t), `UPDATE `+q.table+` SET moved = true WHERE event_id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
 	answered := make(chan int, 1)

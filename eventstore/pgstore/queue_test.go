@@ -116,11 +116,11 @@ func start(tb testing.TB, q *pgstore.Queue) {
 }
 
 // outboxRows counts the events received and not yet moved into River
-// (their body is still in the Queue's table).
+// (not yet marked moved in the Queue's table).
 func (q *testQueue) outboxRows(tb testing.TB, pool *pgxpool.Pool) int {
 	tb.Helper()
 	var n int
-	if err := pool.QueryRow(testCtx(tb), "SELECT count(*) FROM "+q.table+" WHERE body IS NOT NULL").Scan(&n); err != nil {
+	if err := pool.QueryRow(testCtx(tb), "SELECT count(*) FROM "+q.table+" WHERE NOT moved").Scan(&n); err != nil {
 		tb.Fatal(err)
 	}
 	return n

@@ -2,7 +2,7 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -17,21 +17,11 @@ import (
 	"github.com/paymentsapi/payments-go/outcome"
 )
 
-// eventArgs is a job: one event as the service sent it. River keeps it in
-// river_job.args (so River UI shows the body, personal data included, to
-// whoever can read that table). jsonb cannot hold the escape \u0000: a body
-// with one goes in Body, as base64, instead of Event.
+// eventArgs is a job: the id of an event in the Queue's table (its
+// stored id: see storedID), which holds the body. River's job table, and
+// River UI, see no more of the event than that.
 type eventArgs struct {
-	ID    string          `json:"id"`
-	Event json.RawMessage `json:"event,omitempty"`
-	Body  []byte          `json:"body,omitempty"`
-}
-
-func (a eventArgs) body() []byte {
-	if a.Body != nil {
-		return a.Body
-	}
-	return a.Event
+	ID string `json:"id"`
 }
 
 func (eventArgs) Kind() string { return "payments_webhook_event" }
@@ -49,21 +39,19 @@ func (w *eventWorker) Work(ctx context.Context, job *river.Job[eventArgs]) error
 }
 
 func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
-	ev, err := payments.ParseEvent(job.Args.body())
-	if err != nil {
-		// A body the handler verified and parsed once cannot fail here;
-		// if it does, no retry will cure it.
-		return river.JobCancel(fmt.Errorf("pgstore: job %d holds no event: %w", job.ID, err))
-	}
 	tx, err := q.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("pgstore: event %s: begin the job's transaction: %w", shownID(ev.ID), err)
+		return fmt.Errorf("pgstore: job %d: begin the job's transaction: %w", job.ID, err)
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.cfg.Timeout)
 		defer cancel()
 		_ = tx.Rollback(rctx)
 	}()
+	ev, err := q.read(ctx, tx, job)
+	if err != nil {
+		return err
+	}
 	if err := q.call(ctx, tx, ev); err != nil {
 		return err
 	}
@@ -84,6 +72,11 @@ func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
 	if done.State != rivertype.JobStateCompleted || done.Attempt != job.Attempt {
 		return fmt.Errorf("event %s, job %d attempt %d (now %s, attempt %d): %w", shownID(ev.ID), job.ID, job.Attempt, done.State, done.Attempt, ErrJobRescued)
 	}
+	// The body is done with: cleared in the same commit, so that the
+	// Queue's table keeps no personal data past the function's success.
+	if _, err := tx.Exec(ctx, q.q.forget, job.Args.ID); err != nil {
+		return fmt.Errorf("pgstore: event %s: clear its body: %w", shownID(ev.ID), err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("pgstore: event %s: commit: %w (nothing of this run is recorded; River runs it again)", shownID(ev.ID), err)
 	}
@@ -92,6 +85,30 @@ func (q *Queue) work(ctx context.Context, job *river.Job[eventArgs]) error {
 	}
 	q.finishedJob()
 	return nil
+}
+
+// read returns the event of job from the Queue's table. A job whose row has
+// no body left is one whose function already committed (the job was
+// retried from River UI or the river CLI after it completed) or whose row
+// was deleted by hand: it is cancelled, and nothing runs.
+func (q *Queue) read(ctx context.Context, tx pgx.Tx, job *river.Job[eventArgs]) (*payments.Event, error) {
+	var body []byte
+	err := tx.QueryRow(ctx, q.q.read, job.Args.ID).Scan(&body)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && body == nil {
+		return nil, river.JobCancel(fmt.Errorf("pgstore: job %d: the event %s has no body in %s: its function already committed, "+
+			"or its row was deleted; nothing runs (to process an event again, deliver it again after QueueConfig.Retention, or run your function on it yourself)",
+			job.ID, shownID(job.Args.ID), q.cfg.Table))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: job %d: read the event from %s: %w", job.ID, q.cfg.Table, err)
+	}
+	ev, err := payments.ParseEvent(body)
+	if err != nil {
+		// A body the handler verified and parsed once cannot fail here;
+		// if it does, no retry will cure it.
+		return nil, river.JobCancel(fmt.Errorf("pgstore: job %d holds no event: %w", job.ID, err))
+	}
+	return ev, nil
 }
 
 // call runs the merchant's function in a savepoint of tx: its Commit only
@@ -156,7 +173,7 @@ func (q *Queue) Purge(ctx context.Context) (int64, error) {
 }
 
 type queueQueries struct {
-	create, enqueue, take, peek, purge string
+	create, enqueue, take, peek, read, forget, purge string
 }
 
 func buildQueueQueries(table, schema string, retention time.Duration) queueQueries {
@@ -169,27 +186,34 @@ func buildQueueQueries(table, schema string, retention time.Duration) queueQueri
 	}
 	enqueue, take, peek := outboxQueries(quoted, jobs)
 	return queueQueries{
-		// One row per event: its id for the retention, and its body while
-		// it waits to be moved into River (the outbox: queue_outbox.go).
-		// The waiting rows have a partial index; the purge finds old rows
-		// by a BRIN index, which costs an INSERT next to nothing since
-		// rows arrive in enqueued_at order.
+		// One row per event: its id for the retention, and its body until
+		// its function committed (the outbox: queue_outbox.go). The waiting
+		// rows, not yet moved into River, have a partial index; the purge
+		// finds old rows by a BRIN index, which costs an INSERT next to
+		// nothing since rows arrive in enqueued_at order.
 		create: `CREATE TABLE IF NOT EXISTS ` + quoted + ` (
     event_id    text        PRIMARY KEY,
     enqueued_at timestamptz NOT NULL DEFAULT now(),
-    body        bytea
+    body        bytea,
+    moved       boolean     NOT NULL DEFAULT false
 );
-CREATE INDEX IF NOT EXISTS "` + last + `_waiting" ON ` + quoted + ` (enqueued_at) WHERE body IS NOT NULL;
+CREATE INDEX IF NOT EXISTS "` + last + `_waiting" ON ` + quoted + ` (enqueued_at) WHERE NOT moved;
 CREATE INDEX IF NOT EXISTS "` + last + `_brin" ON ` + quoted + ` USING brin (enqueued_at)`,
 		enqueue: enqueue,
 		take:    take,
 		peek:    peek,
+		read:    `SELECT body FROM ` + quoted + ` WHERE event_id = $1`,
+		forget:  `UPDATE ` + quoted + ` SET body = NULL WHERE event_id = $1`,
 		// An id is forgotten past the retention, but never while its event
-		// waits to be moved (its body is set), however long the workers
-		// are down, so that each event is enqueued once.
-		purge: `DELETE FROM ` + quoted + ` WHERE ctid IN (SELECT ctid FROM ` + quoted +
+		// waits to be moved, however long the workers are down, so that
+		// each event is enqueued once; and an event whose function never
+		// committed (its job failing, discarded or cancelled) keeps its
+		// body while River keeps its job, so that River UI or the river
+		// CLI can still run it again (TestQueuePurgeKeepsUnfinishedEvents).
+		purge: `DELETE FROM ` + quoted + ` WHERE ctid IN (SELECT ctid FROM ` + quoted + ` o` +
 			fmt.Sprintf(` WHERE enqueued_at < now() - interval '%d milliseconds'`, retention.Milliseconds()) +
-			` AND body IS NULL LIMIT $1)`,
+			` AND moved AND (body IS NULL OR NOT EXISTS (SELECT 1 FROM ` + jobs + ` j WHERE j.kind = '` + eventArgs{}.Kind() +
+			`' AND j.args @> jsonb_build_object('id', o.event_id))) LIMIT $1)`,
 	}
 }
 

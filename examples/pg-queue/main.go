@@ -21,7 +21,8 @@
 //	PAYMENTS_API_KEY, PAYMENTS_BASE_URL  the service, for reconcile (work) and the event list (await)
 //
 // River UI (riverqueue.com) is optional: pointed at the same database, it
-// shows the queue "payments_webhooks", each job's errors and attempts, and
+// shows the queue "payments_webhooks", each job's event id, errors and
+// attempts (not the event's body, which stays in the Queue's table), and
 // retries a discarded job. This program does not need it.
 package main
 
