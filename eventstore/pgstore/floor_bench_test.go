@@ -147,6 +147,14 @@ func (r *pgFloorRun) pool(b *testing.B) *pgxpool.Pool {
 	if r.replica < len(r.pools) {
 		return r.pools[r.replica]
 	}
+	p := r.newPool(b)
+	r.pools = append(r.pools, p)
+	return p
+}
+
+// newPool opens a pool like the replicas': their size, application name and
+// counting tracer; it is closed when the benchmark ends.
+func (r *pgFloorRun) newPool(b *testing.B) *pgxpool.Pool {
 	cfg, err := pgxpool.ParseConfig(r.url)
 	if err != nil {
 		b.Fatal(err)
@@ -162,7 +170,6 @@ func (r *pgFloorRun) pool(b *testing.B) *pgxpool.Pool {
 		b.Fatal(err)
 	}
 	b.Cleanup(p.Close)
-	r.pools = append(r.pools, p)
 	return p
 }
 

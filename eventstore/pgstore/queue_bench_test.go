@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,6 +82,7 @@ func BenchmarkQueue(b *testing.B) {
 		build func(b *testing.B, r *queueRun) http.Handler
 	}{
 		{"ours", oursQueue},
+		{"ours-split", oursSplit},
 		{storetest.FloorBaseline, baselineRiver},
 		{"floor", floorInsert},
 	}
@@ -109,10 +111,12 @@ func BenchmarkQueue(b *testing.B) {
 	}
 	table.Print(os.Stdout)
 	for _, m := range modes {
-		p50, ok1 := table.Ratio(b.Name()+"/"+m.name+"/ours", b.Name()+"/"+m.name+"/floor", "p50-us")
-		p99, ok2 := table.Ratio(b.Name()+"/"+m.name+"/ours", b.Name()+"/"+m.name+"/floor", "p99-us")
-		if ok1 && ok2 {
-			fmt.Printf("\n%s: ours' answer over the floor's: p50 %.2fx, p99 %.2fx\n", m.name, p50, p99)
+		for _, side := range []string{"ours", "ours-split"} {
+			p50, ok1 := table.Ratio(b.Name()+"/"+m.name+"/"+side, b.Name()+"/"+m.name+"/floor", "p50-us")
+			p99, ok2 := table.Ratio(b.Name()+"/"+m.name+"/"+side, b.Name()+"/"+m.name+"/floor", "p99-us")
+			if ok1 && ok2 {
+				fmt.Printf("\n%s: the answer of %s over the floor's: p50 %.2fx, p99 %.2fx\n", m.name, side, p50, p99)
+			}
 		}
 		for _, s := range sides {
 			fmt.Print(breakdowns[m.name+"/"+s.name])
@@ -127,8 +131,11 @@ type queueRun struct {
 	schema string              // River's schema ("" for the floor)
 	kind   string              // the kind of the event jobs
 	ours   *testQueue          // ours: the Queue the replicas share tables with
-	starts []func(context.Context) error
-	stops  []func(context.Context) error
+	// workerPools are the pools of ours-split's worker processes; pools
+	// are the receivers'.
+	workerPools []*pgxpool.Pool
+	starts      []func(context.Context) error
+	stops       []func(context.Context) error
 }
 
 func newQueueRun(b *testing.B, url string, admin *pgxpool.Pool, slow time.Duration) *queueRun {
@@ -164,12 +171,32 @@ func oursQueue(b *testing.B, r *queueRun) http.Handler {
 	return webhook.NewHandler(storetest.Verifier(b), q.Enqueue)
 }
 
+// oursSplit is a replica of ours in the recommended set-up of
+// examples/pg-queue, where receivers and workers are separate processes: a
+// receiver, a Queue that is never started on the replica's pool, its
+// Enqueue behind a handler with default options; and a worker, a started
+// Queue on a pool of its own that receives nothing. The workers' movers
+// move what the receivers enqueued at their looks (an idle mover looks
+// once a second).
+func oursSplit(b *testing.B, r *queueRun) http.Handler {
+	h := oursQueue(b, r)
+	// oursQueue would start the receiver's Queue: take that back, and
+	// start one on a pool of its own instead.
+	r.starts, r.stops = r.starts[:len(r.starts)-1], r.stops[:len(r.stops)-1]
+	wp := r.newPool(b)
+	r.workerPools = append(r.workerPools, wp)
+	w := r.ours.replica(b, wp, r.fn)
+	r.starts = append(r.starts, w.Start)
+	r.stops = append(r.stops, w.Stop)
+	return h
+}
+
 // measure opens the replicas' connections, starts their workers, runs the
 // plan, waits until every event's job is completed, and returns the
 // metrics: FloorRun's per delivery, the server's per event.
 func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) storetest.FloorMetrics {
 	ctx := testCtx(b)
-	for _, p := range r.pools {
+	for _, p := range append(slices.Clip(r.pools), r.workerPools...) {
 		conns := make([]*pgxpool.Conn, 0, r.maxConns)
 		for range r.maxConns {
 			c, err := p.Acquire(ctx)
@@ -226,7 +253,7 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 	cpu1, cpuOK1 := r.serverCPU(b)
 	trips := r.calls.trips.Load()
 	stop()
-	for _, p := range r.pools {
+	for _, p := range append(slices.Clip(r.pools), r.workerPools...) {
 		p.Close()
 	}
 	r.waitGone(b)
