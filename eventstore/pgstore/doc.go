@@ -40,21 +40,27 @@
 // (TestQueuePurgeKeepsWaitingEvents). River's own unique jobs are not
 // used: a duplicate insert of one writes a row version.
 //
-// Every started Queue runs a mover: in one transaction, it marks the
-// oldest waiting rows moved (SKIP LOCKED, so movers in several processes
-// take disjoint rows) and inserts their River jobs, as many as keep River's
+// Every started Queue runs a mover: in one transaction, it marks the oldest
+// waiting rows moved (SKIP LOCKED, so movers in several processes take
+// disjoint rows) and inserts their River jobs, as many as keep River's
 // available jobs at 4 per worker of its process
 // (TestQueueOutboxHoldsBackWhileWorkersAreBusy); a failed move rolls back
 // and each event reaches River once (TestQueueOutboxMovesEachEventOnce). An
-// Enqueue or a finished job wakes its process's mover; an idle mover
-// looks once a second. A job's arguments are the event's id alone: the
-// body stays in the queue's table until the transaction in which your
-// function succeeded clears it, so River's table and River UI hold no
-// personal data (TestQueueJobHoldsOnlyTheEventID). An event whose function
-// never succeeded keeps its body while River keeps its job (the purge
-// leaves it: TestQueuePurgeKeepsUnfinishedEvents), so River UI can still
-// retry it; a completed job retried by hand finds no body and is cancelled
-// without running your function (TestQueueCompletedJobRetriedRunsNothing).
+// Enqueue or a finished job wakes its process's mover, which moves what its
+// process received at once; an idle mover looks once a second. Events
+// another process received (a receiver that runs no workers) it moves once
+// the queue's table has received nothing for 50 ms, at the latest 500 ms
+// after the oldest arrived, so that a burst is answered without River's
+// work for it on the same database
+// (TestQueueOutboxGathersWhatAnotherProcessReceived). A job's arguments are
+// the event's id alone: the body stays in the queue's table until the
+// transaction in which your function succeeded clears it, so River's table
+// and River UI hold no personal data (TestQueueJobHoldsOnlyTheEventID). An
+// event whose function never succeeded keeps its body while River keeps its
+// job (the purge leaves it: TestQueuePurgeKeepsUnfinishedEvents), so River
+// UI can still retry it; a completed job retried by hand finds no body and
+// is cancelled without running your function
+// (TestQueueCompletedJobRetriedRunsNothing).
 //
 // A worker takes the job and, in one transaction: reads the event's body
 // from the queue's table; calls your function in a

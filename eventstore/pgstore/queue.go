@@ -213,13 +213,14 @@ func (c QueueConfig) check() error {
 
 // Enqueue records ev in the Queue's outbox unless its id was enqueued
 // within the retention, and returns once that is committed: it is the
-// function to give webhook.NewHandler. A started Queue then moves the
-// event into River as soon as its workers have room: at once when it is
-// this Queue, at its next look (an idle mover looks once a second) when
-// it runs in another process. A duplicate (concurrent or late) inserts
-// nothing and writes nothing durable. Its errors wrap
-// webhook.ErrUnavailable, so the handler answers 503 and the service
-// delivers the event again.
+// function to give webhook.NewHandler. A started Queue then moves the event
+// into River as soon as its workers have room: at once when it is this
+// Queue; when it runs in another process, at its next look (an idle mover
+// looks once a second) once the Queue's table has received nothing for
+// 50 ms, at the latest 500 ms after the oldest waiting event arrived. A
+// duplicate (concurrent or late) inserts nothing and writes nothing
+// durable. Its errors wrap webhook.ErrUnavailable, so the handler answers
+// 503 and the service delivers the event again.
 func (q *Queue) Enqueue(ctx context.Context, ev *payments.Event) error {
 	_, err := q.enqueue(ctx, ev)
 	return err

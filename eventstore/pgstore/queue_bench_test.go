@@ -53,7 +53,9 @@ const oursKind = "payments_webhook_event"
 // once. Besides FloorRun's metrics per delivery it reports per event:
 // events/s (events over the time from the first delivery to the last
 // completion), the server's CPU, WAL bytes, transactions that wrote, and the
-// round trips of the replicas' pools (River's own included). Under -v it
+// round trips of the replicas' pools (River's own included); and per run,
+// the jobs River inserted and took while the deliveries were answered
+// (jobs-inserted-while-answering, jobs-taken-while-answering). Under -v it
 // prints the ratios to the baseline, ours' answer over the floor's, and each
 // side's statements.
 func BenchmarkQueue(b *testing.B) {
@@ -245,6 +247,7 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 	}
 
 	m, start := storetest.FloorRunSenders(b, r.plan, handlers, queueSenders)
+	answered := start.Add(time.Duration(float64(b.N) / m["deliveries/s"] * float64(time.Second)))
 	if r.kind != "" {
 		r.waitProcessed(b)
 	}
@@ -265,6 +268,14 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 	if r.kind != "" {
 		m["events/s"] = events / done.Sub(start).Seconds()
 		r.once.Check(b, r.plan)
+		// River's work while the deliveries were answered: the jobs
+		// inserted (ours: moved) and taken by a worker by then.
+		q := "SELECT count(*) FILTER (WHERE created_at <= $2), count(*) FILTER (WHERE attempted_at <= $2) FROM " + r.schema + ".river_job WHERE kind = $1"
+		var inserted, taken float64
+		if err := r.admin.QueryRow(ctx, q, r.kind, answered).Scan(&inserted, &taken); err != nil {
+			b.Fatal(err)
+		}
+		m["jobs-inserted-while-answering"], m["jobs-taken-while-answering"] = inserted, taken
 	} else if got := rowsOf(b, r.admin, r.table, ""); got != r.plan.Events() {
 		b.Fatalf("the floor's table has %d rows for %d events", got, r.plan.Events())
 	}

@@ -41,13 +41,39 @@ import (
 // deliveries moves them without waiting, and so does every
 // QueueConfig.Workers-th job its workers finish; a delivery
 // received by another process (a receiver that runs no workers) reaches
-// River within moveIdlePoll. Every look is one statement outside any
-// transaction (look); only a look that finds an event waiting and room for
-// it opens a move's transaction.
+// River within moveIdlePoll plus moveGather. Every look is one statement
+// outside any transaction (look); only a look that finds an event waiting
+// and room for it opens a move's transaction.
 const (
 	movePoll     = 100 * time.Millisecond
 	moveIdlePoll = time.Second
 )
+
+// moveQuiet and moveGather: a mover that finds waiting events it did not
+// receive itself moves them once the Queue's table has received nothing
+// for moveQuiet, or once the oldest of them has waited moveGather
+// (gatherFor).
+const (
+	moveQuiet  = 50 * time.Millisecond
+	moveGather = 500 * time.Millisecond
+)
+
+// gatherFor is how long a mover waits before it looks again instead of
+// moving, given how long ago the newest and the oldest waiting events
+// were enqueued (by the database's clock): 0 once the table has been quiet
+// for moveQuiet or the oldest has waited moveGather. In the recommended
+// set-up, receivers in processes that run no workers, a burst of
+// deliveries is so answered without River's work for it (a move, River's
+// fetches, jobs beginning) on the same database: measured, that work
+// during a burst made its slowest answers up to twice the floor's
+// (BENCHMARKS.md). What a process received itself it moves at once
+// (moveLoop), its own Enqueue waking it.
+func gatherFor(newest, oldest time.Duration) time.Duration {
+	if newest >= moveQuiet || oldest >= moveGather {
+		return 0
+	}
+	return min(moveQuiet-newest, moveGather-oldest, moveGather)
+}
 
 // moveRoomPerWorker is how many available jobs per worker of this process
 // the mover lets River hold before it stops moving.
@@ -121,10 +147,11 @@ func (q *Queue) stopMover(ctx context.Context) error {
 
 // moveLoop looks, and moves while there is something to move and room for
 // it, then waits: for its timer (movePoll after a look that moved, twice
-// the last wait after one that did not, up to moveIdlePoll), for a batch
-// of finished jobs, or, unless River had no room at the last look, for an
-// event this process received. So a burst of deliveries while the workers
-// are busy costs no look per delivery.
+// the last wait after one that did not, up to moveIdlePoll; the gathering's
+// end, see gatherFor), for a batch of finished jobs, or, unless River had
+// no room at the last look, for an event this process received. So a
+// burst of deliveries while the workers are busy costs no look per
+// delivery.
 func (q *Queue) moveLoop(ctx context.Context) {
 	wait := movePoll
 	t := time.NewTimer(0) // look at once on start
@@ -136,23 +163,31 @@ func (q *Queue) moveLoop(ctx context.Context) {
 		if full {
 			received = nil
 		}
+		own := false // woken by an event this process received
 		select {
 		case <-ctx.Done():
 			return
 		case <-received:
+			own = true
 		case <-q.move.freed:
 		case <-t.C:
 		}
 		moved := 0
+		var gather time.Duration
 		var err error
 		for {
-			var waiting bool
-			var room, n int
-			if waiting, room, err = q.look(ctx); err != nil || !waiting || room == 0 {
-				full = err == nil && waiting
+			var w outboxLook
+			var n int
+			if w, err = q.look(ctx); err != nil || !w.waiting || w.room == 0 {
+				full = err == nil && w.waiting
 				break
 			}
 			full = false
+			if !own {
+				if gather = gatherFor(w.newest, w.oldest); gather > 0 {
+					break
+				}
+			}
 			if n, err = q.moveOnce(ctx); err != nil || n == 0 {
 				break // n == 0: other movers hold the waiting rows
 			}
@@ -171,23 +206,43 @@ func (q *Queue) moveLoop(ctx context.Context) {
 		} else {
 			failures = 0
 		}
-		if moved > 0 {
+		switch {
+		case gather > 0:
+			t.Reset(gather)
+			continue // the next look is the gathering's, not an idle one
+		case moved > 0:
 			wait = movePoll
-		} else {
+		default:
 			wait = min(2*wait, moveIdlePoll)
 		}
 		t.Reset(wait)
 	}
 }
 
-// look reports, in one statement outside any transaction, whether an
-// event waits to be moved and how many River has room for now (0 below a
-// batch: see outboxQueries).
-func (q *Queue) look(ctx context.Context) (waiting bool, room int, err error) {
+// outboxLook is what a look saw: whether an event waits to be moved, how
+// many River has room for now (0 below a batch: see outboxQueries), and
+// how long ago the newest and the oldest waiting events were enqueued.
+type outboxLook struct {
+	waiting        bool
+	room           int
+	newest, oldest time.Duration
+}
+
+// look reports, in one statement outside any transaction, what waits to be
+// moved and how much room River has (outboxLook).
+func (q *Queue) look(ctx context.Context) (outboxLook, error) {
 	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
 	defer cancel()
-	err = q.pool.QueryRow(ctx, q.q.peek, q.moveBatch(), QueueName, q.cfg.Workers).Scan(&waiting, &room)
-	return waiting, room, err
+	var newest, oldest *int64 // microseconds; NULL when nothing waits
+	var w outboxLook
+	if err := q.pool.QueryRow(ctx, q.q.peek, q.moveBatch(), QueueName, q.cfg.Workers).Scan(&newest, &oldest, &w.room); err != nil {
+		return outboxLook{}, err
+	}
+	if newest != nil && oldest != nil {
+		w.waiting = true
+		w.newest, w.oldest = time.Duration(*newest)*time.Microsecond, time.Duration(*oldest)*time.Microsecond
+	}
+	return w, nil
 }
 
 // moveBatch is the most rows one move takes: the room it keeps in River.
@@ -271,6 +326,12 @@ WHERE NOT EXISTS (SELECT 1 FROM ` + table + ` WHERE event_id = $1::text) ON CONF
     LIMIT ` + room + ` FOR UPDATE SKIP LOCKED
 )
 UPDATE ` + table + ` t SET moved = true FROM taken WHERE t.event_id = taken.event_id RETURNING t.event_id`
-	peek = `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE NOT moved), ` + room
+	// The ages of the newest and the oldest waiting rows, in microseconds
+	// by the server's clock (the clock of enqueued_at), read at the two
+	// ends of the partial index of waiting rows.
+	age := func(agg string) string {
+		return `(SELECT (extract(epoch FROM clock_timestamp() - ` + agg + `(enqueued_at)) * 1e6)::bigint FROM ` + table + ` WHERE NOT moved)`
+	}
+	peek = `SELECT ` + age("max") + `, ` + age("min") + `, ` + room
 	return enqueue, take, peek
 }

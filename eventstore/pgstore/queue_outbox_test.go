@@ -252,3 +252,58 @@ func TestQueueDuplicateDoesNotWaitForAMove(t *testing.T) {
 		t.Errorf("%d events waiting after the move committed, want 0: the duplicate inserted one", n)
 	}
 }
+
+// A worker process's mover leaves alone the events another process (a
+// receiver) enqueued while that table is still receiving, so that a
+// burst's answers do not share the database with River's work for it, and
+// moves them once the oldest has waited moveGather (500 ms). The test
+// holds "still receiving" for as long as it needs by dating the waiting
+// event an hour ahead on the server's clock; an event the worker's own
+// process receives is moved at once, and the waiting one with it.
+func TestQueueOutboxGathersWhatAnotherProcessReceived(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	var calls atomic.Int64
+	fn := func(context.Context, pgx.Tx, *payments.Event) error { calls.Add(1); return nil }
+	q := newQueue(t, pool, fn, &pgstore.QueueConfig{Workers: 2})
+	receiver := &testQueue{Queue: q.replica(t, newPool(t, testPoolURL(t), 4), fn), table: q.table, schema: q.schema, cfg: q.cfg}
+	enqueueEvents(t, receiver, 1)
+	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.table+" SET enqueued_at = clock_timestamp() + interval '1 hour'"); err != nil {
+		t.Fatal(err)
+	}
+	start(t, q.Queue)
+	// Two of the gathering's looks (one each 500 ms at most) and more:
+	// the event still waits, and River has no job.
+	time.Sleep(time.Second)
+	if n := q.outboxRows(t, pool); n != 1 {
+		t.Fatalf("%d events waiting while the receiver's table is receiving, want 1: the mover did not gather", n)
+	}
+	if s := q.jobStates(t, pool); len(s) != 0 {
+		t.Fatalf("River's jobs %v while the receiver's table is receiving, want none", s)
+	}
+	// The worker's own process receives an event: its mover moves at
+	// once, and takes the waiting one in the same batch.
+	enqueueEvents(t, q, 1)
+	eventually(t, time.Minute, "both events processed", func() bool { return q.jobStates(t, pool)["completed"] == 2 })
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the function ran %d times, want 2", n)
+	}
+
+	// The receiver's event dated an hour ahead again: once it has waited
+	// moveGather by the server's clock, the mover moves it.
+	enqueueEvents(t, receiver, 1)
+	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.table+" SET enqueued_at = clock_timestamp() + interval '1 hour' WHERE NOT moved"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := q.outboxRows(t, pool); n != 1 {
+		t.Fatalf("%d events waiting, want 1", n)
+	}
+	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.table+" SET enqueued_at = clock_timestamp() - interval '1 second' WHERE NOT moved"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the waiting event processed", func() bool { return q.jobStates(t, pool)["completed"] == 3 })
+	if n := calls.Load(); n != 3 {
+		t.Errorf("the function ran %d times, want 3", n)
+	}
+}
