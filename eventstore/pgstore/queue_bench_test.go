@@ -29,6 +29,15 @@ const queueSenders = 32
 // take minutes.
 const envQueueSlow = "PAYMENTS_QUEUE_BENCH_SLOW"
 
+// envQueueAnswers, set (to anything), makes each run of BenchmarkQueue end
+// once its deliveries are answered: its workers are stopped and their
+// functions cancelled, and it reports the answer's metrics alone. So the
+// answer of a 6 s function can be compared over many rounds in minutes
+// (a round is one burst of about a quarter of a second, whose p99 is its
+// 12 slowest answers). A second floor, floor-again, runs too: its answer
+// over the floor's shows how far two runs of one side differ.
+const envQueueAnswers = "PAYMENTS_QUEUE_BENCH_ANSWERS"
+
 // oursKind is the kind of a Queue's event jobs in river_job.
 const oursKind = "payments_webhook_event"
 
@@ -79,14 +88,15 @@ func BenchmarkQueue(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	sides := []struct {
-		name  string
-		build func(b *testing.B, r *queueRun) http.Handler
-	}{
+	sides := []queueSide{
 		{"ours", oursQueue},
 		{"ours-split", oursSplit},
 		{storetest.FloorBaseline, baselineRiver},
 		{"floor", floorInsert},
+	}
+	answers := os.Getenv(envQueueAnswers) != ""
+	if answers {
+		sides = append(sides, queueSide{"floor-again", floorInsert})
 	}
 	table := &storetest.FloorTable{}
 	breakdowns := map[string]string{}
@@ -96,7 +106,7 @@ func BenchmarkQueue(b *testing.B) {
 				name := m.name + "/" + s.name
 				b.Run(name, func(b *testing.B) {
 					r := newQueueRun(b, srv.URL(), admin, m.slow)
-					r.statements = statements
+					r.statements, r.answers = statements, answers
 					handlers := make([]http.Handler, storetest.FloorReplicas)
 					for i := range handlers {
 						r.replica = i
@@ -113,7 +123,7 @@ func BenchmarkQueue(b *testing.B) {
 	}
 	table.Print(os.Stdout)
 	for _, m := range modes {
-		for _, side := range []string{"ours", "ours-split"} {
+		for _, side := range []string{"ours", "ours-split", "floor-again"} {
 			p50, ok1 := table.Ratio(b.Name()+"/"+m.name+"/"+side, b.Name()+"/"+m.name+"/floor", "p50-us")
 			p99, ok2 := table.Ratio(b.Name()+"/"+m.name+"/"+side, b.Name()+"/"+m.name+"/floor", "p99-us")
 			if ok1 && ok2 {
@@ -126,6 +136,12 @@ func BenchmarkQueue(b *testing.B) {
 	}
 }
 
+// queueSide is a side of BenchmarkQueue: build makes a replica's handler.
+type queueSide struct {
+	name  string
+	build func(b *testing.B, r *queueRun) http.Handler
+}
+
 // queueRun is one run of one side of BenchmarkQueue.
 type queueRun struct {
 	*pgFloorRun
@@ -136,6 +152,7 @@ type queueRun struct {
 	// workerPools are the pools of ours-split's worker processes; pools
 	// are the receivers'.
 	workerPools []*pgxpool.Pool
+	answers     bool // envQueueAnswers: end once the deliveries are answered
 	starts      []func(context.Context) error
 	stops       []func(context.Context) error
 }
@@ -248,6 +265,13 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 
 	m, start := storetest.FloorRunSenders(b, r.plan, handlers, queueSenders)
 	answered := start.Add(time.Duration(float64(b.N) / m["deliveries/s"] * float64(time.Second)))
+	if r.answers {
+		stop()
+		if r.kind != "" {
+			r.jobsWhileAnswering(b, m, answered)
+		}
+		return m
+	}
 	if r.kind != "" {
 		r.waitProcessed(b)
 	}
@@ -268,14 +292,7 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 	if r.kind != "" {
 		m["events/s"] = events / done.Sub(start).Seconds()
 		r.once.Check(b, r.plan)
-		// River's work while the deliveries were answered: the jobs
-		// inserted (ours: moved) and taken by a worker by then.
-		q := "SELECT count(*) FILTER (WHERE created_at <= $2), count(*) FILTER (WHERE attempted_at <= $2) FROM " + r.schema + ".river_job WHERE kind = $1"
-		var inserted, taken float64
-		if err := r.admin.QueryRow(ctx, q, r.kind, answered).Scan(&inserted, &taken); err != nil {
-			b.Fatal(err)
-		}
-		m["jobs-inserted-while-answering"], m["jobs-taken-while-answering"] = inserted, taken
+		r.jobsWhileAnswering(b, m, answered)
 	} else if got := rowsOf(b, r.admin, r.table, ""); got != r.plan.Events() {
 		b.Fatalf("the floor's table has %d rows for %d events", got, r.plan.Events())
 	}
@@ -286,6 +303,18 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 		m["db-cpu-us/event"] = float64(storetest.CPUDelta(cpu0, cpu1)) / float64(time.Microsecond) / events
 	}
 	return m
+}
+
+// jobsWhileAnswering adds to m River's work while the deliveries were
+// answered (until answered): the jobs inserted (ours: moved) and taken by a
+// worker by then.
+func (r *queueRun) jobsWhileAnswering(b *testing.B, m storetest.FloorMetrics, answered time.Time) {
+	q := "SELECT count(*) FILTER (WHERE created_at <= $2), count(*) FILTER (WHERE attempted_at <= $2) FROM " + r.schema + ".river_job WHERE kind = $1"
+	var inserted, taken float64
+	if err := r.admin.QueryRow(testCtx(b), q, r.kind, answered).Scan(&inserted, &taken); err != nil {
+		b.Fatal(err)
+	}
+	m["jobs-inserted-while-answering"], m["jobs-taken-while-answering"] = inserted, taken
 }
 
 // warm delivers a plan of its own through handlers before the run and its
