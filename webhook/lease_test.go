@@ -366,3 +366,41 @@ func TestHandlerLogsALostLeaseWithTheEventID(t *testing.T) {
 		assert.Equal(t, 1, found, msg)
 	}
 }
+
+// In one process, a delivery that waits for another delivery of the same
+// event (the default MemoryClaimStore) is woken the moment that one's claim
+// settles, and answers 200 without running the function again: it does not
+// claim again after pauses (which answered it up to twice as late as the
+// delivery it waited for). Its waits run on the handler's fake clock,
+// which never moves here: only the settling can end them.
+func TestMemoryWaitEndsWhenTheClaimSettles(t *testing.T) {
+	t.Parallel()
+	clock := webhook.NewFakeClock(time.Now())
+	var calls atomic.Int64
+	finish := make(chan struct{})
+	fn := func(ctx context.Context, _ *payments.Event) error {
+		calls.Add(1)
+		<-finish
+		return nil
+	}
+	h := whHandler(t, fn)
+	webhook.SetClock(h, clock)
+	first, second := make(chan int, 1), make(chan int, 1)
+	go func() { first <- whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code }()
+	// The first runs the function; its claim's renewal is the clock's one timer.
+	require.Eventually(t, func() bool { return calls.Load() == 1 && clock.Pending() == 1 }, 10*time.Second, time.Millisecond)
+	go func() { second <- whServe(h, whDelivery(whPayload(), whNow, whSecret)).Code }()
+	// The second waits: for the end of its wait and for the claim's lease.
+	require.Eventually(t, func() bool { return clock.Pending() == 3 }, 10*time.Second, time.Millisecond,
+		"the second delivery waits on the handler's clock")
+	close(finish)
+	assert.Equal(t, http.StatusOK, <-first)
+	select {
+	case code := <-second:
+		assert.Equal(t, http.StatusOK, code, "the duplicate is answered as done")
+	case <-time.After(time.Minute):
+		t.Fatal("the waiting delivery was not woken when the first one's claim settled")
+	}
+	assert.EqualValues(t, 1, calls.Load(), "the function ran once")
+	assert.Zero(t, clock.Pending(), "no wait left behind")
+}

@@ -167,9 +167,10 @@ type MemoryClaimStore struct {
 	epoch    time.Time        // the leases' origin: a monotonic reading, or now's first
 	logger   *slog.Logger     // the handler's (NewHandler sets it), or none
 	tokens   uint64
-	claims   map[string]memClaim // unsettled: id -> claim
-	done     map[string]uint64   // processed: id -> the token that completed it
-	order    []doneEntry         // processed ids, oldest first, from head
+	claims   map[string]memClaim      // unsettled: id -> claim
+	waiting  map[string]chan struct{} // ids deliveries wait on: closed when the claim settles
+	done     map[string]uint64        // processed: id -> the token that completed it
+	order    []doneEntry              // processed ids, oldest first, from head
 	head     int
 	lastWarn time.Time
 }
@@ -205,6 +206,7 @@ func (s *MemoryClaimStore) init() {
 	if s.claims == nil {
 		s.claims = make(map[string]memClaim)
 		s.done = make(map[string]uint64)
+		s.waiting = make(map[string]chan struct{})
 	}
 	if s.max <= 0 {
 		s.max = DefaultMemoryClaimStoreSize
@@ -274,6 +276,7 @@ func (s *MemoryClaimStore) Claim(_ context.Context, id string) (Claim, error) {
 	}
 	s.tokens++
 	start := s.wall() // the handler's clock, read first: LeaseExpires comes first
+	s.wake(id)        // waiters on a lapsed claim taken over: they wait for this one
 	s.claims[id] = memClaim{token: s.tokens, expires: s.elapsed() + s.lease}
 	return Claim{EventID: id, Status: ClaimAcquired, Token: strconv.FormatUint(s.tokens, 10), LeaseExpires: start.Add(s.lease)}, nil
 }
@@ -319,6 +322,7 @@ func (s *MemoryClaimStore) Complete(ctx context.Context, c Claim) error {
 		return ErrClaimLost
 	}
 	delete(s.claims, c.EventID)
+	s.wake(c.EventID)
 	s.done[c.EventID] = tok
 	s.order = append(s.order, doneEntry{c.EventID, now})
 	s.evict(ctx, now)
@@ -358,7 +362,44 @@ func (s *MemoryClaimStore) Release(_ context.Context, c Claim) error {
 		return ErrClaimLost
 	}
 	delete(s.claims, c.EventID)
+	s.wake(c.EventID)
 	return nil
+}
+
+// settled returns a channel that is closed once the claim on id is
+// completed, released or taken over, and how long until its lease lapses;
+// a closed channel when no claim on id is live. A delivery of this process
+// that waits for another one of the same event waits on it
+// (Handler.awaitMemoryClaim).
+func (s *MemoryClaimStore) settled(id string) (<-chan struct{}, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	c, ok := s.live(id)
+	if !ok {
+		return closedChan, 0
+	}
+	ch, ok := s.waiting[id]
+	if !ok {
+		ch = make(chan struct{})
+		s.waiting[id] = ch
+	}
+	return ch, c.expires - s.elapsed()
+}
+
+// closedChan is a channel that is always closed.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// wake ends the wait of the deliveries waiting on id's claim. s.mu is held.
+func (s *MemoryClaimStore) wake(id string) {
+	if ch, ok := s.waiting[id]; ok {
+		close(ch)
+		delete(s.waiting, id)
+	}
 }
 
 // logTo makes the store log its warnings (more ids than its bound, all
