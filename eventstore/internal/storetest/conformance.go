@@ -196,7 +196,19 @@ func renewKeeps(t *testing.T, b Backend) {
 			t.Fatalf("Renew changed the claim: %+v", r)
 		}
 		c = r
-		claim(t, other, id, webhook.ClaimInProgress)
+		// Another replica finds the claim in progress, unless the
+		// machine took a lease or more from the renewal to the answer:
+		// then the lease lapsed for real and the round tells nothing.
+		got, err := other.Claim(ctx, id)
+		if err != nil {
+			t.Fatalf("Claim(%s): %v", id, err)
+		}
+		if got.Status != webhook.ClaimInProgress {
+			if time.Since(before) >= lease {
+				t.Skipf("the machine took %v from a renewal to the next Claim, past the %v lease: too slow to tell", time.Since(before).Round(time.Millisecond), lease)
+			}
+			t.Fatalf("Claim(%s) = %v %v after a renewal, want in progress", id, got.Status, time.Since(before).Round(time.Millisecond))
+		}
 	}
 	// The stored claim ends a lease after the last renewal: what is left
 	// of it plus the time since (however long a loaded machine took to
