@@ -1,10 +1,10 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -264,9 +264,14 @@ func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.refuse(ctx, w, status, nil, OutcomeInvalid, nil, reason)
 		return
 	}
-	found := &deliverySurprises{h: h, ctx: ctx}
-	res, _ := ctx.Value(resultKey{}).(*DeliveryResult)
-	defer found.report(res)
+	// Surprises go to the logger and the observer: with neither, nobody
+	// would see them, and the delivery does not look for them.
+	var found *deliverySurprises
+	if h.logger != nil || h.observer != nil {
+		found = &deliverySurprises{h: h, ctx: ctx}
+		res, _ := ctx.Value(resultKey{}).(*DeliveryResult)
+		defer found.report(res)
+	}
 	found.headers(r.Header)
 	if err := h.verifier.Verify(body, r.Header); err != nil {
 		h.refuse(ctx, w, http.StatusUnauthorized, nil, OutcomeRejectedSignature, err, "invalid signature")
@@ -389,13 +394,24 @@ func (h *Handler) run(ctx context.Context, ev *payments.Event, claim Claim) (err
 	return h.fn(ctx, ev)
 }
 
+// presizeBody is the most readBody allocates for a body before its bytes
+// arrive.
+const presizeBody = 64 << 10
+
 // readBody reads the whole body under the size limit. A non-zero status
 // means the body was refused.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
 	if r.ContentLength > h.maxBody {
 		return nil, http.StatusRequestEntityTooLarge, "body too large"
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	// Sized by Content-Length when the sender gave one, up to
+	// presizeBody (an unverified sender's claim costs no more before its
+	// bytes arrive; a wrong one only costs the buffer's growth), so that
+	// an event's body is read into one allocation instead of a growing
+	// series of them.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), presizeBody)+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body := buf.Bytes()
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -176,6 +177,22 @@ func TestWebhookHandlerBodyLimit(t *testing.T) {
 		resp := whServe(h, whDelivery(big, whNow, whSecret))
 		assert.Equal(t, http.StatusOK, resp.Code)
 		assert.EqualValues(t, 1, rec.calls.Load())
+	})
+	// The body's buffer is sized by Content-Length up to 64 KiB: a sender
+	// that claims the whole limit and sends a small body costs no more
+	// than that before its bytes arrive (counted by the allocator; the
+	// delivery itself allocates tens of kilobytes).
+	t.Run("a Content-Length larger than the body", func(t *testing.T) {
+		var rec whRecorder
+		h := whHandler(t, rec.fn(whOK))
+		req := whDelivery(whPayload(), whNow, whSecret)
+		req.ContentLength = webhook.DefaultMaxBodyBytes
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		resp := whServe(h, req)
+		runtime.ReadMemStats(&after)
+		assert.Equal(t, http.StatusOK, resp.Code)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(webhook.DefaultMaxBodyBytes/2), "bytes allocated for one delivery claiming 1 MiB")
 	})
 }
 

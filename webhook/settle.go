@@ -168,6 +168,9 @@ func (h *Handler) runClaimed(ctx context.Context, ev *payments.Event, claim Clai
 	claim = hb.stop()
 	if err != nil {
 		h.release(settleCtx, ev, claim)
+		if h.logger == nil {
+			return nil, err
+		}
 		attrs := []slog.Attr{slog.String("duration", time.Since(start).String())}
 		var p *panicError
 		if errors.As(err, &p) {
@@ -178,7 +181,10 @@ func (h *Handler) runClaimed(ctx context.Context, ev *payments.Event, claim Clai
 		}
 		return attrs, err
 	}
-	attrs := []slog.Attr{slog.String("duration", time.Since(start).String())}
+	var attrs []slog.Attr // for the log line alone
+	if h.logger != nil {
+		attrs = []slog.Attr{slog.String("duration", time.Since(start).String())}
+	}
 	return attrs, h.complete(settleCtx, ev, claim, hb.every)
 }
 

@@ -40,11 +40,17 @@ func (d *deliverySurprises) add(kind, detail string) {
 	d.h.logger.LogAttrs(d.ctx, slog.LevelWarn, surprise.LogMessage, attrs...)
 }
 
+// Its methods do nothing on nil: the delivery of a handler with neither a
+// logger nor an observer.
+
 // headers adds the signature headers the handler's verifier does not
 // expect: for the SDK's own verifiers (a Verifier of yours knows its
 // headers), any header whose name holds "signature" other than
 // Payments-Signature and webhook-signature, and a delivery with neither.
 func (d *deliverySurprises) headers(header http.Header) {
+	if d == nil {
+		return
+	}
 	switch d.h.verifier.(type) {
 	case *SignatureVerifier, *StandardVerifier:
 	default:
@@ -66,6 +72,9 @@ func (d *deliverySurprises) headers(header http.Header) {
 
 // event adds what a verified event holds that the SDK does not assume.
 func (d *deliverySurprises) event(ev *payments.Event) {
+	if d == nil {
+		return
+	}
 	d.eventID = ev.ID
 	surprise.Event(ev.RawJSON(), ev.Data, string(ev.Type), "event.", d.add)
 }
