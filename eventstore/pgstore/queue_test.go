@@ -11,155 +11,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
-	"github.com/paymentsapi/payments-go/eventstore/pgstore"
-	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/webhook"
 )
-
-// merchantTable creates a table like a merchant's own: deliberately with
-// no unique key on the event, so that only the queue keeps it free of
-// duplicates.
-func merchantTable(tb testing.TB, pool *pgxpool.Pool) string {
-	tb.Helper()
-	table := uniqueName("paid_")
-	if _, err := pool.Exec(testCtx(tb), "CREATE TABLE "+table+" (id bigserial PRIMARY KEY, event_id text NOT NULL, reference text NOT NULL)"); err != nil {
-		tb.Fatal(err)
-	}
-	dropOnCleanup(tb, pool, table)
-	return table
-}
-
-// insertPaid is a merchant's processing: one row per event.
-func insertPaid(table string) pgstore.TxEventFunc {
-	return func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		p, err := ev.Payment()
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "INSERT INTO "+table+" (event_id, reference) VALUES ($1, $2)", ev.ID, p.Reference)
-		return err
-	}
-}
-
-// rowsOf returns how many rows table has for id ("" for all of them).
-func rowsOf(tb testing.TB, pool *pgxpool.Pool, table, id string) int {
-	tb.Helper()
-	var n int
-	if err := pool.QueryRow(testCtx(tb), "SELECT count(*) FROM "+table+" WHERE $1 = '' OR event_id = $1", id).Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
-// testQueue is a Queue on tables and a River schema of its own.
-type testQueue struct {
-	*pgstore.Queue
-	table, outcomes, schema string
-	cfg                     pgstore.QueueConfig
-}
-
-// newQueue migrates a Queue in a fresh River schema; cfg may be nil.
-func newQueue(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc, cfg *pgstore.QueueConfig) *testQueue {
-	tb.Helper()
-	c := pgstore.QueueConfig{}
-	if cfg != nil {
-		c = *cfg
-	}
-	c.Schema = uniqueName("river_")
-	c.Table = c.Schema + "." + "queue"
-	c.OutcomeTable = c.Schema + ".outcomes"
-	if _, err := pool.Exec(testCtx(tb), "CREATE SCHEMA "+c.Schema); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = pool.Exec(ctx, "DROP SCHEMA "+c.Schema+" CASCADE")
-	})
-	q, err := pgstore.NewQueue(pool, fn, &c)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := q.Migrate(testCtx(tb)); err != nil {
-		tb.Fatal(err)
-	}
-	return &testQueue{Queue: q, table: c.Table, outcomes: c.OutcomeTable, schema: c.Schema, cfg: c}
-}
-
-// replica is another process's Queue on the same tables: its own pool and
-// River client.
-func (q *testQueue) replica(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc) *pgstore.Queue {
-	tb.Helper()
-	c := q.cfg
-	r, err := pgstore.NewQueue(pool, fn, &c)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return r
-}
-
-// start starts q's workers until the test ends.
-func start(tb testing.TB, q *pgstore.Queue) {
-	tb.Helper()
-	if err := q.Start(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = q.Stop(ctx)
-	})
-}
-
-// outboxRows counts the events received and not yet moved into River
-// (not yet marked moved in the Queue's table).
-func (q *testQueue) outboxRows(tb testing.TB, pool *pgxpool.Pool) int {
-	tb.Helper()
-	var n int
-	if err := pool.QueryRow(testCtx(tb), "SELECT count(*) FROM "+q.table+" WHERE NOT moved").Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
-// jobStates counts the queue's jobs by state.
-func (q *testQueue) jobStates(tb testing.TB, pool *pgxpool.Pool) map[string]int {
-	tb.Helper()
-	rows, err := pool.Query(testCtx(tb), "SELECT state::text, count(*) FROM "+q.schema+".river_job WHERE kind = 'payments_webhook_event' GROUP BY state")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m := map[string]int{}
-	for rows.Next() {
-		var s string
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			tb.Fatal(err)
-		}
-		m[s] = n
-	}
-	if err := rows.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return m
-}
-
-// eventually polls cond every 20 ms until it holds, or fails the test
-// after limit: a bound for a loaded machine, not a measurement.
-func eventually(tb testing.TB, limit time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("after %v: %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // Two receiving replicas, three deliveries of each event (concurrent and
 // late), two worker processes: each event's function commits exactly once,
@@ -464,9 +320,6 @@ func TestQueueAwaitNeverBeforeTheFunctionCommitted(t *testing.T) {
 		t.Errorf("Await: state %q, %d merchant rows at its return, err %v; want completed and 1", a.state, a.rows, a.err)
 	}
 }
-
-// testPoolURL is the shared server's URL, for a pool of another "process".
-func testPoolURL(tb testing.TB) string { return testservers.SharedPostgres(tb).URL() }
 
 // Two events of one payment in flight together do not wait on each other
 // for the function's duration: the tracker's row is written after the
