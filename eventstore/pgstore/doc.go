@@ -32,7 +32,17 @@
 // queue's table (DefaultQueueTable) ON CONFLICT DO NOTHING, committed on
 // its own, as a hand-written receiver that only records would. A duplicate
 // (a concurrent or late delivery, a reconcile, a redelivery) so finds the
-// id and writes nothing durable (TestWALPerDelivery). The uniqueness
+// id and writes nothing durable (TestWALPerDelivery). Under load a Queue
+// keeps two inserts in flight, and the deliveries that arrive meanwhile
+// are gathered: the first insert to end reads which of their ids are
+// already recorded (those duplicates are answered then, without waiting
+// for a commit) and inserts the others in one statement and one commit,
+// in the order of their ids, so that replicas gathering the same ids
+// never deadlock (TestQueueGathersConcurrentDeliveries,
+// TestQueueGatheredDuplicateWaitsForNoCommit,
+// TestQueueGatheredInsertsNeverDeadlock). If the database refuses such an
+// INSERT (a trigger of yours on one row, say), each event is inserted
+// alone and the Logger gets a warning (TestQueueGatheredRefusalIsItsOwn). The uniqueness
 // window is the retention (QueueConfig.Retention, DefaultRetention, 7
 // days, never less than MinRetention: twice the signature tolerance, after
 // which the service's retries of the event no longer verify); an hourly

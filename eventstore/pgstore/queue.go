@@ -122,6 +122,7 @@ type Queue struct {
 	outcomes *OutcomeStore
 	q        queueQueries
 	move     mover
+	gather   gatherer
 }
 
 // NewQueue returns a Queue that runs fn for each event on pool; cfg may be
@@ -219,8 +220,10 @@ func (c QueueConfig) check() error {
 // looks once a second) once the Queue's table has received nothing for
 // 50 ms, at the latest 500 ms after the oldest waiting event arrived. A
 // duplicate (concurrent or late) inserts nothing and writes nothing
-// durable. Its errors wrap webhook.ErrUnavailable, so the handler answers
-// 503 and the service delivers the event again.
+// durable. Deliveries that arrive while two of the Queue's inserts are on
+// their way are gathered into one INSERT and one commit once one ends;
+// a quiet Queue sends each at once. Its errors wrap webhook.ErrUnavailable,
+// so the handler answers 503 and the service delivers the event again.
 func (q *Queue) Enqueue(ctx context.Context, ev *payments.Event) error {
 	_, err := q.enqueue(ctx, ev)
 	return err
@@ -243,17 +246,15 @@ func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (bool, error) {
 }
 
 func (q *Queue) insert(ctx context.Context, ev *payments.Event) (bool, error) {
-	// One statement, committed on its own: one row with the id and the
-	// body, or for a duplicate nothing at all (TestWALPerDelivery). Past the
-	// deadline pgx closes the connection, which ends the statement, so
-	// that a database that froze cannot hold the answer past
-	// QueueConfig.Timeout (TestQueueFrozenDatabase).
-	tag, err := q.pool.Exec(ctx, q.q.enqueue, storedID(ev.ID), ev.RawJSON())
-	if err != nil {
+	// One row with the id and the body, or for a duplicate nothing at all
+	// (TestWALPerDelivery), committed on its own or with the deliveries
+	// gathered beside it (queue_gather.go). Past the deadline pgx closes
+	// the connection, which ends the statement, so that a database that
+	// froze cannot hold the answer past QueueConfig.Timeout
+	// (TestQueueFrozenDatabase).
+	inserted, err := q.insertGathered(ctx, storedID(ev.ID), ev.RawJSON())
+	if err != nil || !inserted {
 		return false, err
-	}
-	if tag.RowsAffected() == 0 {
-		return false, nil
 	}
 	poke(q.move.received)
 	return true, nil

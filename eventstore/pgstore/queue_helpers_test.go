@@ -159,3 +159,18 @@ func eventually(tb testing.TB, limit time.Duration, what string, cond func() boo
 
 // testPoolURL is the shared server's URL, for a pool of another "process".
 func testPoolURL(tb testing.TB) string { return testservers.SharedPostgres(tb).URL() }
+
+// beforeInsert creates a trigger named name on table, in q's schema, that
+// runs body (PL/pgSQL, NEW the row) before each row or each statement
+// inserted ("ROW" or "STATEMENT"); it goes with the schema.
+func (q *testQueue) beforeInsert(tb testing.TB, pool *pgxpool.Pool, name, table, each, body string) {
+	tb.Helper()
+	for _, stmt := range []string{
+		`CREATE FUNCTION ` + q.schema + `.` + name + `() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` + body + ` END $$`,
+		`CREATE TRIGGER ` + name + ` BEFORE INSERT ON ` + table + ` FOR EACH ` + each + ` EXECUTE FUNCTION ` + q.schema + `.` + name + `()`,
+	} {
+		if _, err := pool.Exec(testCtx(tb), stmt); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}

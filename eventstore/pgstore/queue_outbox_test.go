@@ -45,14 +45,7 @@ func TestQueueOutboxMovesEachEventOnce(t *testing.T) {
 		t.Fatalf("%d events in the outbox, want %d", n, events)
 	}
 	// River's insert fails until the trigger goes.
-	for _, stmt := range []string{
-		`CREATE FUNCTION ` + q.schema + `.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`,
-		`CREATE TRIGGER refuse BEFORE INSERT ON ` + q.schema + `.river_job FOR EACH STATEMENT EXECUTE FUNCTION ` + q.schema + `.refuse()`,
-	} {
-		if _, err := pool.Exec(testCtx(t), stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	q.beforeInsert(t, pool, "refuse", q.schema+".river_job", "STATEMENT", `RAISE EXCEPTION 'refused by the test';`)
 	if n, err := q.MoveOnce(testCtx(t)); err == nil || n != 0 {
 		t.Fatalf("a move whose River insert failed: moved %d, err %v; want 0 and the error", n, err)
 	}

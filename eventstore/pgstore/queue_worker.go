@@ -173,7 +173,7 @@ func (q *Queue) Purge(ctx context.Context) (int64, error) {
 }
 
 type queueQueries struct {
-	create, enqueue, take, peek, read, forget, purge string
+	create, enqueue, enqueueMany, find, take, peek, read, forget, purge string
 }
 
 func buildQueueQueries(table, schema string, retention time.Duration) queueQueries {
@@ -200,10 +200,15 @@ func buildQueueQueries(table, schema string, retention time.Duration) queueQueri
 CREATE INDEX IF NOT EXISTS "` + last + `_waiting" ON ` + quoted + ` (enqueued_at) WHERE NOT moved;
 CREATE INDEX IF NOT EXISTS "` + last + `_brin" ON ` + quoted + ` USING brin (enqueued_at)`,
 		enqueue: enqueue,
-		take:    take,
-		peek:    peek,
-		read:    `SELECT body FROM ` + quoted + ` WHERE event_id = $1`,
-		forget:  `UPDATE ` + quoted + ` SET body = NULL WHERE event_id = $1`,
+		// A gathering (queue_gather.go): the ids already recorded, then
+		// the others in one statement, in the order of their ids.
+		find: `SELECT event_id FROM ` + quoted + ` WHERE event_id = ANY($1::text[])`,
+		enqueueMany: `INSERT INTO ` + quoted + ` (event_id, body) SELECT u.id, u.body FROM unnest($1::text[], $2::bytea[]) AS u(id, body)
+WHERE NOT EXISTS (SELECT 1 FROM ` + quoted + ` WHERE event_id = u.id) ORDER BY u.id COLLATE "C" ON CONFLICT (event_id) DO NOTHING RETURNING event_id`,
+		take:   take,
+		peek:   peek,
+		read:   `SELECT body FROM ` + quoted + ` WHERE event_id = $1`,
+		forget: `UPDATE ` + quoted + ` SET body = NULL WHERE event_id = $1`,
 		// An id is forgotten past the retention, but never while its event
 		// waits to be moved, however long the workers are down, so that
 		// each event is enqueued once; and an event whose function never
