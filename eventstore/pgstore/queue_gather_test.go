@@ -124,12 +124,14 @@ func gatherBehind(t *testing.T, pool *pgxpool.Pool, q *testQueue, events []*paym
 // nop is a function that does nothing with an event.
 func nop(context.Context, pgx.Tx, *payments.Event) error { return nil }
 
-// loggedQueue is a Queue of nop whose log lines the test reads; timeout 0
-// is the default.
-func loggedQueue(tb testing.TB, pool *pgxpool.Pool, timeout time.Duration) (*testQueue, *testlog.Buffer) {
+// gatherQueue is a Queue of nop whose log lines the test reads. Its
+// Timeout is a minute, not DefaultTimeout's 2 s: the tests hold its
+// inserts up on purpose for as long as a loaded machine takes to line up
+// the next ones.
+func gatherQueue(tb testing.TB, pool *pgxpool.Pool) (*testQueue, *testlog.Buffer) {
 	tb.Helper()
 	logs := &testlog.Buffer{}
-	return newQueue(tb, pool, nop, &pgstore.QueueConfig{Timeout: timeout, Logger: slog.New(slog.NewTextHandler(logs, nil))}), logs
+	return newQueue(tb, pool, nop, &pgstore.QueueConfig{Timeout: time.Minute, Logger: slog.New(slog.NewTextHandler(logs, nil))}), logs
 }
 
 // xminOf is the id of the transaction that wrote ev's row.
@@ -149,7 +151,7 @@ func xminOf(tb testing.TB, pool *pgxpool.Pool, q *testQueue, ev *payments.Event)
 func TestQueueGathersConcurrentDeliveries(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
-	q := newQueue(t, pool, nop, nil)
+	q, _ := gatherQueue(t, pool)
 	events := newEvents(t, 3)
 	waiting, releases := gatherBehind(t, pool, q, append(events, events[1]))
 	releases[0]()
@@ -184,7 +186,7 @@ func TestQueueGathersConcurrentDeliveries(t *testing.T) {
 func TestQueueGatheredDuplicateWaitsForNoCommit(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
-	q := newQueue(t, pool, nop, nil)
+	q, _ := gatherQueue(t, pool)
 	events := newEvents(t, 2)
 	dup, fresh := events[0], events[1]
 	if err := q.Enqueue(testCtx(t), dup); err != nil {
@@ -214,7 +216,7 @@ func TestQueueGatheredDuplicateWaitsForNoCommit(t *testing.T) {
 func TestQueueGatheredRefusalIsItsOwn(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
-	q, logs := loggedQueue(t, pool, 0)
+	q, logs := gatherQueue(t, pool)
 	events := newEvents(t, 3)
 	q.beforeInsert(t, pool, "refuse", q.table, "ROW",
 		`IF NEW.event_id = '`+events[1].ID+`' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW;`)
@@ -253,7 +255,7 @@ func TestQueueGatheredRefusalIsItsOwn(t *testing.T) {
 func TestQueueGatheredInsertsNeverDeadlock(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
-	q, logs := loggedQueue(t, pool, time.Minute)
+	q, logs := gatherQueue(t, pool)
 	other := *q
 	other.Queue = q.replica(t, newPool(t, testPoolURL(t), 4), nop)
 	events := newEvents(t, 2)
