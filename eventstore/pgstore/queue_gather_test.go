@@ -13,25 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	payments "github.com/paymentsapi/payments-go"
-	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/testlog"
 	"github.com/paymentsapi/payments-go/webhook"
 )
-
-// newEvents returns n events with ids of their own.
-func newEvents(tb testing.TB, n int) []*payments.Event {
-	tb.Helper()
-	events := make([]*payments.Event, n)
-	for i := range events {
-		ev, err := payments.ParseEvent(storetest.EventBody(storetest.NewEventID(tb)))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		events[i] = ev
-	}
-	return events
-}
 
 // holdID inserts ev's id into q's table in a transaction left open, as
 // another replica's insert on its way: an insert of the same id waits for
@@ -98,7 +83,8 @@ func (e *enqueued) returned() bool {
 // gatherBehind fills q's inserts in flight with Enqueues of ids held by
 // open transactions, then enqueues events, which so wait to be gathered.
 // It returns the Enqueues of events and the functions that release the
-// held ones, the first of which sends the gathering.
+// held ones, the first of which sends the gathering; what the test does not
+// release is released when it ends.
 func gatherBehind(t *testing.T, pool *pgxpool.Pool, q *testQueue, events []*payments.Event) ([]*enqueued, []func()) {
 	t.Helper()
 	var releases []func()
@@ -205,9 +191,6 @@ func TestQueueGatheredDuplicateWaitsForNoCommit(t *testing.T) {
 	if res := waiting[0].wait(t, "the new event"); res.err != nil || !res.inserted {
 		t.Errorf("new event: inserted %v, error %v; want inserted", res.inserted, res.err)
 	}
-	for _, release := range releases[1:] {
-		release()
-	}
 }
 
 // When the server refuses a gathering's INSERT because of one row (here a
@@ -238,9 +221,6 @@ func TestQueueGatheredRefusalIsItsOwn(t *testing.T) {
 	}
 	if got := logs.String(); !strings.Contains(got, "refused a gathering of deliveries; inserting each alone") || !strings.Contains(got, "events=3") {
 		t.Errorf("want a warning of the refused gathering of 3, logged:\n%s", got)
-	}
-	for _, release := range releases[1:] {
-		release()
 	}
 }
 
@@ -281,8 +261,5 @@ func TestQueueGatheredInsertsNeverDeadlock(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "refused a gathering") {
 		t.Errorf("a gathering was refused:\n%s", logs.String())
-	}
-	for _, release := range append(releaseA[1:], releaseB[1:]...) {
-		release()
 	}
 }

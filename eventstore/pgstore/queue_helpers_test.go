@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	payments "github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/testservers"
 )
@@ -173,4 +174,18 @@ func (q *testQueue) beforeInsert(tb testing.TB, pool *pgxpool.Pool, name, table,
 			tb.Fatal(err)
 		}
 	}
+}
+
+// newEvents returns n events with ids of their own.
+func newEvents(tb testing.TB, n int) []*payments.Event {
+	tb.Helper()
+	events := make([]*payments.Event, n)
+	for i := range events {
+		ev, err := payments.ParseEvent(storetest.EventBody(storetest.NewEventID(tb)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		events[i] = ev
+	}
+	return events
 }

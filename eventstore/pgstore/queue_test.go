@@ -238,14 +238,7 @@ func TestQueueReconcile(t *testing.T) {
 	pool := sharedPool(t)
 	paid := merchantTable(t, pool)
 	q := newQueue(t, pool, insertPaid(paid), nil)
-	var events []*payments.Event
-	for i := 0; i < 5; i++ {
-		ev, err := payments.ParseEvent(storetest.EventBody(storetest.NewEventID(t)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, ev)
-	}
+	events := newEvents(t, 5)
 	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), events[1].RawJSON()); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
