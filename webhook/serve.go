@@ -56,7 +56,7 @@ func NewQueueHandler(verifier Verifier, enqueue EnqueueFunc, opts ...HandlerOpti
 	if enqueue == nil {
 		panic("webhook: NewQueueHandler with a nil EnqueueFunc")
 	}
-	h := &Handler{verifier: verifier, enqueue: enqueue, maxBody: DefaultMaxBodyBytes, claimWait: -1}
+	h := &Handler{clock: realClock{}, verifier: verifier, enqueue: enqueue, maxBody: DefaultMaxBodyBytes, claimWait: -1}
 	for _, o := range opts {
 		o(h)
 	}
