@@ -189,17 +189,7 @@ func TestUnsignedRequestChangesNoSurpriseMemory(t *testing.T) {
 			}
 			logs := new(testlog.Buffer)
 			h := build(webhook.WithDeliveryObserver(obs), webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
-			surprises := func() []map[string]any {
-				lines, err := logs.JSONLines()
-				require.NoError(t, err)
-				var out []map[string]any
-				for _, l := range lines {
-					if l["msg"] == surpriseLogMessage {
-						out = append(out, l)
-					}
-				}
-				return out
-			}
+			surprises := func() []map[string]any { return rcLines(t, logs, surpriseLogMessage) }
 
 			unsigned := made(whDelivery(whEventJSON("00000000-0000-4000-8000-000000000001", "payout.settled", `{}`), whNow, whSecret))
 			unsigned.Header.Del(webhook.SignatureHeader)
