@@ -1,13 +1,17 @@
 package payments_test
 
 import (
+	"fmt"
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
+	"go/types"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
-	pathpkg "path"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -91,8 +95,10 @@ var glossaryImports = []string{"github.com/paymentsapi/payments-go", "github.com
 var sqlTableRE = regexp.MustCompile(`(?i)\b(?:CREATE TABLE(?: IF NOT EXISTS)?|INSERT INTO|UPDATE|DELETE FROM|FROM|JOIN|TRUNCATE)\s+([a-z_][a-z0-9_.]*)`)
 
 // programNames returns every name the program in dir touches, read from
-// its non-test files with go/ast: the qualified identifiers of the SDK,
-// River and pgx (webhook.NewQueueHandler), the environment variables it
+// its non-test files: with go/types, each identifier of the SDK, River or
+// pgx it uses (webhook.NewQueueHandler), and each method or field of
+// theirs it selects, named by its type (pgstore.Queue.Start,
+// payments.Payment.Reference); with go/ast, the environment variables it
 // reads (a string literal given to getenv, os.Getenv or os.LookupEnv), the
 // tables its SQL names, and its commands (the package doc's indented lines
 // "<program> <command>").
@@ -114,26 +120,11 @@ func programNames(t *testing.T, dir string) []string {
 		}
 	}
 	names := map[string]bool{}
+	for _, name := range typedNames(t, dir, fset, files) {
+		names[name] = true
+	}
 	program := filepath.Base(dir)
 	for _, f := range files {
-		imported := map[string]bool{} // the names the file gives the counted imports
-		for _, im := range f.Imports {
-			path, _ := strconv.Unquote(im.Path.Value)
-			if !slices.ContainsFunc(glossaryImports, func(p string) bool { return strings.HasPrefix(path, p) }) {
-				continue
-			}
-			name := pathpkg.Base(path)
-			if strings.HasPrefix(name, "v") && strings.Trim(name[1:], "0123456789") == "" { // github.com/jackc/pgx/v5
-				name = pathpkg.Base(pathpkg.Dir(path))
-			}
-			if path == "github.com/paymentsapi/payments-go" {
-				name = "payments"
-			}
-			if im.Name != nil {
-				name = im.Name.Name
-			}
-			imported[name] = true
-		}
 		if f.Doc != nil {
 			for _, line := range strings.Split(f.Doc.Text(), "\n") {
 				if fields := strings.Fields(line); strings.HasPrefix(line, "\t") && len(fields) > 1 && fields[0] == program {
@@ -143,10 +134,6 @@ func programNames(t *testing.T, dir string) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
-			case *ast.SelectorExpr:
-				if x, ok := n.X.(*ast.Ident); ok && imported[x.Name] {
-					names[x.Name+"."+n.Sel.Name] = true
-				}
 			case *ast.CallExpr:
 				if isGetenv(n.Fun) && len(n.Args) > 0 {
 					if lit, ok := n.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
@@ -160,6 +147,75 @@ func programNames(t *testing.T, dir string) []string {
 					for _, m := range sqlTableRE.FindAllStringSubmatch(v, -1) {
 						if table := strings.ToLower(m[1]); table != "set" {
 							names[table] = true
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	return slices.Sorted(maps.Keys(names))
+}
+
+// typedNames type-checks files, the program in dir, against the export
+// data the go command builds for its imports, and returns the names of the
+// SDK, River and pgx it uses (programNames).
+func typedNames(t *testing.T, dir string, fset *token.FileSet, files []*ast.File) []string {
+	t.Helper()
+	list := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".")
+	list.Dir = dir
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list -export in %s: %v", dir, err)
+	}
+	exports := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, file, ok := strings.Cut(line, "\t"); ok && file != "" {
+			exports[path] = file
+		}
+	}
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		file, ok := exports[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	})
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
+	if _, err := (&types.Config{Importer: imp}).Check("main", fset, files, info); err != nil {
+		t.Fatalf("type-checking %s: %v", dir, err)
+	}
+	counted := func(pkg *types.Package) bool {
+		return pkg != nil && slices.ContainsFunc(glossaryImports, func(p string) bool { return strings.HasPrefix(pkg.Path(), p) })
+	}
+	names := map[string]bool{}
+	for _, obj := range info.Uses {
+		if counted(obj.Pkg()) && obj.Parent() == obj.Pkg().Scope() { // a package-level name: a type, function, constant or variable
+			names[obj.Pkg().Name()+"."+obj.Name()] = true
+		}
+	}
+	member := func(recv types.Type, name string) { // a field or method of a counted type
+		if p, ok := recv.(*types.Pointer); ok {
+			recv = p.Elem()
+		}
+		if named, ok := recv.(*types.Named); ok && counted(named.Obj().Pkg()) {
+			names[named.Obj().Pkg().Name()+"."+named.Obj().Name()+"."+name] = true
+		}
+	}
+	for _, sel := range info.Selections {
+		recv := sel.Recv()
+		if fn, ok := sel.Obj().(*types.Func); ok { // a method: named by the type that declares it
+			recv = fn.Type().(*types.Signature).Recv().Type()
+		}
+		member(recv, sel.Obj().Name())
+	}
+	for _, f := range files { // the fields set in a composite literal: pgstore.QueueConfig{Logger: ...}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.CompositeLit); ok {
+				for _, elt := range lit.Elts {
+					if kv, ok := elt.(*ast.KeyValueExpr); ok {
+						if key, ok := kv.Key.(*ast.Ident); ok {
+							member(info.Types[lit].Type, key.Name)
 						}
 					}
 				}
