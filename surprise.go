@@ -68,13 +68,23 @@ func (s *surprises) add(kind, detail string) {
 }
 
 // report logs each surprise the Client meets for the first time (per kind
-// and detail), at warning level, when it has a logger.
+// and detail, at most surprise.MaxRemembered of them), at warning level: to
+// WithLogger's logger, else to slog.Default() as it is at that moment;
+// never with WithSurpriseWarnings(false). Only a call that met a surprise
+// gets here: the others pay nothing for it.
 func (c *Client) report(ctx context.Context, op string, found surprises) {
+	if c.quietSurprises {
+		return
+	}
 	for _, s := range found {
-		if !c.surprised.First(string(s.Kind), s.Detail) || c.logger == nil {
+		if !c.surprised.First(string(s.Kind), s.Detail) {
 			continue
 		}
-		c.logger.LogAttrs(ctx, slog.LevelWarn, surprise.LogMessage,
+		l := c.logger
+		if l == nil {
+			l = slog.Default()
+		}
+		l.LogAttrs(ctx, slog.LevelWarn, surprise.LogMessage,
 			slog.String("kind", string(s.Kind)), slog.String("detail", s.Detail), slog.String("operation", op))
 	}
 }

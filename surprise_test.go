@@ -166,7 +166,7 @@ func TestSurpriseReportedOncePerKind(t *testing.T) {
 }
 
 // TestSurprisesOncePerClient: the log line comes once per Client: a second
-// client logs its own; a nil logger logs nothing and observers still count.
+// client logs its own; with the warnings off, observers still count.
 func TestSurprisesOncePerClient(t *testing.T) {
 	answer := jsonResponder(200, okEnvelope(strings.Replace(confirmedPaymentJSON, `"completed"`, `"processing"`, 1)))
 	confirm := func(c *payments.Client) {
@@ -181,7 +181,7 @@ func TestSurprisesOncePerClient(t *testing.T) {
 		assert.Len(t, surpriseLines(t, sink), 1)
 	}
 	var counter surpriseCounter
-	h := newHarness(t, payments.WithObserver(counter.observe))
+	h := newHarness(t, payments.WithObserver(counter.observe), payments.WithSurpriseWarnings(false))
 	h.on(http.MethodPost, "/payments/confirm", answer)
 	confirm(h.client)
 	assert.Equal(t, map[payments.Surprise]int{{Kind: payments.SurprisePaymentStatus, Detail: "processing"}: 1}, counter.all())
