@@ -183,11 +183,13 @@ type operation struct {
 	// quote of an initiated payment): see finisher.
 	whole bool
 	// agree, when set, returns why the decoded resource disagrees with
-	// sent, the params sent ("" when it agrees), after every other check:
-	// a *MalformedResponseError whose reason keeps the amounts it names
-	// (keep).
-	agree func(sent, out any) (reason string, keep []string)
-	sent  any
+	// sent, the params sent, and fields, the call's WithBodyField fields
+	// ("" when it agrees), after every other check: a
+	// *MalformedResponseError whose reason keeps the amounts it names
+	// (keep). See amountagree.go.
+	agree  func(sent any, fields []bodyField, out any) (reason string, keep []string)
+	sent   any
+	fields []bodyField
 }
 
 // fixedPathOps are the operations whose path is their template.
@@ -267,6 +269,11 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		if payload, err = c.encodeBody(op, body, rc.bodyFields); err != nil {
 			return nil, err
 		}
+	}
+	if op.agree != nil && len(rc.bodyFields) > 0 {
+		withFields := *op
+		withFields.fields = rc.bodyFields
+		op = &withFields
 	}
 	var found surprises
 	if c.hook != nil {
