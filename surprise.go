@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
+	"github.com/paymentsapi/payments-go/internal/request"
 	"github.com/paymentsapi/payments-go/internal/surprise"
 )
 
@@ -19,9 +20,10 @@ import (
 // metric attribute.
 type SurpriseKind string
 
-// The kinds of surprise. The client meets the first four; the webhook
-// receiver (webhook.Handler) the last three, and unknown fields and
-// payment statuses in deliveries.
+// The kinds of surprise. The client meets the first four, event kinds in
+// listed events and rate-limit headers; the webhook receiver
+// (webhook.Handler) event kinds, signature headers, and unknown fields
+// and payment statuses in deliveries.
 const (
 	// SurpriseUnknownField: a member of a response's data (or of its
 	// quote, or of an event) that the SDK does not read. Detail is where
@@ -45,6 +47,12 @@ const (
 	// SDK does not know (Detail names it), or with neither of the known
 	// ones.
 	SurpriseSignatureHeader SurpriseKind = surprise.SignatureHeader
+	// SurpriseRateLimitHeader: a 429 without Retry-After that says how long
+	// to wait in another header: RateLimit-Reset, RateLimit (its t=),
+	// X-RateLimit-Reset or X-RateLimit-Retry-After. Detail names the header
+	// and whether the SDK read it (docs/retries.md); a header it does not
+	// read leaves the wait to its own back-off.
+	SurpriseRateLimitHeader SurpriseKind = surprise.RateLimitHeader
 )
 
 // Surprise is one thing the service did that the SDK does not assume. The
@@ -142,6 +150,19 @@ func dataSurprises(found *surprises, body []byte, out any) {
 		return
 	}
 	surprise.Unknown(surprise.Member(body, "data"), known, "data.", found.add, nested)
+}
+
+// waitHeader adds a surprise when a 429 of the call said how long to wait
+// in another header than Retry-After (request.Call.WaitHeader).
+func waitHeader(found *surprises, st *request.Call) {
+	if st.WaitHeader == "" {
+		return
+	}
+	how := " (not read)"
+	if st.WaitHeaderRead {
+		how = " (read as seconds)"
+	}
+	found.add(surprise.RateLimitHeader, "a 429's wait in "+st.WaitHeader+", no Retry-After"+how)
 }
 
 // successStatus adds a surprise when a success's status is not the one op
