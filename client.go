@@ -288,7 +288,9 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		ctx = st.CountWrites(ctx)
 	}
 	r, err = c.send(ctx, cl, rc.header, payload, out, op, &found)
-	waitHeader(&found, st)
+	if st.WaitHeader != "" {
+		waitHeader(&found, st)
+	}
 	if len(found) > 0 {
 		c.report(ctx, op.Name, found)
 	}

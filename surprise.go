@@ -152,12 +152,9 @@ func dataSurprises(found *surprises, body []byte, out any) {
 	surprise.Unknown(surprise.Member(body, "data"), known, "data.", found.add, nested)
 }
 
-// waitHeader adds a surprise when a 429 of the call said how long to wait
-// in another header than Retry-After (request.Call.WaitHeader).
+// waitHeader adds the surprise of a call whose 429 said how long to wait in
+// another header than Retry-After (request.Call.WaitHeader, not "").
 func waitHeader(found *surprises, st *request.Call) {
-	if st.WaitHeader == "" {
-		return
-	}
 	how := " (not read)"
 	if st.WaitHeaderRead {
 		how = " (read as seconds)"
