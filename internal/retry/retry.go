@@ -149,8 +149,8 @@ func rateLimitT(v string) string {
 	return ""
 }
 
-// deltaSeconds reads a whole number of seconds, at most a day (an hour's
-// worth more than any Client waits).
+// deltaSeconds reads a whole number of seconds up to a day: a larger
+// number is more likely a Unix time than a wait.
 func deltaSeconds(v string) (time.Duration, bool) {
 	secs, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
 	if err != nil || secs > uint64(24*time.Hour/time.Second) {
