@@ -71,50 +71,74 @@ func Clean(s string) string {
 // could walk to its end (then fn may have seen some members). It allocates
 // nothing and never panics, whatever obj holds.
 func Members(obj []byte, fn func(name, value []byte) bool) bool {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
-	}
-	i = skipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return true
-	}
-	for i < len(obj) {
-		if obj[i] != '"' {
-			return false
+	stopped := false
+	end := Object(obj, skipSpace(obj, 0), func(name []byte, at int) int {
+		end := Skip(obj, at)
+		if end >= 0 && !fn(name, obj[at:end]) {
+			stopped = true
+			return -1
 		}
-		end := skipString(obj, i)
-		if end < 0 {
-			return false
-		}
-		name := obj[i+1 : end-1]
-		i = skipSpace(obj, end)
-		if i >= len(obj) || obj[i] != ':' {
-			return false
-		}
-		start := skipSpace(obj, i+1)
-		end = skipValue(obj, start)
-		if end < 0 {
-			return false
-		}
-		if !fn(name, obj[start:end]) {
-			return true
-		}
-		i = skipSpace(obj, end)
-		if i >= len(obj) {
-			return false
-		}
-		switch obj[i] {
-		case ',':
-			i = skipSpace(obj, i+1)
-		case '}':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
+		return end
+	})
+	return stopped || end >= 0
 }
+
+// Object walks the members of the JSON object that starts at b[i] (its
+// '{'), in one pass: member is called with each member's name (raw, as
+// written between its quotes) and the index of its value in b, and returns
+// the index just after that value, having walked the value itself (another
+// Object, for a nested object read member by member) or skipped it (Skip);
+// -1 stops the walk. Object returns the index just after the object, or -1
+// when b holds no well-formed object at i or member stopped. It allocates
+// nothing and never panics, whatever b holds.
+func Object(b []byte, i int, member func(name []byte, at int) int) int {
+	if i < 0 || i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return -1
+		}
+		end := skipString(b, i)
+		if end < 0 {
+			return -1
+		}
+		name := b[i+1 : end-1]
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		start := skipSpace(b, i+1)
+		if start >= len(b) {
+			return -1
+		}
+		end = member(name, start)
+		if end < 0 || end > len(b) {
+			return -1
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// Skip returns the index just after the JSON value that starts at b[i], or
+// -1 when none does.
+func Skip(b []byte, i int) int { return skipValue(b, i) }
 
 // Member returns the value of obj's last member named name (as encoding/json
 // reads it: the last one wins, its name in any case), or nil.
@@ -146,15 +170,23 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at b[i] ('"'), or
-// -1.
+// -1. It jumps from quote to quote (bytes.IndexByte), and a quote preceded by
+// an odd number of backslashes is escaped.
 func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
+	for j := i + 1; j <= len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
 		}
+		q := j + k
+		escapes := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
 	return -1
 }
