@@ -138,8 +138,12 @@ func dataSurprises(found *surprises, body []byte, out any) {
 		known = virtualAccountFields
 	case *eventPageWire:
 		known = eventPageFields
-		for _, ev := range o.parsed {
-			surprise.Event(ev.raw, ev.Data, string(ev.Type), "data.events[].", found.add)
+		for i, ev := range o.parsed {
+			if o.others != nil && o.others[i] {
+				surprise.Event(ev.raw, ev.Data, string(ev.Type), "data.events[].", found.add)
+			} else { // its members are id, event, created_at and data
+				surprise.EventData(ev.Data, string(ev.Type), found.add)
+			}
 		}
 	default:
 		return

@@ -64,3 +64,42 @@ func TestDataSurprisesReadTheBodyAsEncodingJSONDoes(t *testing.T) {
 		}
 	}
 }
+
+// pageEvent, the one-walk parse of a listed event, gives what ParseEvent
+// gives (the same event, or an error of the same text) on every case, and
+// ParseEvent's answer when it cannot tell.
+func TestPageEventIsParseEvent(t *testing.T) {
+	cases := []string{
+		`{"id":"evt_1","event":"payment.completed","created_at":"2025-03-01T10:01:00Z","data":{"id":"p","status":"completed"}}`,
+		`{"id":" evt_1 ","type":"payment.failed","created_at":1740823260,"data":null}`,
+		`{"id":12345,"event":"payment.completed","event":"payment.failed","extra":{"id":"x"},"data":[1]}`,
+		`{"ID":"evt_upper","event":"payment.completed"}`,
+		`{"id":"evt_1","Event":"payment.completed"}`,
+		`{"i\u0064":"evt_escaped","event":"payment.completed"}`,
+		`{"id":"evt_\u00e9","event":"payment.completed","créé":1}`,
+		`{"id":"evt_1","event":"payment.completed","created_at":"not a time"}`,
+		`{"id":"","event":"payment.completed"}`,
+		`{"id":"evt_1"}`,
+		`{"id":null,"event":"payment.completed"}`,
+		`{"id":true,"event":"payment.completed"}`,
+		`{"id":"evt_1","event":{"a":1}}`,
+		`{"id":"evt_1","event":"payment.completed","data":{"id":"evt_2","event":"x"},"id":"evt_3"}`,
+		`{}`,
+	}
+	for _, c := range cases {
+		got, _, gotErr := pageEvent([]byte(c))
+		want, wantErr := ParseEvent([]byte(c))
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Errorf("%s: error %v, ParseEvent's %v", c, gotErr, wantErr)
+			continue
+		}
+		if gotErr != nil {
+			continue
+		}
+		if got.ID != want.ID || got.Type != want.Type || !got.CreatedAt.Equal(want.CreatedAt) ||
+			string(got.Data) != string(want.Data) || (got.Data == nil) != (want.Data == nil) ||
+			string(got.RawJSON()) != string(want.RawJSON()) {
+			t.Errorf("%s: got %+v %s, ParseEvent's %+v %s", c, got, got.Data, want, want.Data)
+		}
+	}
+}

@@ -322,9 +322,48 @@ func Event(raw, data []byte, kind, prefix string, add func(kind, detail string))
 		add(EventKind, kind)
 	}
 	Unknown(raw, eventFields, prefix, add, nil)
+	paymentStatus(data, kind, add)
+}
+
+// EventMember reports whether name is one of an event body's members that
+// Event does not report (id, event, created_at, data), as written.
+func EventMember(name []byte) bool {
+	switch string(name) {
+	case "id", "event", "created_at", "data":
+		return true
+	}
+	return false
+}
+
+// EventData calls add for what Event reports beside the body's members: a
+// kind the specification does not list and, in a payment event, a status
+// (in data) outside the known ones.
+func EventData(data []byte, kind string, add func(kind, detail string)) {
+	if !KnownEventKind(kind) {
+		add(EventKind, kind)
+	}
+	paymentStatus(data, kind, add)
+}
+
+// paymentStatus calls add for the status in the data of a payment event
+// when it is not a known one.
+func paymentStatus(data []byte, kind string, add func(kind, detail string)) {
 	if len(kind) > 8 && kind[:8] == "payment." {
-		if st, ok := String(Member(data, "status")); ok && st != "" && !KnownPaymentStatus(st) {
-			add(PaymentStatus, st)
+		// The status's bytes, compared without making a string of them.
+		st := Member(data, "status")
+		if len(st) < 2 || st[0] != '"' || st[len(st)-1] != '"' || bytes.IndexByte(st[1:len(st)-1], '\\') >= 0 {
+			return
+		}
+		if st = st[1 : len(st)-1]; len(st) > 0 && !knownPaymentStatus(st) {
+			add(PaymentStatus, string(st))
 		}
 	}
+}
+
+func knownPaymentStatus(s []byte) bool {
+	switch string(s) {
+	case "pending", "completed", "failed", "rejected":
+		return true
+	}
+	return false
 }
