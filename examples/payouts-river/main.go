@@ -15,7 +15,9 @@
 // table and a River job unique by its payout id: loading the file again, or
 // from two machines at once, inserts nothing new (TestLoadTwiceInsertsNothing),
 // and a payout id already loaded with another amount, recipient or currency
-// refuses the whole file.
+// refuses the whole file. So does any line the workers would be refused
+// for (the SDK's own checks, an exponent, more decimal places than the
+// currency has): each is named by line and column (TestLoadRefusesTheWholeFile).
 //
 // work runs River workers. Each job quotes and confirms its payout with
 // idempotency keys derived from the payout id and the key generation kept in
