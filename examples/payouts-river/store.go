@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS payouts_rate (
     name text        PRIMARY KEY,
     tat  timestamptz NOT NULL
 );
+ALTER TABLE payouts_rate ADD COLUMN IF NOT EXISTS sent timestamptz NOT NULL DEFAULT '-infinity';
 CREATE TABLE IF NOT EXISTS payouts_event_cursor (
     name  text PRIMARY KEY,
     after text NOT NULL
