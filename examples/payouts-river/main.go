@@ -9,7 +9,10 @@
 //
 // Every command migrates first (safe from all at once) and reads the
 // database from DATABASE_URL; work reads the service from PAYMENTS_API_KEY
-// and PAYMENTS_BASE_URL.
+// and PAYMENTS_BASE_URL. work waits for a database that cannot be reached
+// as it starts (restarting, not up yet), with back-off from 1 s to 30 s,
+// and logs each wait (TestWorkWaitsForTheDatabase); once started, River
+// rides out a restart by itself.
 //
 // load inserts, in one transaction, a row per payout into the payouts
 // table and a River job unique by its payout id: loading the file again, or
@@ -66,6 +69,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -73,6 +77,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -217,6 +222,16 @@ func runCommand(ctx context.Context, cmd string, o options, getenv func(string) 
 		defer client.Close()
 	}
 	a, err := newApp(ctx, pool, client, o.river, logger)
+	if cmd == "work" {
+		// A database that is restarting, or not up yet, is waited for.
+		for wait := time.Second; err != nil && dbUnavailable(err) && ctx.Err() == nil; wait = min(2*wait, maxDBWait) {
+			logger.Warn("payouts-river work: waiting for the database", slog.Duration("retry_in", wait), slog.String("error", err.Error()))
+			if sleep(ctx, wait) != nil {
+				break
+			}
+			a, err = newApp(ctx, pool, client, o.river, logger)
+		}
+	}
 	if err != nil {
 		return exitStopped, err
 	}
@@ -234,6 +249,27 @@ func runCommand(ctx context.Context, cmd string, o options, getenv func(string) 
 		return a.status(ctx, o.runName, o.reportPath, o.watch, stdout, tty(stdout))
 	}
 	return exitCompleted, nil
+}
+
+// maxDBWait is the longest wait between two tries to reach the database.
+const maxDBWait = 30 * time.Second
+
+// dbUnavailable reports whether err says the database cannot be reached now
+// (down, restarting, refusing connections for a while), not that it
+// refused what was asked.
+func dbUnavailable(err error) bool {
+	var connErr *pgconn.ConnectError
+	var pgErr *pgconn.PgError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connErr), errors.As(err, &netErr), pgconn.Timeout(err), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case errors.As(err, &pgErr):
+		// 08: connection exceptions; 57P: the server shutting down or
+		// starting (cannot_connect_now).
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
+	}
+	return false
 }
 
 // isTerminal reports whether w is a terminal (a character device), without

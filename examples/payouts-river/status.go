@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsapi/payments-go/outcome"
@@ -20,35 +22,66 @@ type runRow struct {
 	JobAttempts        int
 }
 
-// readRun reads a run's rows, in the file's order, with their jobs.
+// readRun reads a run's rows, in the file's order, with their jobs (read
+// through River's JobList).
 func (a *app) readRun(ctx context.Context, run string) ([]runRow, error) {
-	rows, err := a.pool.Query(ctx, `SELECT p.*, coalesce(j.state::text, ''),
- coalesce(j.errors[array_length(j.errors, 1)]->>'error', ''), coalesce(j.attempt, 0)
-FROM (SELECT `+recordColumns+` FROM payouts WHERE run = $1) p LEFT JOIN river_job j ON j.id = p.job_id ORDER BY p.line`, run)
+	rows, err := a.pool.Query(ctx, `SELECT `+recordColumns+` FROM payouts WHERE run = $1 ORDER BY line`, run)
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", run, err)
 	}
-	defer rows.Close()
 	var out []runRow
 	for rows.Next() {
-		var r runRow
-		var amount string
-		err := rows.Scan(&r.PayoutID, &r.Run, &r.Line, &r.RecipientID, &amount, &r.Currency, &r.JobID, &r.Generation, &r.Step, &r.Event,
-			&r.Code, &r.QuoteID, &r.PaymentID, &r.Fee, &r.Stan, &r.State, &r.EventID, &r.Reason, &r.Refusals, &r.UpdatedAt,
-			&r.JobState, &r.JobError, &r.JobAttempts)
+		rec, err := scanRecord(rows)
 		if err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("read run %s: %w", run, err)
 		}
-		if r.Amount, err = decimal.NewFromString(amount); err != nil {
-			return nil, fmt.Errorf("read run %s: payout %s: amount %q: %w", run, r.PayoutID, amount, err)
-		}
-		out = append(out, r)
+		out = append(out, runRow{record: rec})
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read run %s: %w", run, err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("run %q has no rows: load its file first (payouts-river load -csv FILE -run %s)", run, run)
+	}
+	jobs, err := a.jobs(ctx, out)
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: its jobs: %w", run, err)
+	}
+	for i := range out {
+		if j := jobs[out[i].JobID]; j != nil {
+			out[i].JobState, out[i].JobAttempts = string(j.State), j.Attempt
+			if n := len(j.Errors); n > 0 {
+				out[i].JobError = j.Errors[n-1].Error
+			}
+		}
+	}
+	return out, nil
+}
+
+// jobListPage is how many jobs one JobList call asks for.
+const jobListPage = 1000
+
+// jobs reads the River jobs of rows through River's JobList, by id.
+func (a *app) jobs(ctx context.Context, rows []runRow) (map[int64]*rivertype.JobRow, error) {
+	ids := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if r.JobID != 0 {
+			ids = append(ids, r.JobID)
+		}
+	}
+	out := make(map[int64]*rivertype.JobRow, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), jobListPage)
+		res, err := a.river.JobList(ctx, river.NewJobListParams().IDs(ids[:n]...).First(n))
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range res.Jobs {
+			out[j.ID] = j
+		}
+		ids = ids[n:]
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
@@ -26,6 +27,8 @@ import (
 //     last step and its event (as in the single-machine example's journal),
 //     the quote, payment, fee, stan, and the final state with the event that
 //     decided it. The primary key is what makes loading twice insert nothing.
+//     attempt is the fencing token: the River attempt of the job that
+//     writes the row now (see claim and fenced).
 //   - payouts_rate: the shared rate limiter (limiter.go).
 //   - payouts_event_cursor: how far the event lister got (events.go).
 const schemaSQL = `CREATE TABLE IF NOT EXISTS payouts (
@@ -50,6 +53,7 @@ const schemaSQL = `CREATE TABLE IF NOT EXISTS payouts (
     refusals     integer     NOT NULL DEFAULT 0,
     updated_at   timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE payouts ADD COLUMN IF NOT EXISTS attempt integer NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS payouts_run_line_idx ON payouts (run, line);
 CREATE TABLE IF NOT EXISTS payouts_rate (
     name text        PRIMARY KEY,
@@ -92,11 +96,12 @@ type record struct {
 const recordColumns = `payout_id, run, line, recipient_id, amount, currency, coalesce(job_id, 0) AS job_id, generation, step, event, code,
  quote_id, payment_id, fee, stan, state, event_id, reason, refusals, updated_at`
 
-func scanRecord(s pgx.Row) (record, error) {
+// scanRecord scans a row of recordColumns, then more (columns after them).
+func scanRecord(s pgx.Row, more ...any) (record, error) {
 	var r record
 	var amount string
-	err := s.Scan(&r.PayoutID, &r.Run, &r.Line, &r.RecipientID, &amount, &r.Currency, &r.JobID, &r.Generation, &r.Step, &r.Event,
-		&r.Code, &r.QuoteID, &r.PaymentID, &r.Fee, &r.Stan, &r.State, &r.EventID, &r.Reason, &r.Refusals, &r.UpdatedAt)
+	err := s.Scan(append([]any{&r.PayoutID, &r.Run, &r.Line, &r.RecipientID, &amount, &r.Currency, &r.JobID, &r.Generation, &r.Step, &r.Event,
+		&r.Code, &r.QuoteID, &r.PaymentID, &r.Fee, &r.Stan, &r.State, &r.EventID, &r.Reason, &r.Refusals, &r.UpdatedAt}, more...)...)
 	if err != nil {
 		return r, err
 	}
@@ -205,23 +210,44 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (payout_id) DO NOTHING RETURNING 1) 
 // written, and the attempt must stop.
 var errRescued = errors.New("the job's attempt was rescued or cancelled: this attempt stops and writes nothing")
 
-// fenced runs fn in a transaction that first checks, under the job row's
-// lock, that the job is still running this attempt, so that an attempt
-// River gave up on (a worker that seemed dead) cannot overwrite what the
-// current one wrote. fn's writes commit only if the check passed.
+// claim makes the job's attempt the one that writes the payout's row and
+// returns the row: from then on an earlier attempt (a worker River gave up
+// on, still running) can write nothing (fenced). An attempt that a later
+// one has claimed already gets errRescued.
+func claim(ctx context.Context, pool *pgxpool.Pool, job *river.Job[payoutArgs]) (record, error) {
+	var attempt int
+	rec, err := scanRecord(pool.QueryRow(ctx, `UPDATE payouts SET attempt = greatest(attempt, $2) WHERE payout_id = $1
+RETURNING `+recordColumns+`, attempt`, job.Args.PayoutID, job.Attempt), &attempt)
+	if err == nil && attempt != job.Attempt {
+		err = fmt.Errorf("payout %s, job %d attempt %d (attempt %d claimed it): %w", job.Args.PayoutID, job.ID, job.Attempt, attempt, errRescued)
+	}
+	return rec, err
+}
+
+// fenced runs fn in a transaction that first checks, under the payout
+// row's lock, that this attempt is the one that claimed the row and, through
+// River (JobGetTx), that the job is still running this attempt, so that an
+// attempt River gave up on (a worker that seemed dead) or a cancelled job
+// cannot overwrite what the current one wrote. fn's writes commit only if
+// the checks passed.
 func fenced(ctx context.Context, pool *pgxpool.Pool, job *river.Job[payoutArgs], fn func(pgx.Tx) error) error {
+	rc := river.ClientFromContext[pgx.Tx](ctx)
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	var attempt int
-	var state string
-	if err := tx.QueryRow(ctx, `SELECT attempt, state::text FROM river_job WHERE id = $1 FOR UPDATE`, job.ID).Scan(&attempt, &state); err != nil {
+	var claimed int
+	if err := tx.QueryRow(ctx, `SELECT attempt FROM payouts WHERE payout_id = $1 FOR UPDATE`, job.Args.PayoutID).Scan(&claimed); err != nil {
+		return fmt.Errorf("check the payout's attempt: %w", err)
+	}
+	now, err := rc.JobGetTx(ctx, tx, job.ID)
+	if err != nil {
 		return fmt.Errorf("check the job's attempt: %w", err)
 	}
-	if state != "running" || attempt != job.Attempt {
-		return fmt.Errorf("payout %s, job %d attempt %d (now %s, attempt %d): %w", job.Args.PayoutID, job.ID, job.Attempt, state, attempt, errRescued)
+	if claimed != job.Attempt || now.State != rivertype.JobStateRunning || now.Attempt != job.Attempt {
+		return fmt.Errorf("payout %s, job %d attempt %d (now %s, attempt %d; the payout claimed by attempt %d): %w",
+			job.Args.PayoutID, job.ID, job.Attempt, now.State, now.Attempt, claimed, errRescued)
 	}
 	if err := fn(tx); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -150,7 +151,7 @@ func TestThreeWorkersKilledAndRestarted(t *testing.T) {
 		funded = funded.Add(total)
 	}
 	waitFor(t, 5*time.Minute, "every job completed", func() bool {
-		return dbCount(db, `SELECT count(*) FROM river_job WHERE kind = 'payouts_payout' AND state = 'completed'`) == n
+		return jobCount(db, rivertype.JobStateCompleted) == n
 	})
 	elapsed := time.Since(start)
 

@@ -97,7 +97,7 @@ type payoutWorker struct {
 // with back-off; an unknown outcome fails the attempt, and River tries again
 // with back-off (same keys).
 func (w *payoutWorker) Work(ctx context.Context, job *river.Job[payoutArgs]) error {
-	rec, err := scanRecord(w.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM payouts WHERE payout_id = $1`, job.Args.PayoutID))
+	rec, err := claim(ctx, w.pool, job)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return river.JobCancel(fmt.Errorf("payout %s has no row in the payouts table: load its file with the load command", job.Args.PayoutID))
 	}
