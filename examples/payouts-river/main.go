@@ -33,9 +33,13 @@
 // one at once). A refusal that cannot be cured cancels the job with the
 // reason. A confirmed payment's final state comes from the outcome tracker
 // (pgstore's outcome table), fed by a periodic River job that lists the
-// service's events for the whole cluster (or by a webhook receiver on the
-// same table); the job completes in the transaction that records it
-// (TestWorkerRefusals, TestQuoteExpiredTakesANewGeneration).
+// service's events for the whole cluster, in a queue of its own so that it
+// never waits behind the payouts (or by a webhook receiver on the same
+// table); a confirmed payout's job looks there and, when the outcome has
+// not come, snoozes (its worker goes on to other payouts) and looks again
+// after -recheck; it completes in the transaction that records the outcome
+// (TestWorkerRefusals, TestQuoteExpiredTakesANewGeneration,
+// TestOutcomesKeepUpWhileWorkersAreKilled).
 //
 // The rate (-rate, -burst) is one limit for all workers of all processes
 // and runs on the database: a row of payouts_rate that every HTTP attempt
@@ -129,7 +133,7 @@ func parse(args []string, stderr io.Writer) (string, options, error) {
 	fs.DurationVar(&o.river.retryMax, "retry-max", 5*time.Minute, "work: the longest such wait")
 	fs.DurationVar(&o.river.work.snoozeMin, "refused-wait", 30*time.Second, "work: the first wait before a payout refused for a cause that may pass (insufficient balance) is tried again; it doubles")
 	fs.DurationVar(&o.river.work.snoozeMax, "refused-wait-max", 10*time.Minute, "work: the longest such wait")
-	fs.DurationVar(&o.river.work.awaitFor, "await", 10*time.Second, "work: how long a job waits for its payment's outcome before it lets its worker go")
+	fs.DurationVar(&o.river.work.awaitFor, "await", 0, "work: how long a confirmed payout's job waits for its outcome before it lets its worker go (0: it looks once, then again after -recheck)")
 	fs.DurationVar(&o.river.work.recheck, "recheck", 5*time.Second, "work: when a job whose outcome has not come looks again")
 	fs.DurationVar(&o.river.listEvery, "list-every", 5*time.Second, "work: how often the service's events are listed for the outcomes")
 	fs.DurationVar(&o.stopWait, "stop-wait", 30*time.Second, "work: on SIGTERM, how long the running jobs may finish")
@@ -151,8 +155,8 @@ func parse(args []string, stderr io.Writer) (string, options, error) {
 		return "", o, errors.New("-rate, -burst and -workers must be positive")
 	case r.jobTimeout <= 0 || r.rescueAfter <= r.jobTimeout:
 		return "", o, errors.New("-rescue-after must be longer than -job-timeout (positive): a job is given to another worker only once its attempt has surely ended")
-	case r.work.awaitFor >= r.jobTimeout:
-		return "", o, errors.New("-await must be shorter than -job-timeout")
+	case r.work.awaitFor < 0 || r.work.awaitFor >= r.jobTimeout:
+		return "", o, errors.New("-await must be shorter than -job-timeout, and not negative")
 	case r.retryMin <= 0 || r.retryMax < r.retryMin || r.work.snoozeMin <= 0 || r.work.snoozeMax < r.work.snoozeMin ||
 		r.work.recheck <= 0 || r.listEvery < time.Second || o.watch < 0:
 		return "", o, errors.New("-retry-min, -refused-wait, -recheck must be positive, the -max ones not below them, -list-every at least 1s")

@@ -106,7 +106,7 @@ func runIn(t *testing.T, ctx context.Context, getenv func(string) string, tty bo
 
 // fastWork are work's flags for tests: short waits everywhere.
 var fastWork = []string{"-job-timeout", "5s", "-rescue-after", "8s", "-retry-min", "100ms", "-retry-max", "1s",
-	"-refused-wait", "200ms", "-refused-wait-max", "1s", "-await", "2s", "-recheck", "300ms", "-list-every", "1s"}
+	"-refused-wait", "200ms", "-refused-wait-max", "1s", "-recheck", "300ms", "-list-every", "1s"}
 
 // startWorkers runs work in this process until the test ends (or stop is
 // called) and returns stop, which waits for it.

@@ -187,6 +187,10 @@ func progressOf(rows []runRow) progress {
 
 func (p progress) decided() int { return p.completed + p.failed + p.rejected + p.refused }
 
+// sent is how many rows' money went out: confirmed payments, decided or
+// not, less those that failed or were rejected.
+func (p progress) sent() int { return p.completed + p.pending }
+
 // counts is the progress in words.
 func (p progress) counts() string {
 	s := fmt.Sprintf("%d completed, %d failed, %d rejected, %d refused; %d pending, %d waiting (refused, tried again later), %d paying, %d queued",

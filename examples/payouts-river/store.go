@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 //     writes the row now (see claim and fenced).
 //   - payouts_rate: the shared rate limiter (limiter.go).
 //   - payouts_event_cursor: how far the event lister got (events.go).
+//   - payouts_migrated: the builds that migrated the database (migrate).
 const schemaSQL = `CREATE TABLE IF NOT EXISTS payouts (
     payout_id    text        PRIMARY KEY,
     run          text        NOT NULL,
@@ -63,6 +65,9 @@ ALTER TABLE payouts_rate ADD COLUMN IF NOT EXISTS sent timestamptz NOT NULL DEFA
 CREATE TABLE IF NOT EXISTS payouts_event_cursor (
     name  text PRIMARY KEY,
     after text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS payouts_migrated (
+    build text PRIMARY KEY
 )`
 
 // The events of a payout's row: the journal's of the single-machine
@@ -123,7 +128,26 @@ const QueueName = "payouts"
 
 // migrate creates River's tables, the outcome tracker's and the program's.
 // It is safe from every process at once: one migrates, the others wait.
+//
+// A database that this build migrated already (payouts_migrated names the
+// build: the schema's version and River's and pgstore's) is left alone
+// without a lock: DDL such as CREATE INDEX IF NOT EXISTS locks its table
+// even when there is nothing to do, and a worker that restarts often (a
+// supervisor after kills) would hold up every other worker each time.
 func migrate(ctx context.Context, pool *pgxpool.Pool, outcomes *pgstore.OutcomeStore) error {
+	build := migrationBuild()
+	var done bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('payouts_migrated') IS NOT NULL`).Scan(&done); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if done {
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM payouts_migrated WHERE build = $1)`, build).Scan(&done); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if done {
+			return nil
+		}
+	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -146,7 +170,30 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, outcomes *pgstore.OutcomeS
 			return fmt.Errorf("create the payouts tables: %w (does the role have CREATE on the schema?)", err)
 		}
 	}
-	return outcomes.Migrate(ctx)
+	if err := outcomes.Migrate(ctx); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO payouts_migrated (build) VALUES ($1) ON CONFLICT DO NOTHING`, build); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// schemaVersion is the version of schemaSQL: raise it with every change.
+const schemaVersion = 2
+
+// migrationBuild names what migrate creates: the schema's version and the
+// versions of the modules whose tables it migrates.
+func migrationBuild() string {
+	b := fmt.Sprintf("payouts %d", schemaVersion)
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "github.com/riverqueue/river" || m.Path == "github.com/paymentsapi/payments-go/eventstore/pgstore" {
+				b += fmt.Sprintf(", %s %s", m.Path, m.Version)
+			}
+		}
+	}
+	return b
 }
 
 // loadResult says what load did.
