@@ -48,8 +48,11 @@
 // rate. Each process keeps the SDK's retry budget of its own, and every
 // retry waits for the shared rate too.
 //
-// status shows the run's rows by state (a progress bar on a terminal,
-// plain lines otherwise; -watch repeats it until every row is decided),
+// status shows the run's rows by state (a progress bar on a terminal, one
+// line under 80 columns rewritten in place, plain lines otherwise: the rows
+// decided and the rows whose money went out, apart, a rate and the time
+// left; -watch repeats it until every row is decided, and Ctrl-C stops it
+// with exit status 0: TestStatusBarFitsATerminal, TestStatusWatchInterrupted),
 // then writes the same CSV report and summary as the single-machine example
 // (examples/payouts), from the jobs and the tracker, on any machine, during
 // the run and after it (TestStatus). Its exit status: 0 when every row

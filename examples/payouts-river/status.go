@@ -202,41 +202,112 @@ func (p progress) counts() string {
 }
 
 // barWidth is the progress bar's width in characters.
-const barWidth = 30
+const barWidth = 20
 
-// bar is the progress on a terminal: a bar of the decided rows, rewritten
-// in place.
-func (p progress) bar() string {
+// termWidth is the widest line the bar writes: one less than a terminal of
+// 80 columns, so that it never wraps (a wrapped line is not cleared by the
+// carriage return and erase-line that rewrite it).
+const termWidth = 79
+
+// pace is how fast rows are decided: the first look of a watch and the
+// latest.
+type pace struct {
+	start     time.Time
+	startDone int
+	now       time.Time
+	done      int
+}
+
+// rate is rows decided a second since the watch began; 0 before it can say.
+func (r pace) rate() float64 {
+	d := r.now.Sub(r.start).Seconds()
+	if d < 1 || r.done <= r.startDone {
+		return 0
+	}
+	return float64(r.done-r.startDone) / d
+}
+
+// eta is the time left at the rate, as a short text.
+func (r pace) eta(left int) string {
+	rate := r.rate()
+	switch {
+	case left == 0:
+		return "done"
+	case rate == 0:
+		return "ETA ?"
+	}
+	return "ETA " + time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second).String()
+}
+
+// notCompleted counts the decided rows that did not complete.
+func (p progress) notCompleted() int { return p.failed + p.rejected + p.refused }
+
+// bar is the progress on a terminal: one line of at most termWidth
+// characters, rewritten in place: a bar of the decided rows, the rows
+// decided, the rows whose money went out, the rate and the time left.
+func (p progress) bar(r pace) string {
 	n := 0
 	if p.total > 0 {
 		n = p.decided() * barWidth / p.total
 	}
-	return fmt.Sprintf("\r\033[K[%s%s] %d/%d decided: %s", strings.Repeat("#", n), strings.Repeat(".", barWidth-n), p.decided(), p.total, p.counts())
+	s := fmt.Sprintf("[%s%s] %d/%d decided, %d sent, %.1f/s, %s", strings.Repeat("#", n), strings.Repeat(".", barWidth-n),
+		p.decided(), p.total, p.sent(), r.rate(), r.eta(p.total-p.decided()))
+	if k := p.notCompleted(); k > 0 {
+		s += fmt.Sprintf(", %d not completed", k)
+	}
+	if p.lost > 0 {
+		s += fmt.Sprintf(", %d discarded", p.lost)
+	}
+	if len(s) > termWidth {
+		s = s[:termWidth-3] + "..."
+	}
+	return "\r\033[K" + s
 }
 
 // line is the progress elsewhere (a pipe, a log): one plain line.
-func (p progress) line(run string, now time.Time) string {
-	return fmt.Sprintf("%s run %s: %d of %d rows decided: %s\n", now.UTC().Format(time.RFC3339), run, p.decided(), p.total, p.counts())
+func (p progress) line(run string, r pace) string {
+	return fmt.Sprintf("%s run %s: %d of %d rows decided, %d sent (%.1f decided/s, %s): %s\n", r.now.UTC().Format(time.RFC3339), run,
+		p.decided(), p.total, p.sent(), r.rate(), r.eta(p.total-p.decided()), p.counts())
+}
+
+// stopWatching ends a watch the operator interrupted (Ctrl-C): that is
+// not a failure, so the exit status is 0; the report is not written.
+func (a *app) stopWatching(out io.Writer, tty bool) (int, error) {
+	if tty {
+		fmt.Fprintln(out)
+	}
+	fmt.Fprintln(out, "stopped watching; the workers go on (status again to see where they are)")
+	return exitCompleted, nil
 }
 
 // status shows the run's progress (every watch until every row is decided,
 // or once), then writes the report and the summary, and returns the exit
 // status.
 func (a *app) status(ctx context.Context, run, reportPath string, watch time.Duration, out io.Writer, tty bool) (int, error) {
-	var rows []runRow
+	var (
+		rows []runRow
+		r    pace
+	)
 	for {
 		var err error
-		if rows, err = a.readRun(ctx, run); err != nil {
-			return exitStopped, err
+		if rows, err = a.readRun(ctx, run); err == nil {
+			err = a.fromTracker(ctx, rows)
 		}
-		if err := a.fromTracker(ctx, rows); err != nil {
+		if err != nil && ctx.Err() != nil && watch > 0 {
+			return a.stopWatching(out, tty)
+		}
+		if err != nil {
 			return exitStopped, err
 		}
 		p := progressOf(rows)
+		r.now, r.done = time.Now(), p.decided()
+		if r.start.IsZero() {
+			r.start, r.startDone = r.now, r.done
+		}
 		if tty {
-			fmt.Fprint(out, p.bar())
+			fmt.Fprint(out, p.bar(r))
 		} else {
-			fmt.Fprint(out, p.line(run, time.Now()))
+			fmt.Fprint(out, p.line(run, r))
 		}
 		if watch == 0 || p.decided() == p.total || p.lost > 0 {
 			break
@@ -245,10 +316,7 @@ func (a *app) status(ctx context.Context, run, reportPath string, watch time.Dur
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			if tty {
-				fmt.Fprintln(out)
-			}
-			return exitStopped, ctx.Err()
+			return a.stopWatching(out, tty)
 		case <-t.C:
 		}
 	}
