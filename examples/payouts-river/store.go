@@ -278,7 +278,10 @@ RETURNING `+recordColumns+`, attempt`, job.Args.PayoutID, job.Attempt), &attempt
 // cannot overwrite what the current one wrote. fn's writes commit only if
 // the checks passed.
 func fenced(ctx context.Context, pool *pgxpool.Pool, job *river.Job[payoutArgs], fn func(pgx.Tx) error) error {
-	rc := river.ClientFromContext[pgx.Tx](ctx)
+	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return fmt.Errorf("check the job's attempt: %w", err)
+	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return err

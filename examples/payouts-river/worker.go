@@ -284,7 +284,7 @@ func (w *payoutWorker) awaitOutcome(ctx context.Context, job *river.Job[payoutAr
 	case err != nil && w.cfg.awaitFor == 0 && !errors.Is(err, outcome.ErrNotFound):
 		return fmt.Errorf("payout %s: read its outcome: %w (River looks again with back-off)", rec.PayoutID, err)
 	case err != nil || !o.State.Final():
-		if rc := river.ClientFromContext[pgx.Tx](ctx); rc != nil && w.cfg.listEvery > 0 {
+		if rc, err := river.ClientFromContextSafely[pgx.Tx](ctx); err == nil && w.cfg.listEvery > 0 {
 			if _, err := rc.Insert(ctx, listArgs{}, listOpts(w.cfg.listEvery)); err != nil && w.logger != nil {
 				w.logger.WarnContext(ctx, "payouts: asking for an event listing failed (the periodic one still comes)", slog.String("error", err.Error()))
 			}
