@@ -97,7 +97,12 @@ func TestThreeWorkersKilledAndRestarted(t *testing.T) {
 	loadFile(t, getenv, path, "payroll")
 	childEnv := append(os.Environ(), "PAYOUTS_RIVER_CHILD=1", "DATABASE_URL="+db,
 		"PAYMENTS_API_KEY="+srv.APIKey(), "PAYMENTS_BASE_URL="+srv.URL())
-	args := append(append([]string{"work"}, fastWork...), "-workers", "8", "-rate", "300", "-burst", "30", "-limiter", "reliability")
+	// A shared rate that makes the run last about 30 s whatever its size,
+	// so that its kills, the PostgreSQL restart and the funding happen
+	// while rows are being paid (outcomes come within seconds: at 300/s
+	// 150 rows were paid before the third kill).
+	rate := min(max(float64(n)*2.5/30, 5), 300)
+	args := append(append([]string{"work"}, fastWork...), "-workers", "8", "-rate", strconv.FormatFloat(rate, 'f', 1, 64), "-burst", "5", "-limiter", "reliability")
 	dir := t.TempDir()
 	logOf := func(i int) string { return filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)) }
 	workers := make([]*child, 3)
@@ -168,9 +173,9 @@ func TestThreeWorkersKilledAndRestarted(t *testing.T) {
 		!strings.Contains(out, fmt.Sprintf("  NGN  all        %6d rows  amount %14s", n, total.StringFixed(2))) {
 		t.Errorf("status: %d:\n%s", status, out)
 	}
-	t.Logf("RELIABILITY: %d rows, 3 worker processes, %d SIGKILLs (one every 3 s), PostgreSQL restarted once, balance out halfway and funded: "+
-		"every row paid once in %v, %.1f payments/s; %d rows refused for the balance, then paid",
-		n, kills, elapsed.Round(time.Second), float64(n)/elapsed.Seconds(), refusedSeen)
+	t.Logf("RELIABILITY: %d rows, 3 worker processes, %d SIGKILLs (one every 3 s), PostgreSQL restarted once, balance out halfway and funded, shared rate %.1f/s: "+
+		"every row paid once in %v, %.1f payments/s; %d rows refused for the balance, then paid; load %s at the end",
+		n, kills, rate, elapsed.Round(time.Second), float64(n)/elapsed.Seconds(), refusedSeen, loadAvg())
 }
 
 // tail is the last n bytes of s.
