@@ -168,24 +168,10 @@ func payKilled(t *testing.T, n int, kill bool) killRun {
 		"PAYMENTS_API_KEY="+srv.APIKey(), "PAYMENTS_BASE_URL="+srv.URL())
 	args := append(append([]string{"work"}, recommendedWork...), "-limiter", name)
 	dir := t.TempDir()
-	logOf := func(i int) string { return filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)) }
-	workers := make([]*child, 6)
 	run := killRun{loadStart: loadAvg()}
 	start := time.Now()
-	for i := range workers {
-		workers[i] = startChild(t, childEnv, logOf(i), args...)
-	}
-	defer func() {
-		for _, w := range workers {
-			w.kill()
-		}
-		if t.Failed() {
-			for i := range workers {
-				b, _ := os.ReadFile(logOf(i))
-				t.Logf("%s: worker %d's log (the end):\n%s", name, i, tail(string(b), 2000))
-			}
-		}
-	}()
+	workers, logOf := startChildren(t, 6, dir, childEnv, args)
+	defer func() { stopChildren(t, name+": ", workers, logOf) }()
 
 	// What status shows, every 2 s, beside the payments completed at the
 	// service; and a worker killed every 1.5 s.

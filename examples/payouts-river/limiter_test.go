@@ -53,16 +53,10 @@ func TestRateLimitSharedByRunsAndWorkers(t *testing.T) {
 	}
 	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
 	limit := int(rate*(window+slack).Seconds()) + burst
-	most, j := 0, 0
-	for i := range at {
-		for at[i].Sub(at[j]) >= window {
-			j++
-		}
-		most = max(most, i-j+1)
-	}
-	if most > limit {
+	if most := mostWithin(at, window); most > limit {
 		t.Errorf("%d requests within %v: the shared limit allows %d (%v/s, burst %d)", most, window, limit, rate, burst)
 	}
+	most := mostWithin(at, window)
 	span := at[len(at)-1].Sub(at[0])
 	t.Logf("%d requests in %v (%.1f/s; the limit %v/s); at most %d in %v", len(at), span.Round(time.Millisecond),
 		float64(len(at))/span.Seconds(), rate, most, window)
@@ -133,16 +127,23 @@ func TestRateLimitHoldsForLateSenders(t *testing.T) {
 	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
 	for _, window := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second} {
 		limit := int(rate*(window+slack).Seconds()) + burst
-		most, j := 0, 0
-		for i := range at {
-			for at[i].Sub(at[j]) >= window {
-				j++
-			}
-			most = max(most, i-j+1)
-		}
+		most := mostWithin(at, window)
 		if most > limit {
 			t.Errorf("%d requests arrived within %v: the limit allows %d (%v/s, burst %d, %v slack)", most, window, limit, rate, burst, slack)
 		}
 		t.Logf("at most %d requests in %v (limit %d)", most, window, limit)
 	}
+}
+
+// mostWithin is the most of the sorted times at that any span of window
+// holds.
+func mostWithin(at []time.Time, window time.Duration) int {
+	most, j := 0, 0
+	for i := range at {
+		for at[i].Sub(at[j]) >= window {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return most
 }

@@ -54,6 +54,32 @@ func startChild(t *testing.T, env []string, logPath string, args ...string) *chi
 	return &child{cmd: cmd, log: f}
 }
 
+// startChildren starts n worker processes, each logging to its file in
+// dir, and returns them with the name of each one's log.
+func startChildren(t *testing.T, n int, dir string, env, args []string) ([]*child, func(int) string) {
+	t.Helper()
+	logOf := func(i int) string { return filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)) }
+	workers := make([]*child, n)
+	for i := range workers {
+		workers[i] = startChild(t, env, logOf(i), args...)
+	}
+	return workers, logOf
+}
+
+// stopChildren kills the workers, and shows the end of each one's log when
+// the test failed.
+func stopChildren(t *testing.T, name string, workers []*child, logOf func(int) string) {
+	for _, w := range workers {
+		w.kill()
+	}
+	if t.Failed() {
+		for i := range workers {
+			b, _ := os.ReadFile(logOf(i))
+			t.Logf("%sworker %d's log (the end):\n%s", name, i, tail(string(b), 3000))
+		}
+	}
+}
+
 func (c *child) kill() {
 	_ = c.cmd.Process.Signal(syscall.SIGKILL)
 	_ = c.cmd.Wait()
@@ -104,22 +130,8 @@ func TestThreeWorkersKilledAndRestarted(t *testing.T) {
 	rate := min(max(float64(n)*2.5/30, 5), 300)
 	args := append(append([]string{"work"}, fastWork...), "-workers", "8", "-rate", strconv.FormatFloat(rate, 'f', 1, 64), "-burst", "5", "-limiter", "reliability")
 	dir := t.TempDir()
-	logOf := func(i int) string { return filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)) }
-	workers := make([]*child, 3)
-	for i := range workers {
-		workers[i] = startChild(t, childEnv, logOf(i), args...)
-	}
-	defer func() {
-		for _, w := range workers {
-			w.kill()
-		}
-		if t.Failed() {
-			for i := range workers {
-				b, _ := os.ReadFile(logOf(i))
-				t.Logf("worker %d's log (the end):\n%s", i, tail(string(b), 3000))
-			}
-		}
-	}()
+	workers, logOf := startChildren(t, 3, dir, childEnv, args)
+	defer stopChildren(t, "", workers, logOf)
 
 	start := time.Now()
 	killFor := max(20*time.Second, time.Duration(n)*100*time.Millisecond)

@@ -142,26 +142,11 @@ func writeReport(path string, rep []reportRow) error {
 // loading its refused rows under new ids). The header is checked, not
 // returned.
 func readReport(path string) ([][]string, error) {
-	f, err := os.Open(path)
+	rows, err := csvcell.ReadFile(path, reportHeader)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("report %w", err)
 	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = len(reportHeader)
-	recs, err := r.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("report %s: %w", path, err)
-	}
-	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(reportHeader, ",") {
-		return nil, fmt.Errorf("report %s: the header must be %s", path, strings.Join(reportHeader, ","))
-	}
-	for _, rec := range recs[1:] {
-		for i, c := range rec {
-			rec[i] = csvcell.Restore(c)
-		}
-	}
-	return recs[1:], nil
+	return rows, nil
 }
 
 // money prints an amount with at least two decimals and every decimal it

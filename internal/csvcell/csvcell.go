@@ -10,6 +10,13 @@
 // exactly, a genuine leading quote included (TestRoundTrip).
 package csvcell
 
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strings"
+)
+
 // Neutralise returns s as a CSV cell a spreadsheet shows as text.
 func Neutralise(s string) string {
 	if s == "" {
@@ -36,4 +43,29 @@ func Row(cells []string) []string {
 		cells[i] = Neutralise(c)
 	}
 	return cells
+}
+
+// ReadFile reads a CSV file written with Row: its header must be header;
+// the rows after it are returned, each cell Restored.
+func ReadFile(path string, header []string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = len(header)
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(header, ",") {
+		return nil, fmt.Errorf("%s: the header must be %s", path, strings.Join(header, ","))
+	}
+	for _, rec := range recs[1:] {
+		for i, c := range rec {
+			rec[i] = Restore(c)
+		}
+	}
+	return recs[1:], nil
 }
