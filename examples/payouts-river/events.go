@@ -74,13 +74,15 @@ func (w *listWorker) Work(ctx context.Context, _ *river.Job[listArgs]) error {
 		if err != nil {
 			return fmt.Errorf("list events: %w", err)
 		}
-		// Each event is recorded on its own: one that fails (a database
-		// timeout) does not throw the page away. The cursor stops before
-		// the first that failed, so the next listing (River retries this
-		// one soon) records it again; those after it count once anyway.
+		// Each event is recorded on its own: one the store fails to record
+		// (a database timeout) does not throw the page away. The cursor
+		// stops before the first that failed, so the next listing (River
+		// retries this one soon) records it again; those after it count
+		// once anyway. An event the tracker cannot track is logged by it
+		// and skipped (outcome.EffectUntrackable): the error is its store's.
 		saved, failed := len(page.Events), error(nil)
 		for i, ev := range page.Events {
-			if _, _, err := w.tracker.Apply(ctx, ev); err != nil && !errors.Is(err, outcome.ErrInvalidEvent) {
+			if _, _, err := w.tracker.Apply(ctx, ev); err != nil {
 				if failed == nil {
 					saved, failed = i, fmt.Errorf("list events: record event %s: %w", ev.ID, err)
 				}
