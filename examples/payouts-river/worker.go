@@ -76,7 +76,8 @@ type workConfig struct {
 	// each refusal, up to snoozeMax.
 	snoozeMin, snoozeMax time.Duration
 	// awaitFor is how long a job waits for its payment's outcome before
-	// it lets its worker go (JobSnooze) and looks again after recheck.
+	// it lets its worker go (JobSnooze) and looks again after recheck; 0
+	// (the default) looks once and does not wait.
 	awaitFor, recheck time.Duration
 	// listEvery is the listing's period: a job that finds no outcome asks
 	// for a listing of this period (one for the cluster), so that outcomes
