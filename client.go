@@ -57,9 +57,6 @@ type Client struct {
 	surprised surprise.Set
 	now       func() time.Time // the request path's clock too (see SetClockForTest)
 
-	// quietSurprises: WithSurpriseWarnings(false), no surprise is logged.
-	quietSurprises bool
-
 	// retry is the retry settings of every call, unless it has its own.
 	retry RetryPolicy
 	// calls holds the calls that ended and may be reused (see do).
@@ -118,8 +115,6 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		userAgent: userAgent(cfg.userAgent),
 		logger:    cfg.logger,
 		now:       time.Now,
-
-		quietSurprises: cfg.quietSurprises,
 
 		hook:       chainHooks(cfg.hooks()),
 		middleware: len(cfg.middleware) > 0,

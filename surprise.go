@@ -77,13 +77,9 @@ func (s *surprises) add(kind, detail string) {
 
 // report logs each surprise the Client meets for the first time (per kind
 // and detail, at most surprise.MaxRemembered of them), at warning level: to
-// WithLogger's logger, else to slog.Default() as it is at that moment;
-// never with WithSurpriseWarnings(false). Only a call that met a surprise
-// gets here: the others pay nothing for it.
+// WithLogger's logger, else to slog.Default() as it is at that moment. Only
+// a call that met a surprise gets here: the others pay nothing for it.
 func (c *Client) report(ctx context.Context, op string, found surprises) {
-	if c.quietSurprises {
-		return
-	}
 	for _, s := range found {
 		if !c.surprised.First(string(s.Kind), s.Detail) {
 			continue
