@@ -36,6 +36,11 @@ type Response struct {
 	// MaxResponseBytes), the envelope around the data. Do not modify it:
 	// the resource's RawJSON is a slice of it.
 	Body []byte
+
+	// masks is the Client's that received the response, so that Format and
+	// LogValue mask its API key wherever the service echoed it; nil in a
+	// Response made or decoded elsewhere.
+	masks *masker
 }
 
 // dataOf is the data member of an envelope, a slice of body: encoding/json
