@@ -255,3 +255,41 @@ func Covered[V any](t testing.TB, snapshot string, table map[string]V) {
 		}
 	}
 }
+
+// Shaped secrets and personal data, as a value masks them without knowing
+// them: a JWT (the form of the specification's API keys), both forms of a
+// webhook signing secret, and personal data.
+const (
+	JWT         = "eyJhbGciOiJIUzI1NiJ9.eyJtZXJjaGFudCI6ImVjaG8ifQ.c2lnbmF0dXJlLW9mLWVjaG8"
+	Whsec       = "whsec_ZWNoby1zZWNyZXQtb2YtdGhpcnR5LXR3by1ieXRlcw=="
+	HexSecret   = "6563686f2d7061796d656e74732d7369676e61747572652d736563726574"
+	Account     = "0123456789"
+	BVN         = "22233344455"
+	Email       = "ada.echo@merchant.example"
+	Mobile      = "+2348012345678"
+	MerchantKey = "sk_live_Echo0Key9Zq7WxLp" // an API key of no particular shape
+)
+
+// Echoes are the values a table's text members are set to, one at a time
+// (see All).
+var Echoes = []string{JWT, Whsec, HexSecret, Account, BVN, Email, Mobile}
+
+// All checks that every type the snapshots name has values in table
+// (Covered), then, for each of Echoes, that no value of table(echo) prints
+// echo or any of held (the secrets the table's clients, stores and servers
+// hold themselves).
+func All(t *testing.T, snapshots []string, table func(t *testing.T, echo string) map[string][]any, held ...string) {
+	t.Helper()
+	for _, snapshot := range snapshots {
+		Covered(t, snapshot, table(t, "x"))
+	}
+	for _, echo := range Echoes {
+		t.Run(echo, func(t *testing.T) {
+			for name, values := range table(t, echo) {
+				for _, v := range values {
+					Check(t, name, v, append([]string{echo}, held...)...)
+				}
+			}
+		})
+	}
+}
