@@ -393,3 +393,26 @@ func assertRoundTrips(t *testing.T, v any) []byte {
 	assert.JSONEq(t, string(b), string(b3), "encoding/gob: %T", v)
 	return b
 }
+
+// TestPrintedAmountsStayWhole: amounts are never masked, however many
+// digits they have and whatever field holds them (an exchange rate names
+// no money word), printed with any verb or logged.
+func TestPrintedAmountsStayWhole(t *testing.T) {
+	big, rate := decimal.RequireFromString("25000000"), decimal.RequireFromString("12345678")
+	quote := &payments.Quote{QuoteID: "q-1", Amount: big, Fee: rate, ExchangeRate: rate, TotalAmount: big}
+	values := []any{
+		payments.Payment{ID: "p-1", Amount: big, Quote: quote},
+		payments.Recipient{ID: "r-1", Limit: &big},
+		payments.PaymentInitiateParams{Amount: payments.Amount{Decimal: big}},
+		payments.VirtualAccountPayment{ID: "t-1", Amount: big},
+		paymentstest.IncomingPayment{ID: "t-2", Amount: big},
+	}
+	for _, v := range values {
+		for how, s := range printcheck.Forms(v) {
+			assert.Contains(t, s, "25000000", "%T printed as %s", v, how)
+		}
+	}
+	for how, s := range printcheck.Forms(quote) {
+		assert.Contains(t, s, "12345678", "the quote's rate printed as %s", how)
+	}
+}
