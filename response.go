@@ -11,7 +11,10 @@ import (
 // envelope's stan and message (quote the stan in support tickets), the HTTP
 // status and headers, the idempotency key that was sent, whether the service
 // replayed a stored answer, how many attempts the call took, and the body as
-// received. Printed or logged it shows the body's size, not the body.
+// received. Printed or logged it shows the body's size, not the body, and
+// its headers, stan and message with credentials and personal data masked
+// (the Client's API key wherever the service echoed it); encoding/json and
+// encoding/gob keep it whole.
 type Response struct {
 	// StatusCode is the HTTP status of the final attempt.
 	StatusCode int
