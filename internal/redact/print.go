@@ -86,9 +86,11 @@ func isText(fv reflect.Value) bool {
 	switch t.Kind() {
 	case reflect.String:
 		return true
-	case reflect.Slice, reflect.Array:
+	case reflect.Slice:
 		k := t.Elem().Kind()
 		return k == reflect.Uint8 || k == reflect.String
+	case reflect.Array:
+		return t.Elem().Kind() == reflect.String
 	case reflect.Map:
 		return t.Elem().Kind() == reflect.String || t.Elem().Kind() == reflect.Slice && t.Elem().Elem().Kind() == reflect.String
 	}
