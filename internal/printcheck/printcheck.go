@@ -280,8 +280,9 @@ var Echoes = []string{JWT, Whsec, HexSecret, Account, BVN, Email, Mobile}
 // hold themselves).
 func All(t *testing.T, snapshots []string, table func(t *testing.T, echo string) map[string][]any, held ...string) {
 	t.Helper()
+	names := table(t, "x")
 	for _, snapshot := range snapshots {
-		Covered(t, snapshot, table(t, "x"))
+		Covered(t, snapshot, names)
 	}
 	for _, echo := range Echoes {
 		t.Run(echo, func(t *testing.T) {
