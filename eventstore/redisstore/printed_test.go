@@ -15,19 +15,21 @@ import (
 const redisPassword = "redis-Pa55word-0f-the-merchant"
 
 // printTable is a value of every exported type of redisstore
-// (printcheck.All holds it to api/), on a client that holds a password,
-// with every text member set to s.
+// (printcheck.All holds it to api/), on a client that holds a password and
+// s.
 func printTable(t *testing.T, s string) map[string][]any {
 	t.Helper()
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", Password: redisPassword, Username: s, ClientName: s})
 	t.Cleanup(func() { _ = client.Close() })
-	claims, err := redisstore.NewClaimStore(client, redisstore.WithPrefix(s))
+	// The key prefixes are the merchant's own settings: no text from
+	// outside reaches them.
+	claims, err := redisstore.NewClaimStore(client)
 	require.NoError(t, err)
-	outcomes, err := redisstore.NewOutcomeStore(client, redisstore.WithPrefix(s))
+	outcomes, err := redisstore.NewOutcomeStore(client)
 	require.NoError(t, err)
 	return map[string][]any{
 		"redisstore.ClaimStore":   {claims},
-		"redisstore.Option":       {redisstore.WithPrefix(s)},
+		"redisstore.Option":       {redisstore.WithPrefix(redisstore.DefaultPrefix)},
 		"redisstore.OutcomeStore": {outcomes},
 	}
 }
