@@ -111,9 +111,13 @@ func Encodings(s string) []string {
 // any of its Encodings, naming the form.
 func Check(t testing.TB, name string, v any, secrets ...string) {
 	t.Helper()
+	encodings := make([][]string, len(secrets))
+	for i, secret := range secrets {
+		encodings[i] = Encodings(secret)
+	}
 	for how, text := range Forms(v) {
-		for _, secret := range secrets {
-			for _, enc := range Encodings(secret) {
+		for i, secret := range secrets {
+			for _, enc := range encodings[i] {
 				if strings.Contains(text, enc) {
 					t.Errorf("%s printed as %s shows %q (as %q):\n%s", name, how, secret, enc, text)
 					break
