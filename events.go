@@ -114,11 +114,17 @@ func ParseEvent(payload []byte) (*Event, error) {
 	if err := json.Unmarshal(trimmed, &w); err != nil {
 		return nil, fmt.Errorf("%w: the body is not valid JSON", ErrInvalidEvent)
 	}
+	return w.event(append(json.RawMessage(nil), payload...))
+}
+
+// event is the Event w was decoded from, raw its body (RawJSON), or
+// ErrInvalidEvent when it lacks an id or a kind.
+func (w *eventWire) event(raw json.RawMessage) (*Event, error) {
 	ev := &Event{
 		ID:        strings.TrimSpace(string(w.ID)),
 		Type:      EventType(strings.TrimSpace(string(w.Event))),
 		CreatedAt: time.Time(w.CreatedAt),
-		raw:       append(json.RawMessage(nil), payload...),
+		raw:       raw,
 	}
 	if ev.Type == "" {
 		ev.Type = EventType(strings.TrimSpace(string(w.Type)))

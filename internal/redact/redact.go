@@ -153,8 +153,17 @@ func secretsOnly(s string, secrets []string) string {
 // bidirectional overrides are written as Go escapes (\n, \x1b, \u202e), so
 // that a service cannot forge a log line or restyle a terminal.
 func Clean(s string) string {
+	// Printable ASCII, what nearly every value is, needs nothing: a byte
+	// loop says so at a fraction of the cost of decoding runes.
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
 	clean := true
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if (r == utf8.RuneError && size == 1) || needsEscape(r) {
 			clean = false
