@@ -36,7 +36,10 @@ type Client struct {
 	Webhooks *WebhooksService
 
 	// key is a pointer so that %+v of *c shows an address, never the key.
-	key     *credentials
+	key *credentials
+	// masks is what the values the client returns mask when printed: the
+	// key, behind a function (see masker).
+	masks   *masker
 	baseURL string // scheme://host[/prefix], no trailing slash
 	// fixedURLs holds the URL of each operation whose path has no id, by
 	// path, parsed once (see fixedURL).
@@ -111,6 +114,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	}
 	c := &Client{
 		key:       &credentials{raw: apiKey, bearer: "Bearer " + apiKey, header: []string{"Bearer " + apiKey}},
+		masks:     &masker{secrets: func() []string { return []string{apiKey} }},
 		baseURL:   base,
 		userAgent: userAgent(cfg.userAgent),
 		logger:    cfg.logger,
@@ -295,6 +299,9 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	if st.WaitHeader != "" {
 		waitHeader(&found, st)
 	}
+	for i := range found {
+		found[i].Detail = c.scrub(found[i].Detail) // the key, if the service echoed it
+	}
 	if len(found) > 0 {
 		c.report(ctx, op.Name, found)
 	}
@@ -360,7 +367,7 @@ func (c *Client) send(ctx context.Context, cl *call, header http.Header, payload
 	}
 	defer resp.Body.Close()
 	r := &Response{StatusCode: resp.StatusCode, Header: resp.Header, IdempotencyKey: st.Key, Attempts: st.Attempts(),
-		Replayed: idempotentReplay(resp.Header)}
+		Replayed: idempotentReplay(resp.Header), masks: c.masks}
 	raw, readErr := readBody(resp)
 	err = c.decode(r, raw, readErr, out, op, found, &cl.scratch)
 	if err != nil {

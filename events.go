@@ -86,7 +86,8 @@ func (e *Event) RawJSON() json.RawMessage { return e.raw }
 // three fields. A value receiver, so that an Event printed by value is
 // covered too.
 func (e Event) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "{ID:%s Type:%s CreatedAt:%s}", e.ID, e.Type, e.CreatedAt.Format(time.RFC3339Nano))
+	fmt.Fprintf(f, "{ID:%s Type:%s CreatedAt:%s}", redact.String(e.ID, nil), redact.String(string(e.Type), nil),
+		e.CreatedAt.Format(time.RFC3339Nano))
 }
 
 // eventWire is the body of a delivery. Every member is kept raw so that

@@ -102,7 +102,8 @@ var goAbove124 = map[string]string{
 	"cmd/payments/go.mod":              "1.25.0",
 	"examples/webhook-receiver/go.mod": "1.25.0",
 	"examples/pg-queue/go.mod":         "1.25.0",
-	"examples/payouts-river/go.mod":    "1.25.0",
+	// River v0.45 and later (the project is on v0.51.2) say go 1.26.0.
+	"examples/payouts-river/go.mod": "1.26.0",
 	// kin-openapi, the OpenAPI 3.1 validator of the contract, needs Go 1.25
 	// from the version that validates 3.1 documents (v0.137.0) on.
 	"openapi/go.mod": "1.25",

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/request"
 )
 
@@ -204,13 +205,13 @@ func logAttrs(st *request.Call, r *Response, start time.Time, err error) []slog.
 	status, stan := outcomeOf(r, err)
 	attrs = append(attrs, slog.Int("status", status))
 	if stan != "" {
-		attrs = append(attrs, slog.String("stan", stan))
+		attrs = append(attrs, slog.String("stan", redact.String(stan, nil)))
 	}
 	if st.Key != "" {
 		attrs = append(attrs, slog.String("idempotency_key", st.Key))
 	}
 	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("error", redact.String(err.Error(), nil)))
 	}
 	return attrs
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/surprise"
 )
 
@@ -36,9 +38,10 @@ type TriggerResult struct {
 }
 
 // Format prints the result's fields for every verb, its data as JSON text.
-func (r TriggerResult) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "{EventType:%s Data:%s}", r.EventType, r.Data)
-}
+func (r TriggerResult) Format(f fmt.State, _ rune) { redact.FormatFields(f, r, r.secrets()...) }
+
+// LogValue logs the result's fields, masked as Format masks them.
+func (r TriggerResult) LogValue() slog.Value { return redact.LogFields(r, r.secrets()...) }
 
 // Trigger asks the service to send a test webhook of the given kind (for
 // example EventPaymentCompleted) to the URL configured in the merchant

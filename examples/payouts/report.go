@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/shopspring/decimal"
-
-	"github.com/paymentsapi/payments-go/internal/csvcell"
 )
 
 // The states of a row in the report.
@@ -121,7 +119,7 @@ func writeReport(path string, rep []reportRow) error {
 	for _, r := range rep {
 		// Every cell neutralised: a payout id or a reason a spreadsheet
 		// would run as a formula (=HYPERLINK(...)) is shown as text.
-		_ = w.Write(csvcell.Row([]string{r.PayoutID, r.RecipientID, money(r.Amount), r.Currency, money(r.Fee), r.State,
+		_ = w.Write(cellRow([]string{r.PayoutID, r.RecipientID, money(r.Amount), r.Currency, money(r.Fee), r.State,
 			r.PaymentID, r.Stan, r.EventID, r.Cause}))
 	}
 	w.Flush()
@@ -138,11 +136,11 @@ func writeReport(path string, rep []reportRow) error {
 
 // readReport reads a report that writeReport wrote: its rows of cells,
 // each as it was before writeReport neutralised it for spreadsheets
-// (csvcell), for a program that takes the report further (reconciling it,
+// (cells.go), for a program that takes the report further (reconciling it,
 // loading its refused rows under new ids). The header is checked, not
 // returned.
 func readReport(path string) ([][]string, error) {
-	rows, err := csvcell.ReadFile(path, reportHeader)
+	rows, err := readCSV(path, reportHeader)
 	if err != nil {
 		return nil, fmt.Errorf("report %w", err)
 	}

