@@ -82,6 +82,33 @@ func TestDoctorStopsWhenTheBaseURLIsDown(t *testing.T) {
 	}
 }
 
+// TestDoctorStopsAtTheFirstDroppedConnection: the first request's
+// connection is dropped without an answer, and the service would answer
+// every later one: doctor sends nothing more.
+func TestDoctorStopsAtTheFirstDroppedConnection(t *testing.T) {
+	f := startFake(t, adminAPI())
+	var dropped atomic.Bool
+	rec := newRecorder(t, f.URL(), func(w http.ResponseWriter, r *http.Request) bool {
+		if dropped.Swap(true) {
+			return false
+		}
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+		return true
+	})
+	var out syncBuffer
+	code, stderr := runDoctorVia(minute(t), t, rec, f.with(envBaseURL, "http://127.0.0.1:1"), &out, "--json")
+	assert.Equal(t, exitFailure, code, stderr)
+	assert.Equal(t, []string{"GET /webhooks/events"}, rec.seen(), "nothing after the request that got no answer")
+	doc, _ := doctorDoc(t, out.String())
+	assert.Contains(t, doc.Stopped, "GET /webhooks/events got no answer")
+	for _, r := range doc.Rows {
+		assert.NotEqual(t, differs, r.Result, "%s: %s", r.Topic, r.Detail)
+	}
+}
+
 // TestDoctorStopsWhenAProbeHangs: the service answers the reads, then
 // holds the first create until --timeout: doctor stops there, marks what
 // it did not reach "could not check" (the create that got no answer never

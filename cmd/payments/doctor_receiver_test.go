@@ -28,8 +28,11 @@ func TestDoctorKeepsItsEventsFromTheMerchant(t *testing.T) {
 		// and how: "cancel" (Ctrl-C) or "hang" (until --timeout).
 		stopAt, how string
 		code        int
+		// late: the sandbox holds each delivery 2 s, past doctor's --wait.
+		late bool
 	}{
 		{name: "whole run", code: exitOK},
+		{name: "late deliveries", code: exitOK, late: true, args: []string{"--wait", "1s"}},
 		{name: "Ctrl-C", stopAt: "/payments/initiate", how: "cancel", code: exitFailure},
 		{name: "--timeout", stopAt: "/payments/confirm", how: "hang", args: []string{"--timeout", "4s"}, code: exitFailure},
 	} {
@@ -37,7 +40,11 @@ func TestDoctorKeepsItsEventsFromTheMerchant(t *testing.T) {
 			var merchantGot atomic.Int32
 			merchant := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { merchantGot.Add(1) }))
 			t.Cleanup(merchant.Close)
-			f := startFake(t, adminAPI(), paymentstest.WithWebhook(paymentstest.Webhook{URL: merchant.URL, Secrets: []string{sinkSecret}}))
+			sb := paymentstest.Sandbox{}
+			if tc.late {
+				sb.DeliveryDelay = 2 * time.Second
+			}
+			f := startFake(t, paymentstest.WithSandbox(sb), paymentstest.WithWebhook(paymentstest.Webhook{URL: merchant.URL, Secrets: []string{sinkSecret}}))
 			require.Equal(t, merchant.URL, f.webhookURL(t))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
