@@ -35,8 +35,11 @@
 // payment data. See listen --help.
 //
 // doctor checks the SDK's assumptions about the service (docs/assumptions.md)
-// against the environment, without moving money, and prints a row per
-// assumption: holds, differs or could not check (see doctor --help and
+// against the environment and prints a row per assumption as it is decided:
+// holds, differs or could not check. It writes (creates, confirms one
+// payment, triggers) only to a sandbox the merchant names: a loopback base
+// URL, or --sandbox-host naming its host; --production sends GET requests
+// only; --timeout bounds the run (see doctor --help and
 // docs/when-the-service-differs.md).
 //
 // Every command has --help. Exit codes: 0 success, 1 the service or the
