@@ -141,11 +141,13 @@ func (r *report) cannot(topic, why string) {
 // note adds what doctor saw to a row without changing its result; a row
 // not yet checked takes it as the reason.
 func (r *report) note(topic, text string) {
-	rw := r.get(topic)
-	if rw.Detail == "" {
+	switch rw := r.get(topic); {
+	case rw.Detail == "":
 		rw.Detail = text
-	} else if !strings.Contains(rw.Detail, text) {
+	case !strings.Contains(rw.Detail, text):
 		rw.Detail += "; " + text
+	default:
+		return
 	}
 	r.changed(topic)
 }

@@ -257,3 +257,21 @@ func TestDoctorReceive(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "carries Payments-Signature and verifies with PAYMENTS_WEBHOOK_SECRET")
 }
+
+// TestDoctorReportRevisesAPrintedRow: a row printed as decided that a
+// later answer changes is printed again, marked revised, and the JSON
+// document has its final result: a difference is never lost to streaming.
+func TestDoctorReportRevisesAPrintedRow(t *testing.T) {
+	var out strings.Builder
+	r := newReport()
+	r.out = &out
+	r.hold("Base URL", "the service answers the envelope")
+	r.decide("Base URL")
+	r.hold("Base URL", "another hold changes nothing")
+	r.differ("Base URL", "a later answer: the envelope's stan is a number")
+	r.finish("")
+	assert.Equal(t, 1, strings.Count(out.String(), "holds            Base URL\n"))
+	assert.Contains(t, out.String(), "DIFFERS          Base URL (revised)\n                   a later answer: the envelope's stan is a number\n                   override: WithBaseURL\n")
+	assert.Equal(t, differs, r.index["Base URL"].Result)
+	assert.Equal(t, "WithBaseURL", r.index["Base URL"].Override)
+}
