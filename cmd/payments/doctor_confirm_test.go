@@ -65,8 +65,9 @@ func TestDoctorConfirmsOnePayment(t *testing.T) {
 }
 
 // TestDoctorRateLimitWait: what a 429 carries, met in doctor's burst of
-// GET requests: the wait in Retry-After holds; only in other headers
-// (which the client does not read), or nowhere, differs and says so.
+// GET requests: a wait the client reads (Retry-After; without it,
+// RateLimit-Reset or RateLimit's t= in seconds) holds; one only in headers
+// it does not read, or none, differs and names them.
 func TestDoctorRateLimitWait(t *testing.T) {
 	for _, tc := range []struct {
 		header map[string]string
@@ -76,9 +77,13 @@ func TestDoctorRateLimitWait(t *testing.T) {
 		{map[string]string{"Retry-After": "1"}, holds, "a 429 (GET /webhooks/events) carries Retry-After: 1, which the client honours"},
 		{map[string]string{"Retry-After": "Sun, 29 Nov 2026 04:00:00 GMT"}, holds, "carries Retry-After: Sun, 29 Nov 2026 04:00:00 GMT, which the client honours"},
 		{map[string]string{"X-RateLimit-Reset": "1796000000", "X-RateLimit-Remaining": "0"}, differs,
-			"a 429 (GET /webhooks/events) carries its wait in X-RateLimit-Reset: 1796000000, not in Retry-After: the client does not honour it"},
+			"a 429 (GET /webhooks/events) carries its wait in X-RateLimit-Reset: 1796000000, not in Retry-After: the client does not read X-RateLimit-Reset"},
+		{map[string]string{"X-RateLimit-Retry-After": "5"}, differs, "carries its wait in X-RateLimit-Retry-After: 5, not in Retry-After: the client does not read X-RateLimit-Retry-After"},
 		{map[string]string{"RateLimit": "limit=10, remaining=0, reset=5"}, differs, "carries its wait in RateLimit: limit=10, remaining=0, reset=5, not in Retry-After"},
-		{map[string]string{"RateLimit-Reset": "5", "X-RateLimit-Retry-After": "5"}, differs, "carries its wait in RateLimit-Reset: 5, X-RateLimit-Retry-After: 5, not in Retry-After"},
+		{map[string]string{"RateLimit-Reset": "1796000000"}, differs, "carries its wait in RateLimit-Reset: 1796000000, not in Retry-After: the client does not read RateLimit-Reset"},
+		{map[string]string{"RateLimit-Reset": "5", "X-RateLimit-Retry-After": "5"}, holds,
+			"carries no Retry-After, and its wait in RateLimit-Reset: 5, X-RateLimit-Retry-After: 5, which the client reads as it reads Retry-After"},
+		{map[string]string{"RateLimit": `"default";r=0;t=30`}, holds, `its wait in RateLimit: "default";r=0;t=30, which the client reads`},
 		{map[string]string{"Retry-After": "soon"}, differs, `carries Retry-After: "soon", neither seconds nor an HTTP date`},
 		{nil, differs, "carries no wait (no Retry-After, RateLimit-Reset or X-RateLimit-Reset)"},
 	} {

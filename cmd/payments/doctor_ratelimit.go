@@ -47,25 +47,25 @@ func (d *doctor) probeRateLimit(ctx context.Context) {
 		d.rep.decide(row)
 		return
 	}
-	ra := d.headerValue(o.header.Get("Retry-After"))
+	ra := o.header.Get("Retry-After")
 	var others []string
 	for _, h := range waitHeaders {
 		if v := o.header.Get(h); v != "" {
 			others = append(others, fmt.Sprintf("%s: %s", h, d.headerValue(v)))
 		}
 	}
-	also := ""
-	if len(others) > 0 {
-		also = " (also " + strings.Join(others, ", ") + ")"
-	}
+	name, read := readWait(o.header)
 	switch {
-	case ra != "" && validRetryAfter(ra):
-		d.rep.hold(row, fmt.Sprintf("a 429 (%s) carries Retry-After: %s%s, which the client honours", o.what(), ra, also))
+	case ra != "" && read:
+		d.rep.hold(row, fmt.Sprintf("a 429 (%s) carries Retry-After: %s, which the client honours", o.what(), d.headerValue(ra)))
 	case ra != "":
-		d.rep.differ(row, fmt.Sprintf("a 429 (%s) carries Retry-After: %q, neither seconds nor an HTTP date: the client cannot honour it and backs off on its own%s", o.what(), ra, also))
+		d.rep.differ(row, fmt.Sprintf("a 429 (%s) carries Retry-After: %q, neither seconds nor an HTTP date: the client cannot honour it and backs off on its own", o.what(), d.headerValue(ra)))
+	case read:
+		d.rep.hold(row, fmt.Sprintf("a 429 (%s) carries no Retry-After, and its wait in %s, which the client reads as it reads Retry-After (seconds, as the IETF RateLimit draft defines them)",
+			o.what(), strings.Join(others, ", ")))
 	case len(others) > 0:
-		d.rep.differ(row, fmt.Sprintf("a 429 (%s) carries its wait in %s, not in Retry-After: the client does not honour it, and retries on its own back-off, "+
-			"perhaps before the limit resets", o.what(), strings.Join(others, ", ")))
+		d.rep.differ(row, fmt.Sprintf("a 429 (%s) carries its wait in %s, not in Retry-After: the client does not read %s, and retries on its own back-off, "+
+			"perhaps before the limit resets", o.what(), strings.Join(others, ", "), orWhich(name)))
 	default:
 		d.rep.differ(row, fmt.Sprintf("a 429 (%s) carries no wait (no Retry-After, RateLimit-Reset or X-RateLimit-Reset): the client retries on its own back-off", o.what()))
 	}
@@ -85,6 +85,56 @@ func (d *doctor) headerValue(v string) string {
 	return v
 }
 
+// readWait says which header the client reads a 429's wait from, as the
+// SDK's request path does (docs/retries.md; restated here, since this
+// module may not import the SDK's internal packages): Retry-After in
+// seconds or as an HTTP date; without it, RateLimit-Reset in whole seconds
+// up to a day, or the t= of RateLimit. name is the header that carries
+// the wait ("" when none does); read is false for the others
+// (X-RateLimit-Reset, X-RateLimit-Retry-After, ...).
+func readWait(h http.Header) (name string, read bool) {
+	if ra := h.Get("Retry-After"); ra != "" {
+		return "Retry-After", validRetryAfter(ra)
+	}
+	if v := h.Get("RateLimit-Reset"); v != "" {
+		return "RateLimit-Reset", daySeconds(v)
+	}
+	if t := rateLimitT(h.Get("RateLimit")); t != "" {
+		return "RateLimit", daySeconds(t)
+	}
+	for _, n := range waitHeaders {
+		if h.Get(n) != "" {
+			return n, false
+		}
+	}
+	return "", false
+}
+
+// rateLimitT is the t= parameter of a RateLimit header
+// ("default";r=0;t=30, or r=0, t=30 of earlier drafts), or "".
+func rateLimitT(v string) string {
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' }) {
+		if name, value, ok := strings.Cut(strings.TrimSpace(part), "="); ok && strings.EqualFold(strings.TrimSpace(name), "t") {
+			return strings.TrimSpace(value)
+		}
+	}
+	return ""
+}
+
+// daySeconds reports whether v is a whole number of seconds up to a day
+// (a larger number is more likely a Unix time than a wait).
+func daySeconds(v string) bool {
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+	return err == nil && n <= 24*60*60
+}
+
+func orWhich(name string) string {
+	if name == "" {
+		return "them"
+	}
+	return name
+}
+
 // first429 is the first 429 doctor met, or nil.
 func (d *doctor) first429() *observation {
 	for _, o := range d.obs {
@@ -98,7 +148,7 @@ func (d *doctor) first429() *observation {
 // validRetryAfter reports whether v is a Retry-After the client reads:
 // whole seconds, or an HTTP date.
 func validRetryAfter(v string) bool {
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
 		return n >= 0
 	}
 	_, err := http.ParseTime(v)
