@@ -80,6 +80,13 @@ func TestDoctorStopsWhenTheBaseURLIsDown(t *testing.T) {
 	for _, r := range doc.Rows {
 		assert.NotEqual(t, differs, r.Result, "%s: %s", r.Topic, r.Detail)
 	}
+
+	// As text, each row printed as decided says why it was not checked.
+	code, stdout, _ = runCLI(t, map[string]string{envAPIKey: "k", envBaseURL: down}, "doctor")
+	assert.Equal(t, exitFailure, code)
+	assert.NotContains(t, stdout, "                   \n", "a row without its reason")
+	assert.Contains(t, stdout, "could not check  Identifiers\n                   not reached: doctor stopped (GET /webhooks/events got no answer: ")
+	assert.Contains(t, stdout, "\ndoctor stopped early: GET /webhooks/events got no answer: ")
 }
 
 // TestDoctorStopsAtTheFirstDroppedConnection: the first request's

@@ -38,6 +38,9 @@ func (d *doctor) probeRateLimit(ctx context.Context) {
 			}
 		}
 	}
+	if o == nil && d.stopped != "" {
+		return // not reached: the row says why doctor stopped
+	}
 	if o == nil {
 		why := fmt.Sprintf("no answer of the %d doctor saw was a 429", len(d.obs))
 		if sent > 0 {

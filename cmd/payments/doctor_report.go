@@ -85,6 +85,7 @@ type report struct {
 	out     io.Writer
 	decided map[string]bool
 	revised []string // decided rows that a later answer changed, printed again at the end
+	stopped string   // why doctor stopped probing, for the rows it did not reach
 }
 
 func newReport() *report {
@@ -181,15 +182,9 @@ func (r *report) decide(topicNames ...string) {
 
 // finish decides the remaining rows (stopped says why doctor stopped
 // early, or ""), and prints again the decided rows a later answer changed.
+// The rows no probe reached say why.
 func (r *report) finish(stopped string) {
-	for _, rw := range r.rows {
-		if rw.Result == unchecked && rw.Detail == "" {
-			rw.Detail = "no probe answered it"
-			if stopped != "" {
-				rw.Detail = "not reached: doctor stopped (" + stopped + ")"
-			}
-		}
-	}
+	r.stopped = stopped
 	for _, t := range topics {
 		r.decide(t.name)
 	}
@@ -207,6 +202,12 @@ func (r *report) finish(stopped string) {
 // final fills in a row's override and the count of its further
 // differences, as printed and in the JSON document.
 func (r *report) final(rw *row) {
+	if rw.Result == unchecked && rw.Detail == "" {
+		rw.Detail = "no probe answered it"
+		if r.stopped != "" {
+			rw.Detail = "not reached: doctor stopped (" + r.stopped + ")"
+		}
+	}
 	if rw.Result != differs {
 		return
 	}

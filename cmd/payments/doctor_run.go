@@ -181,6 +181,7 @@ func (d *doctor) send(ctx context.Context, method, path string, body []byte, wit
 		default:
 			d.stopped = d.scrub(fmt.Sprintf("%s got no answer: %v", o.what(), o.err))
 		}
+		d.rep.stopped = d.stopped
 	}
 	return o
 }
