@@ -77,7 +77,10 @@
 // savepoint (tx is pgx's own pgx.Tx; its Commit releases the savepoint, and
 // any use after your function returned fails with pgx.ErrTxClosed:
 // TestQueueTxIsClosedAfterTheFunction); records the event in the outcome
-// table (OutcomeStore.ApplyTx); completes the job with river.JobCompleteTx,
+// table (OutcomeStore.ApplyTx: an event the tracker cannot record, such as
+// one with a reference of 256 characters, is a warning of
+// QueueConfig.Logger, never a failed job: TestQueueReferencesInAnyScript);
+// completes the job with river.JobCompleteTx,
 // whose update takes the job row's lock and changes it only while it is
 // running, and checks that the row it returns shows this very attempt
 // completed (the fence: a function that returns after its job was rescued,
