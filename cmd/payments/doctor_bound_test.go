@@ -132,10 +132,10 @@ func TestDoctorStopsWhenAProbeHangs(t *testing.T) {
 		return false
 	})
 	var out syncBuffer
-	code, stderr := runDoctorVia(minute(t), t, rec, f.with(envBaseURL, "http://127.0.0.1:1"), &out, "--json", "--timeout", "3s")
+	code, stderr := runDoctorVia(minute(t), t, rec, f.with(envBaseURL, "http://127.0.0.1:1"), &out, "--json", "--timeout", "6s")
 	assert.Equal(t, exitFailure, code, stderr)
 	doc, rows := doctorDoc(t, out.String())
-	assert.Equal(t, "--timeout 3s ran out", doc.Stopped)
+	assert.Equal(t, "--timeout 6s ran out", doc.Stopped)
 	assert.Equal(t, holds, rows["Base URL"].Result)
 	for _, r := range doc.Rows {
 		assert.NotEqual(t, differs, r.Result, "%s: %s", r.Topic, r.Detail)

@@ -34,7 +34,7 @@ func TestDoctorKeepsItsEventsFromTheMerchant(t *testing.T) {
 		{name: "whole run", code: exitOK},
 		{name: "late deliveries", code: exitOK, late: true, args: []string{"--wait", "1s"}},
 		{name: "Ctrl-C", stopAt: "/payments/initiate", how: "cancel", code: exitFailure},
-		{name: "--timeout", stopAt: "/payments/confirm", how: "hang", args: []string{"--timeout", "4s"}, code: exitFailure},
+		{name: "--timeout", stopAt: "/payments/confirm", how: "hang", args: []string{"--timeout", "6s"}, code: exitFailure},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var merchantGot atomic.Int32
