@@ -24,6 +24,7 @@ type handle struct {
 }
 
 type gate struct {
+	use      sync.Mutex // held by the one call on the connection (pgx allows one)
 	mu       sync.Mutex
 	closed   bool
 	inflight int
@@ -42,6 +43,9 @@ func (g *gate) enter() error {
 	if g.closed {
 		return pgx.ErrTxClosed
 	}
+	if !g.use.TryLock() {
+		return errBusy
+	}
 	g.inflight++
 	return nil
 }
@@ -57,10 +61,15 @@ func (g *gate) leave(sql string, err error) {
 		}
 		g.failed = fmt.Sprintf("its statement %q (SQLSTATE %s: %s)", sql, pgErr.Code, pgErr.Message)
 	}
+	g.use.Unlock()
 	if g.inflight--; g.inflight == 0 && g.drained != nil {
 		close(g.drained)
 	}
 }
+
+// errBusy is pgx's "conn busy", without the data race of two goroutines
+// on one connection.
+var errBusy = errors.New("pgstore: the tx is busy with another call of yours (rows not closed yet, or another goroutine's): pgx runs one at a time")
 
 // errStillRunning fails an attempt whose function returned while a call
 // on its tx (a goroutine's) was still running.
