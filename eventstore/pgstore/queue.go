@@ -31,11 +31,13 @@ const QueueName = "payments_webhooks"
 // Defaults of QueueConfig: DefaultWorkers jobs at once in a process whose
 // River client NewQueue made; each run of your function cancelled after
 // DefaultJobTimeout; a job still running DefaultRescueAfter after its run
-// began (its worker died) run again by River.
+// began (its worker died) run again by River, whose rescuer looks every
+// 30 s: within about a minute and a half (at least River's JobTimeout, 1
+// minute, which a River client of yours refuses to go under).
 const (
 	DefaultWorkers     = 10
 	DefaultJobTimeout  = 30 * time.Second
-	DefaultRescueAfter = DefaultJobTimeout + 15*time.Second
+	DefaultRescueAfter = time.Minute
 )
 
 // QueueConfig configures a Queue and its Worker. The zero value is the
@@ -85,7 +87,7 @@ type QueueConfig struct {
 func (c QueueConfig) withDefaults() (QueueConfig, error) {
 	c.Workers = defaulted(c.Workers, DefaultWorkers)
 	c.JobTimeout = defaulted(c.JobTimeout, DefaultJobTimeout)
-	c.RescueAfter = defaulted(c.RescueAfter, max(DefaultRescueAfter, c.JobTimeout+15*time.Second))
+	c.RescueAfter = defaulted(c.RescueAfter, max(DefaultRescueAfter, c.JobTimeout+30*time.Second))
 	c.Retention = defaulted(c.Retention, DefaultRetention)
 	c.Timeout = defaulted(c.Timeout, DefaultTimeout)
 	c.Table = defaulted(c.Table, DefaultQueueTable)
