@@ -68,7 +68,6 @@ func baselineRiver(b *testing.B, r *queueRun) http.Handler {
 	pool := r.pool(b)
 	if r.schema == "" {
 		r.schema = uniqueName("handmade_river_")
-		r.table = r.schema + ".river_job"
 		r.kind = handmadeArgs{}.Kind()
 		createSchema(b, r, r.schema)
 		m, err := rivermigrate.New(riverpgxv5.New(r.admin), &rivermigrate.Config{Schema: r.schema, Logger: slog.New(slog.DiscardHandler)})
