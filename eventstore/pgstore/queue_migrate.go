@@ -6,16 +6,14 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
-	"github.com/riverqueue/river/rivertype"
 )
 
 type queueQueries struct {
 	create, enqueue, setJob, read, forget string
 	purgeDone, unfinished, purgeJobs      string
-	hasMoved, dropMoved, sweep            string
+	hasMoved, waiting, dropMoved          string
 }
 
 func buildQueueQueries(table string) queueQueries {
@@ -45,22 +43,20 @@ CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{last + "_brin"}.Sanitize() + ` ON 
 			` AND body IS NULL LIMIT $2)`,
 		unfinished: `SELECT job_id FROM ` + t + ` WHERE ` + old + ` AND body IS NOT NULL AND job_id > $2 ORDER BY job_id LIMIT $3`,
 		purgeJobs:  `DELETE FROM ` + t + ` WHERE job_id = ANY($1) AND body IS NOT NULL`,
-		// An earlier release's table: job ids added and the outbox's
-		// column dropped; its events with a body and no job id get a job
-		// (sweep), once, even those that had one (the worker's row lock
-		// then runs the function of only one of them).
+		// An earlier release's table (an outbox): its column dropped,
+		// once no event waits in it, under a lock that keeps its
+		// receivers from adding one meanwhile.
 		hasMoved:  `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '` + t + `'::regclass AND attname = 'moved' AND NOT attisdropped)`,
+		waiting:   `LOCK TABLE ` + t + ` IN ACCESS EXCLUSIVE MODE; SELECT count(*) FROM ` + t + ` WHERE NOT moved`,
 		dropMoved: `ALTER TABLE ` + t + ` ADD COLUMN IF NOT EXISTS job_id bigint, DROP COLUMN moved`,
-		sweep: `UPDATE ` + t + ` SET job_id = 0 WHERE event_id IN (SELECT event_id FROM ` + t +
-			` WHERE job_id IS NULL AND body IS NOT NULL LIMIT 1000 FOR UPDATE SKIP LOCKED) RETURNING event_id`,
 	}
 }
 
 // Migrate creates or upgrades River's tables (rivermigrate, in the River
 // client's schema), the Queue's table and the outcome table. It is
 // idempotent and safe to run from every process at once; bounded by ctx
-// alone. A table of an earlier release gets job ids, and each event it
-// holds unprocessed gets its River job (TestQueueUpgradesAnOutboxTable).
+// alone. A table of an earlier release is upgraded once no event waits
+// in its outbox (until then Migrate fails and says so).
 // A DBA who migrates by hand runs River's (river migrate-up) and
 // MigrationSQL.
 func (q *Queue) Migrate(ctx context.Context) error {
@@ -85,45 +81,39 @@ func (q *Queue) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pgstore: migrate River's tables: %w", err)
 	}
-	var moved bool
-	for _, stmt := range append(strings.Split(q.w.q.create, ";\n"), q.w.q.hasMoved, q.w.q.dropMoved) {
-		switch {
-		case stmt == q.w.q.hasMoved:
-			err = conn.QueryRow(ctx, stmt).Scan(&moved)
-		case stmt != q.w.q.dropMoved || moved:
-			_, err = conn.Exec(ctx, stmt)
-		}
-		if err != nil {
+	for _, stmt := range strings.Split(q.w.q.create, ";\n") {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("pgstore: migrate %s: %w", q.w.cfg.Table, err)
 		}
 	}
-	if err := sweep(ctx, q.w, q.client); err != nil {
-		return err
+	if err := q.upgrade(ctx); err != nil {
+		return fmt.Errorf("pgstore: upgrade %s: %w", q.w.cfg.Table, err)
 	}
 	return q.w.outcomes.Migrate(ctx)
 }
 
-// sweep gives a River job to each event that has a body and no job id:
-// those an earlier release's receivers recorded.
-func sweep(ctx context.Context, w *Worker, client *river.Client[pgx.Tx]) error {
-	for n := 1000; n == 1000; {
-		err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-			rows, _ := tx.Query(ctx, w.q.sweep)
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			n = len(ids)
-			for i := 0; err == nil && i < len(ids); i++ {
-				var res *rivertype.JobInsertResult
-				if res, err = client.InsertTx(ctx, tx, EventArgs{ID: ids[i]}, w.insertOpts()); err == nil {
-					_, err = tx.Exec(ctx, w.q.setJob, ids[i], res.Job.ID)
-				}
-			}
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("pgstore: give jobs to the events of %s an earlier release recorded: %w", w.cfg.Table, err)
-		}
+// upgrade drops an earlier release's outbox column, once it holds no
+// waiting event (TestQueueMigrateUpgradesAnOutboxTable).
+func (q *Queue) upgrade(ctx context.Context) error {
+	var moved bool
+	if err := q.w.pool.QueryRow(ctx, q.w.q.hasMoved).Scan(&moved); err != nil || !moved {
+		return err
 	}
-	return nil
+	return pgx.BeginFunc(ctx, q.w.pool, func(tx pgx.Tx) error {
+		lock, count, _ := strings.Cut(q.w.q.waiting, "; ")
+		var waiting int
+		if _, err := tx.Exec(ctx, lock); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, count).Scan(&waiting); err != nil {
+			return err
+		}
+		if waiting > 0 {
+			return fmt.Errorf("%d events wait in the earlier release's outbox: run its workers until none waits, then migrate", waiting)
+		}
+		_, err := tx.Exec(ctx, q.w.q.dropMoved)
+		return err
+	})
 }
 
 // MigrationSQL returns the statements that create the Queue's own tables

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -171,7 +172,7 @@ func (w *Worker) call(ctx context.Context, tx pgx.Tx, ev *payments.Event) error 
 	if err != nil {
 		return fmt.Errorf("pgstore: event %s: begin the function's savepoint: %w", shownID(ev.ID), err)
 	}
-	h := newHandle(sp)
+	h := &handle{tx: sp, g: &gate{}, top: true}
 	err = w.fn(ctx, h, ev)
 	if cerr := h.close(ctx); cerr != nil {
 		return fmt.Errorf("pgstore: event %s: your function returned, but %w", shownID(ev.ID), cerr)
@@ -194,36 +195,28 @@ func (w *Worker) call(ctx context.Context, tx pgx.Tx, ev *payments.Event) error 
 }
 
 // Purge forgets the ids enqueued longer than QueueConfig.Retention ago and
-// returns how many, as the Queue's hourly River periodic job does; an
-// event whose job River still keeps (failing, discarded) keeps its id and
-// body, so that River UI can still run it.
+// returns how many, as the Queue's hourly River periodic job does: those
+// whose function committed, and those whose job River no longer has
+// (River's JobList says). An event whose job River keeps (failing,
+// discarded) keeps its id and body, so that River UI can still run it.
 func (q *Queue) Purge(ctx context.Context) (int64, error) { return q.w.purge(ctx, q.client) }
 
-// purge forgets the ids enqueued longer than the retention ago, in batches
-// of PurgeBatch, and returns how many: those whose function committed, and
-// those whose job River no longer has (asked through River's API). An
-// event whose job River still keeps (failing, discarded) keeps its id and
-// body, so that River UI can still run it.
-func (w *Worker) purge(ctx context.Context, client *river.Client[pgx.Tx]) (int64, error) {
-	if err := sweep(ctx, w, client); err != nil {
-		return 0, err
-	}
+func (w *Worker) purge(ctx context.Context, client *river.Client[pgx.Tx]) (total int64, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("pgstore: purge %s: %w", w.cfg.Table, err)
+		}
+	}()
 	retention := w.cfg.Retention.Microseconds()
-	var total int64
-	for n := int64(PurgeBatch); n == PurgeBatch; {
+	for n := int64(PurgeBatch); n == PurgeBatch; total += n {
 		tag, err := w.pool.Exec(ctx, w.q.purgeDone, retention, PurgeBatch)
 		if err != nil {
-			return total, fmt.Errorf("pgstore: purge %s: %w", w.cfg.Table, err)
+			return total, err
 		}
 		n = tag.RowsAffected()
-		total += n
 	}
-	var after int64 // the old unfinished rows, by job id
-	for {
-		rows, err := w.pool.Query(ctx, w.q.unfinished, retention, after, PurgeBatch)
-		if err != nil {
-			return total, fmt.Errorf("pgstore: purge %s: %w", w.cfg.Table, err)
-		}
+	for after := int64(0); ; { // the unfinished, by job id
+		rows, _ := w.pool.Query(ctx, w.q.unfinished, retention, after, PurgeBatch)
 		jobs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 		if err != nil || len(jobs) == 0 {
 			return total, err
@@ -231,25 +224,14 @@ func (w *Worker) purge(ctx context.Context, client *river.Client[pgx.Tx]) (int64
 		after = jobs[len(jobs)-1]
 		kept, err := client.JobList(ctx, river.NewJobListParams().IDs(jobs...).First(len(jobs)))
 		if err != nil {
-			return total, fmt.Errorf("pgstore: purge %s: list River's jobs: %w", w.cfg.Table, err)
+			return total, err
 		}
-		gone := make(map[int64]bool, len(jobs))
-		for _, id := range jobs {
-			gone[id] = true
-		}
-		for _, j := range kept.Jobs {
-			delete(gone, j.ID)
-		}
-		ids := make([]int64, 0, len(gone))
-		for id := range gone {
-			ids = append(ids, id)
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		tag, err := w.pool.Exec(ctx, w.q.purgeJobs, ids)
+		gone := slices.DeleteFunc(jobs, func(id int64) bool {
+			return slices.ContainsFunc(kept.Jobs, func(j *rivertype.JobRow) bool { return j.ID == id })
+		})
+		tag, err := w.pool.Exec(ctx, w.q.purgeJobs, gone)
 		if err != nil {
-			return total, fmt.Errorf("pgstore: purge %s: %w", w.cfg.Table, err)
+			return total, err
 		}
 		total += tag.RowsAffected()
 	}

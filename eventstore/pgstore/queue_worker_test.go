@@ -206,3 +206,41 @@ func TestQueuePurgeKeepsUnfinishedEvents(t *testing.T) {
 		t.Fatalf("purge after River deleted the job: %d, %v; want 1", n, err)
 	}
 }
+
+// An earlier release's table (an outbox with its moved column): Migrate
+// refuses while an event waits in it, saying what to do, and once none
+// waits it drops the column and adds job ids; the old rows stay.
+func TestQueueMigrateUpgradesAnOutboxTable(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	q := newQueue(t, pool, func(context.Context, pgx.Tx, *payments.Event) error { return nil }, nil)
+	for _, stmt := range []string{
+		"DROP TABLE " + q.table,
+		"CREATE TABLE " + q.table + " (event_id text PRIMARY KEY, enqueued_at timestamptz NOT NULL DEFAULT now(), body bytea, moved boolean NOT NULL DEFAULT false)",
+		"INSERT INTO " + q.table + " (event_id, body) VALUES ('waiting', 'x')",
+	} {
+		if _, err := pool.Exec(testCtx(t), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := q.Migrate(testCtx(t))
+	if err == nil || !strings.Contains(err.Error(), "1 events wait in the earlier release's outbox: run its workers until none waits") {
+		t.Fatalf("Migrate with an event waiting: %v, want it refused with what to do", err)
+	}
+	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.table+" SET moved = true"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Migrate(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	var jobID *int64
+	if err := pool.QueryRow(testCtx(t), "SELECT job_id FROM "+q.table+" WHERE event_id = 'waiting'").Scan(&jobID); err != nil || jobID != nil {
+		t.Fatalf("the old row after the upgrade: job id %v, %v; want the row, with no job id", jobID, err)
+	}
+	if err := pool.QueryRow(testCtx(t), "SELECT moved FROM "+q.table).Scan(new(bool)); err == nil {
+		t.Error("the moved column survived the upgrade")
+	}
+	if err := q.Migrate(testCtx(t)); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+}
