@@ -87,7 +87,9 @@ func benchRecipientCreateParams() *payments.RecipientCreateParams {
 }
 
 func benchRecipientUpdateParams() *payments.RecipientUpdateParams {
-	limit := payments.Amount{Decimal: decimal.RequireFromString("500000.00")}
+	// The limit the answer (benchRecipientBody) has: an answer with another
+	// is an error (recipientAgrees).
+	limit := payments.Amount{Decimal: decimal.RequireFromString("250000.00")}
 	return &payments.RecipientUpdateParams{AccountName: "Ada N. Okafor", AmountLimit: &limit}
 }
 

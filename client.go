@@ -57,6 +57,9 @@ type Client struct {
 	surprised surprise.Set
 	now       func() time.Time // the request path's clock too (see SetClockForTest)
 
+	// quietSurprises: WithSurpriseWarnings(false), no surprise is logged.
+	quietSurprises bool
+
 	// retry is the retry settings of every call, unless it has its own.
 	retry RetryPolicy
 	// calls holds the calls that ended and may be reused (see do).
@@ -115,6 +118,8 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		userAgent: userAgent(cfg.userAgent),
 		logger:    cfg.logger,
 		now:       time.Now,
+
+		quietSurprises: cfg.quietSurprises,
 
 		hook:       chainHooks(cfg.hooks()),
 		middleware: len(cfg.middleware) > 0,
@@ -178,11 +183,13 @@ type operation struct {
 	// quote of an initiated payment): see finisher.
 	whole bool
 	// agree, when set, returns why the decoded resource disagrees with
-	// sent, the params sent ("" when it agrees), after every other check:
-	// a *MalformedResponseError whose reason keeps the amounts it names
-	// (keep).
-	agree func(sent, out any) (reason string, keep []string)
-	sent  any
+	// sent, the params sent, and fields, the call's WithBodyField fields
+	// ("" when it agrees), after every other check: a
+	// *MalformedResponseError whose reason keeps the amounts it names
+	// (keep). See amountagree.go.
+	agree  func(sent any, fields []bodyField, out any) (reason string, keep []string)
+	sent   any
+	fields []bodyField
 }
 
 // fixedPathOps are the operations whose path is their template.
@@ -263,6 +270,11 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 			return nil, err
 		}
 	}
+	if op.agree != nil && len(rc.bodyFields) > 0 {
+		withFields := *op
+		withFields.fields = rc.bodyFields
+		op = &withFields
+	}
 	var found surprises
 	if c.hook != nil {
 		var end func(*Response, error, []Surprise)
@@ -276,6 +288,9 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 		ctx = st.CountWrites(ctx)
 	}
 	r, err = c.send(ctx, cl, rc.header, payload, out, op, &found)
+	if st.WaitHeader != "" {
+		waitHeader(&found, st)
+	}
 	if len(found) > 0 {
 		c.report(ctx, op.Name, found)
 	}

@@ -139,7 +139,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 		return malformed(unusable, nil)
 	}
 	if op.agree != nil {
-		if reason, keep := op.agree(op.sent, out); reason != "" {
+		if reason, keep := op.agree(op.sent, op.fields, out); reason != "" {
 			return newMalformedKeep(reason, keep, r, nil, c.key.raw)
 		}
 	}

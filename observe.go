@@ -98,7 +98,7 @@ type OperationResult struct {
 	// Surprises are what the answer held that the SDK does not assume
 	// (docs/assumptions.md), every one met by this operation, in the order
 	// met; nil when none. The operation's outcome does not depend on them.
-	// The Client logs each kind and detail once (see WithLogger);
+	// The Client logs each kind and detail once (see WithSurpriseWarnings);
 	// paymentsotel counts every one. Test: TestSurprisesReachObservers.
 	Surprises []Surprise
 	// Waited is how long the operation waited for its turn under the

@@ -128,8 +128,9 @@ func checkPayment(out any) string {
 }
 
 // initiateAgrees is Initiate's agree: the initiated payment must carry the
-// amount and currency sent.
-func initiateAgrees(sent, out any) (string, []string) {
+// amount and currency sent. (A WithBodyField field cannot be the amount:
+// it may not shadow the params' own.)
+func initiateAgrees(sent any, _ []bodyField, out any) (string, []string) {
 	params, p := sent.(*PaymentInitiateParams), out.(*Payment)
 	if reason := params.agrees(p); reason != "" {
 		return reason, params.amountsOf(p)

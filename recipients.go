@@ -122,11 +122,13 @@ type RecipientUpdateParams struct {
 	PaymentDetails       *PaymentDetails `json:"payment_details,omitempty"`
 }
 
+// The recipient operations check that the answer's limit is the one sent
+// (recipientAgrees); Create and Update set sent to the AmountLimit.
 var (
 	opRecipientsCreate = &operation{Operation: Operation{Name: "recipients.create", Method: http.MethodPost, PathTemplate: "/payments/recipients"}, idempotent: true, status: http.StatusCreated,
-		check: checkRecipient}
+		check: checkRecipient, agree: recipientAgrees}
 	opRecipientsUpdate = &operation{Operation: Operation{Name: "recipients.update", Method: http.MethodPut, PathTemplate: "/payments/recipients/{id}"}, status: http.StatusOK,
-		check: checkRecipient}
+		check: checkRecipient, agree: recipientAgrees}
 )
 
 func checkRecipient(out any) string { return lacking("id", out.(*Recipient).ID) }
@@ -139,25 +141,39 @@ type RecipientsService struct{ client *Client }
 // an Idempotency-Key (a fresh random one unless WithIdempotencyKey gives
 // one), so it is retried safely and never creates two recipients. Invalid
 // params give a *ValidationError and nothing is sent.
+//
+// An answer whose limit is not the AmountLimit sent (compared by value:
+// 250000 and 250000.00 agree), or whose member echoing an amount-like
+// WithBodyField field ("...amount...", "...limit...") is not the value
+// sent, is a *MalformedResponseError naming both amounts: a service that
+// counts in minor units reads 250000 back as 25000000.00, and that limit
+// would be silently wrong. The recipient is saved then, with that answer:
+// its Response.Body has it whole. An answer without a limit is not checked.
+// Tests: TestRecipientAmountsDisagree, TestRecipientAmountsAgree.
 func (s *RecipientsService) Create(ctx context.Context, params *RecipientCreateParams, opts ...RequestOption) (*Recipient, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
+	op := *opRecipientsCreate
+	op.sent = params.AmountLimit
 	r := new(Recipient)
-	if _, err := s.client.do(ctx, opRecipientsCreate, "", params, r, opts); err != nil {
+	if _, err := s.client.do(ctx, &op, "", params, r, opts); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
 // Update changes a recipient (PUT /payments/recipients/{id}) and returns it
-// with all its current information. id must be a UUID.
+// with all its current information. id must be a UUID. Its answer's
+// amounts are checked as Create's are.
 func (s *RecipientsService) Update(ctx context.Context, id string, params *RecipientUpdateParams, opts ...RequestOption) (*Recipient, error) {
 	if err := params.validate(id); err != nil {
 		return nil, err
 	}
+	op := *opRecipientsUpdate
+	op.sent = params.AmountLimit
 	r := new(Recipient)
-	if _, err := s.client.do(ctx, opRecipientsUpdate, "/payments/recipients/"+url.PathEscape(id), params, r, opts); err != nil {
+	if _, err := s.client.do(ctx, &op, "/payments/recipients/"+url.PathEscape(id), params, r, opts); err != nil {
 		return nil, err
 	}
 	return r, nil

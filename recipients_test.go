@@ -58,7 +58,7 @@ const (
 
 func TestWireRecipientsCreate(t *testing.T) {
 	h := newHarness(t)
-	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
+	h.on(http.MethodPost, "/payments/recipients", echoRecipient(201))
 
 	r, err := h.client.Recipients.Create(context.Background(), &payments.RecipientCreateParams{
 		AccountNumber:      "0123456789",
@@ -130,7 +130,7 @@ func TestWireRecipientsCreateMinimalOmitsOptionalFields(t *testing.T) {
 
 func TestWireRecipientsUpdate(t *testing.T) {
 	h := newHarness(t)
-	h.on(http.MethodPut, "/payments/recipients/"+recipientUUID, jsonResponder(200, okEnvelope(recipientJSON)))
+	h.on(http.MethodPut, "/payments/recipients/"+recipientUUID, echoRecipient(200))
 
 	r, err := h.client.Recipients.Update(context.Background(), recipientUUID, &payments.RecipientUpdateParams{
 		AccountName:          "Ada N. Okafor",

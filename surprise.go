@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/paymentsapi/payments-go/internal/redact"
+	"github.com/paymentsapi/payments-go/internal/request"
 	"github.com/paymentsapi/payments-go/internal/surprise"
 )
 
@@ -19,9 +20,10 @@ import (
 // metric attribute.
 type SurpriseKind string
 
-// The kinds of surprise. The client meets the first four; the webhook
-// receiver (webhook.Handler) the last three, and unknown fields and
-// payment statuses in deliveries.
+// The kinds of surprise. The client meets the first four, event kinds in
+// listed events and rate-limit headers; the webhook receiver
+// (webhook.Handler) event kinds, signature headers, and unknown fields
+// and payment statuses in deliveries.
 const (
 	// SurpriseUnknownField: a member of a response's data (or of its
 	// quote, or of an event) that the SDK does not read. Detail is where
@@ -45,6 +47,12 @@ const (
 	// SDK does not know (Detail names it), or with neither of the known
 	// ones.
 	SurpriseSignatureHeader SurpriseKind = surprise.SignatureHeader
+	// SurpriseRateLimitHeader: a 429 without Retry-After that says how long
+	// to wait in another header: RateLimit-Reset, RateLimit (its t=),
+	// X-RateLimit-Reset or X-RateLimit-Retry-After. Detail names the header
+	// and whether the SDK read it (docs/retries.md); a header it does not
+	// read leaves the wait to its own back-off.
+	SurpriseRateLimitHeader SurpriseKind = surprise.RateLimitHeader
 )
 
 // Surprise is one thing the service did that the SDK does not assume. The
@@ -68,13 +76,23 @@ func (s *surprises) add(kind, detail string) {
 }
 
 // report logs each surprise the Client meets for the first time (per kind
-// and detail), at warning level, when it has a logger.
+// and detail, at most surprise.MaxRemembered of them), at warning level: to
+// WithLogger's logger, else to slog.Default() as it is at that moment;
+// never with WithSurpriseWarnings(false). Only a call that met a surprise
+// gets here: the others pay nothing for it.
 func (c *Client) report(ctx context.Context, op string, found surprises) {
+	if c.quietSurprises {
+		return
+	}
 	for _, s := range found {
-		if !c.surprised.First(string(s.Kind), s.Detail) || c.logger == nil {
+		if !c.surprised.First(string(s.Kind), s.Detail) {
 			continue
 		}
-		c.logger.LogAttrs(ctx, slog.LevelWarn, surprise.LogMessage,
+		l := c.logger
+		if l == nil {
+			l = slog.Default()
+		}
+		l.LogAttrs(ctx, slog.LevelWarn, surprise.LogMessage,
 			slog.String("kind", string(s.Kind)), slog.String("detail", s.Detail), slog.String("operation", op))
 	}
 }
@@ -132,6 +150,16 @@ func dataSurprises(found *surprises, body []byte, out any) {
 		return
 	}
 	surprise.Unknown(surprise.Member(body, "data"), known, "data.", found.add, nested)
+}
+
+// waitHeader adds the surprise of a call whose 429 said how long to wait in
+// another header than Retry-After (request.Call.WaitHeader, not "").
+func waitHeader(found *surprises, st *request.Call) {
+	how := " (not read)"
+	if st.WaitHeaderRead {
+		how = " (read as seconds)"
+	}
+	found.add(surprise.RateLimitHeader, "a 429's wait in "+st.WaitHeader+", no Retry-After"+how)
 }
 
 // successStatus adds a surprise when a success's status is not the one op

@@ -6,11 +6,11 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/paymentsapi/payments-go/internal/textrule"
 )
 
 // Bounds the SDK enforces where the specification publishes none. They are
@@ -49,15 +49,11 @@ func (v *validator) err() error {
 }
 
 // text checks an optional free-text field: valid UTF-8, no control
-// characters, at most max characters.
+// characters, at most max characters (internal/textrule: the rule the outcome tracker applies to a
+// payment's reference too).
 func (v *validator) text(field, s string, max int) {
-	switch {
-	case !utf8.ValidString(s):
-		v.add(field, "is not valid UTF-8")
-	case strings.ContainsFunc(s, unicode.IsControl):
-		v.add(field, "contains control characters")
-	case utf8.RuneCountInString(s) > max:
-		v.add(field, fmt.Sprintf("is longer than %d characters", max))
+	if problem := textrule.Problem(s, max); problem != "" {
+		v.add(field, problem)
 	}
 }
 
@@ -237,7 +233,7 @@ func (p *PaymentInitiateParams) validate() error {
 	v.amount("amount", p.Amount.Decimal)
 	v.currency("currency", p.Currency, true)
 	v.uuid("recipient_id", p.RecipientID)
-	v.required("reference", p.Reference, maxNameLen)
+	v.required("reference", p.Reference, textrule.MaxReference)
 	v.text("description", p.Description, maxTextLen)
 	v.text("transaction_type", p.TransactionType, maxCodeLen)
 	v.text("transaction_category", p.TransactionCategory, maxCodeLen)
@@ -253,7 +249,7 @@ func (p *PaymentConfirmParams) validate() error {
 		return nilParams()
 	}
 	var v validator
-	v.required("reference", p.Reference, maxNameLen)
+	v.required("reference", p.Reference, textrule.MaxReference)
 	v.required("quote_id", p.QuoteID, maxQuoteIDLen)
 	return v.err()
 }

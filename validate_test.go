@@ -520,7 +520,7 @@ func TestValidationRefusesBeforeSending(t *testing.T) {
 
 func TestValidationAcceptsValidParams(t *testing.T) {
 	h := newHarness(t)
-	h.on("POST", "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
+	h.on("POST", "/payments/recipients", echoRecipient(201))
 	h.on("POST", "/accounts/virtual-accounts", jsonResponder(200, okEnvelope(virtualAccountJSON)))
 	ctx := context.Background()
 
@@ -600,7 +600,7 @@ func TestValidationNeverEchoesPersonalData(t *testing.T) {
 // accepted and sent, as its exact digits for amounts.
 func TestBoundsAreInclusive(t *testing.T) {
 	h := newHarness(t)
-	h.on(http.MethodPost, "/payments/recipients", jsonResponder(201, okEnvelope(recipientJSON)))
+	h.on(http.MethodPost, "/payments/recipients", echoRecipient(201))
 	h.on(http.MethodPost, "/payments/initiate", echoInitiate)
 	h.on(http.MethodPost, "/accounts/virtual-accounts", jsonResponder(200, okEnvelope(virtualAccountJSON)))
 	h.on(http.MethodPost, "/webhooks/events/trigger/"+strings.Repeat("e", 128), jsonResponder(204, ""))
@@ -695,7 +695,7 @@ func FuzzAmount(f *testing.F) {
 		}
 
 		if valid {
-			ra := fzAnswerFor(http.StatusCreated, "application/json", []byte(okEnvelope(recipientJSON)))
+			ra := fzAnswerFor(http.StatusCreated, "application/json", []byte(recipientLimitAnswer(d.String()))) // the limit echoed
 			rp := validRecipientParams()
 			rp.AmountLimit = &payments.Amount{Decimal: d}
 			if _, err := fzClient(t, ra).Recipients.Create(context.Background(), rp); err != nil {

@@ -60,12 +60,19 @@ type VirtualAccountMetadata struct {
 type VirtualAccountsService struct{ client *Client }
 
 var opVirtualAccountsCreate = &operation{Operation: Operation{Name: "virtual_accounts.create", Method: http.MethodPost, PathTemplate: "/accounts/virtual-accounts"}, status: http.StatusOK,
-	check: func(out any) string { return lacking("id", out.(*VirtualAccount).ID) }}
+	check: func(out any) string { return lacking("id", out.(*VirtualAccount).ID) }, agree: virtualAccountAgrees}
 
 // Create opens a virtual account (POST /accounts/virtual-accounts). The
 // specification gives this operation no Idempotency-Key, so the call is
 // retried only when you pass WithIdempotencyKey: without one, a failure after
 // the request left may or may not have opened an account.
+//
+// The params carry no amount. An amount you send with WithBodyField (a name
+// holding "amount" or "limit", a number) that the answer echoes under the
+// same name must come back as sent, by value: otherwise (the service
+// counting in minor units: 5000 read back as 500000) the call is a
+// *MalformedResponseError naming both amounts, and the account is open,
+// its answer whole in Response.Body. Test: TestVirtualAccountAmountsDisagree.
 func (s *VirtualAccountsService) Create(ctx context.Context, params *VirtualAccountCreateParams, opts ...RequestOption) (*VirtualAccount, error) {
 	if err := params.validate(); err != nil {
 		return nil, err

@@ -191,14 +191,15 @@ func (t *Tracker) list(ctx context.Context, l *lister, start time.Time) error {
 	return nil
 }
 
-// applyListed records listed events in the tracker; an event it cannot read
-// is logged and skipped, so that one bad event does not hide the others.
+// applyListed records listed events in the tracker; an event it cannot
+// record is logged and skipped by Apply (EffectUntrackable), so that one bad
+// event does not hide the others.
 func (t *Tracker) applyListed(ctx context.Context, events iter.Seq2[*payments.Event, error]) error {
 	for ev, err := range events {
 		if err != nil {
 			return err
 		}
-		if _, _, err := t.Apply(ctx, ev); err != nil && !errors.Is(err, ErrInvalidEvent) {
+		if _, _, err := t.Apply(ctx, ev); err != nil {
 			return err
 		}
 	}

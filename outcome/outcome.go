@@ -9,6 +9,7 @@ import (
 
 	"github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/eventkind"
+	"github.com/paymentsapi/payments-go/internal/textrule"
 )
 
 // Kind says what an outcome is about.
@@ -73,6 +74,15 @@ const (
 	// recorded), an event that repeats the current state and flags, or a
 	// kind the tracker does not follow. Nothing is written.
 	EffectNone Effect = "none"
+	// EffectUntrackable: an event of a tracked kind that cannot be
+	// recorded: its data has no id, or a reference, status or flag the
+	// tracker cannot read (Decide's ErrInvalidEvent says which), or its
+	// store cannot hold it. Tracker.Apply and pgstore's ApplyTx report it
+	// with a nil error and log it at warning level: nothing is written,
+	// and the merchant's function and its job go on (Wrap calls the
+	// function; a Queue completes the job). Only Apply and ApplyTx report
+	// it; Decide returns the error.
+	EffectUntrackable Effect = "untrackable"
 )
 
 // Step is one event recorded in an outcome.
@@ -220,8 +230,12 @@ func (e *ConflictError) Error() string {
 }
 
 // ErrInvalidEvent matches the error of an event of a tracked kind that
-// cannot be applied: its data is missing, has no id, or has a status (or
-// flag) that is not the type the specification gives. Nothing is recorded.
+// cannot be applied: its data is missing, has no id, or has a reference,
+// status (or flag) that is not the type the specification gives, or a
+// reference the SDK would refuse to send (see Subject). Nothing is
+// recorded. Decide and SubjectOf return it; Tracker.Apply reports such an
+// event as EffectUntrackable instead, so that it never fails a delivery.
+// Confirmed and Await return it for arguments they cannot use.
 var ErrInvalidEvent = errors.New("outcome: event cannot be tracked")
 
 // eventState maps the tracked event kinds to a kind and state.
@@ -254,13 +268,23 @@ func TrackedTypes() []payments.EventType {
 
 // Subject names what an event is about: its kind, the resource's id and,
 // for a payment, its reference.
+//
+// An id is 1 to 255 bytes of printable ASCII. A reference is any text the
+// SDK accepts as one (the same rule, in one place): valid UTF-8 without
+// control characters, at most 255 characters (not bytes), in any script:
+// "Zahlung-Müller-42", "Café-Crème-7", "Ọmọ-Ọba-9", "付款-北京-42". It is
+// recorded and looked up exactly as the service sends it (no Unicode
+// normalisation: a precomposed "Ọ" and an "O" with a combining dot are two
+// references). Tests: TestDecideReferencesTheSDKAccepts, and each store's
+// conformance test (References).
 type Subject struct {
 	Kind      Kind
 	ID        string
 	Reference string
 }
 
-// maxIDLen bounds the ids and references the tracker records.
+// maxIDLen bounds the ids the tracker records, in bytes of printable
+// ASCII. References have the SDK's rule (internal/textrule).
 const maxIDLen = 255
 
 // subjectData is the part of an event's data the tracker reads.
@@ -288,8 +312,11 @@ func parse(ev *payments.Event) (Subject, Step, error) {
 	if sub.ID, ok = str(d.ID); !ok || sub.ID == "" {
 		return Subject{}, Step{}, bad(fmt.Sprintf("its data has no %s id (a string of 1 to %d printable characters)", ks.kind, maxIDLen))
 	}
-	if sub.Reference, ok = str(d.Reference); !ok {
-		return Subject{}, Step{}, bad("its reference is not a string of printable characters")
+	if ks.kind == KindPayment {
+		var problem string
+		if sub.Reference, problem = reference(d.Reference); problem != "" {
+			return Subject{}, Step{}, bad("its reference " + problem)
+		}
 	}
 	st := Step{EventID: ev.ID, EventType: ev.Type, State: ks.state, EventCreatedAt: ev.CreatedAt}
 	if st.Status, ok = str(d.Status); !ok {
@@ -300,9 +327,6 @@ func parse(ev *payments.Event) (Subject, Step, error) {
 	}
 	if st.IsReversed, ok = flag(d.IsReversed); !ok {
 		return Subject{}, Step{}, bad("its is_reversed is not a boolean")
-	}
-	if ks.kind == KindRecipient {
-		sub.Reference = ""
 	}
 	return sub, st, nil
 }
@@ -319,6 +343,25 @@ func str(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// reference reads an optional JSON string that the SDK accepts as a
+// reference (internal/textrule); null or absent is "". problem says what
+// is wrong, never quoting it.
+func reference(raw json.RawMessage) (ref, problem string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", ""
+	}
+	// Decoding turns bytes that are not UTF-8 into U+FFFD: the rule sees
+	// text, and the store is never handed anything else.
+	if json.Unmarshal(raw, &ref) != nil {
+		return "", "is not a string"
+	}
+	if problem = textrule.Reference(ref); problem != "" {
+		return "", problem
+	}
+	return ref, ""
 }
 
 // printable reports whether s is 1 to maxIDLen bytes of printable ASCII.
@@ -350,7 +393,7 @@ func flag(raw json.RawMessage) (bool, bool) {
 // with a nil error, for a kind the tracker does not follow; err matches
 // ErrInvalidEvent for tracked data it cannot read.
 func SubjectOf(ev *payments.Event) (s Subject, ok bool, err error) {
-	if !Tracked(ev.Type) {
+	if ev == nil || !Tracked(ev.Type) {
 		return Subject{}, false, nil
 	}
 	s, _, err = parse(ev)

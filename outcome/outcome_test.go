@@ -1,8 +1,11 @@
 package outcome_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/outcometest"
 	"github.com/paymentsapi/payments-go/outcome"
+	"github.com/paymentsapi/payments-go/paymentstest"
 )
 
 func ev(t *testing.T, id string, typ payments.EventType, subject string) *payments.Event {
@@ -264,5 +268,37 @@ func TestDecideTrimsAnOldLongRecord(t *testing.T) {
 	}
 	if d, _ := next.Decided(); d.EventID != "done" || next.Steps[len(next.Steps)-1].EventID != "new" {
 		t.Fatalf("decided by %s, last step %s", d.EventID, next.Steps[len(next.Steps)-1].EventID)
+	}
+}
+
+// Every reference the SDK sends is one the tracker records, and the tracker
+// refuses only what the SDK refuses: both read one rule (internal/textrule),
+// and this holds them to it through the SDK's public Confirm (its
+// validation, before any byte leaves) and Decide.
+func TestDecideReferencesTheSDKAccepts(t *testing.T) {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	client := srv.Client()
+	refs := append(slices.Clone(outcometest.References),
+		"order-1", strings.Repeat("a", 255), strings.Repeat("a", 256), strings.Repeat("付", 256),
+		strings.Repeat("Ọ", 255), "O"+strings.Repeat("\u0323", 255), // 256 characters: a mark counts as one
+		"tab\there", "nul\x00", "nel\u0085", "del\x7f", "bidi\u202eexe.txt", "zwj-👩\u200d💻", "replacement-\ufffd", "  padded  ")
+	for _, ref := range refs {
+		_, err := client.Payments.Confirm(context.Background(), &payments.PaymentConfirmParams{Reference: ref, QuoteID: "quote-1"})
+		var ve *payments.ValidationError
+		sdkAccepts := !errors.As(err, &ve)
+		if !sdkAccepts && (len(ve.Fields) != 1 || ve.Fields[0].Field != "reference") {
+			t.Fatalf("reference %q: %v, want a problem with the reference alone", ref, err)
+		}
+		body, _ := json.Marshal(map[string]any{"id": "e1", "event": "payment.completed",
+			"data": map[string]any{"id": "pay-1", "reference": ref, "status": "completed"}})
+		next, eff, err := outcome.Decide(outcome.Outcome{}, raw(t, string(body)), time.Now())
+		tracked := err == nil && eff == outcome.EffectForward && next.Reference == ref
+		if sdkAccepts != tracked {
+			t.Errorf("reference %q (%d bytes): the SDK accepts it: %v; the tracker records it: %v (%v)", ref, len(ref), sdkAccepts, tracked, err)
+		}
+		if !tracked && (!errors.Is(err, outcome.ErrInvalidEvent) || strings.Contains(err.Error(), ref)) {
+			t.Errorf("reference %q refused with %v: want ErrInvalidEvent, not quoting it", ref, err)
+		}
 	}
 }

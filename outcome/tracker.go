@@ -13,6 +13,7 @@ import (
 
 	"github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/testhook"
+	"github.com/paymentsapi/payments-go/internal/textrule"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -159,14 +160,22 @@ func (t *Tracker) Store() Store { return t.store }
 // duplicate costs one read. It returns the outcome after the event and the
 // event's effect. A kind the tracker does not follow returns EffectNone and
 // touches nothing. A conflict is recorded and logged (WithLogger) with both
-// event ids, and returned in Outcome.Conflict; it is not an error. The error
-// matches ErrInvalidEvent for an event it cannot read (nothing is
-// recorded), or is the store's.
+// event ids, and returned in Outcome.Conflict; it is not an error.
+//
+// An event it cannot record (ErrInvalidEvent from Decide: no id, a
+// reference, status or flag it cannot read; or a store that cannot hold
+// it) returns EffectUntrackable and a nil error, is logged at warning level
+// (LogUntrackable) and writes nothing: it is never a reason to fail the
+// delivery or the merchant's function. The error is the store's alone.
+// Tests: TestApplyUntrackable, TestWrapUntrackableEventRunsTheFunction.
 func (t *Tracker) Apply(ctx context.Context, ev *payments.Event) (Outcome, Effect, error) {
 	sub, ok, err := SubjectOf(ev)
-	if err != nil || !ok {
-		t.logInvalid(ctx, ev, err)
-		return Outcome{}, EffectNone, err
+	if err != nil {
+		LogUntrackable(ctx, t.opts.logger, ev, err)
+		return Outcome{}, EffectUntrackable, nil
+	}
+	if !ok {
+		return Outcome{}, EffectNone, nil
 	}
 	now := t.opts.now()
 	var effect Effect
@@ -175,11 +184,13 @@ func (t *Tracker) Apply(ctx context.Context, ev *payments.Event) (Outcome, Effec
 		effect = e
 		return next, err == nil && e != EffectNone, err
 	})
+	if errors.Is(err, ErrInvalidEvent) {
+		LogUntrackable(ctx, t.opts.logger, ev, err)
+		return Outcome{}, EffectUntrackable, nil
+	}
 	if err != nil {
-		if !errors.Is(err, ErrInvalidEvent) {
-			err = fmt.Errorf("outcome: recording event %s: %w", ev.ID, err)
-		}
-		t.logInvalid(ctx, ev, err)
+		err = fmt.Errorf("outcome: recording event %s: %w", ev.ID, err)
+		t.logStoreFailed(ctx, ev, err)
 		return Outcome{}, EffectNone, err
 	}
 	if effect != EffectNone {
@@ -204,8 +215,20 @@ func LogConflict(ctx context.Context, l *slog.Logger, c *ConflictError, eventID 
 		slog.String("second_event", c.SecondEvent), slog.String("second_state", string(c.SecondState)))
 }
 
-func (t *Tracker) logInvalid(ctx context.Context, ev *payments.Event, err error) {
-	if err == nil || t.opts.logger == nil || ev == nil {
+// LogUntrackable logs at warning level that event ev could not be
+// recorded (EffectUntrackable), with the event's id and kind and err (which
+// says why, never quoting the event's data). Stores that apply events
+// themselves (pgstore's ApplyTx) use it.
+func LogUntrackable(ctx context.Context, l *slog.Logger, ev *payments.Event, err error) {
+	if l == nil || ev == nil {
+		return
+	}
+	l.LogAttrs(ctx, slog.LevelWarn, "outcome: event cannot be tracked; the merchant's function runs and the event counts as processed",
+		slog.String("event_id", ev.ID), slog.String("event_type", string(ev.Type)), slog.String("error", fmt.Sprint(err)))
+}
+
+func (t *Tracker) logStoreFailed(ctx context.Context, ev *payments.Event, err error) {
+	if t.opts.logger == nil {
 		return
 	}
 	t.opts.logger.LogAttrs(ctx, slog.LevelError, "outcome: event not recorded",
@@ -216,23 +239,23 @@ func (t *Tracker) logInvalid(ctx context.Context, ev *payments.Event, err error)
 // in the tracker, then calls fn (nil: nothing more). Recording first keeps
 // fn once-only: a recording that fails returns its error before fn runs
 // (a store that fails is marked webhook.ErrUnavailable, so the handler
-// answers 503, releases the event and the service delivers it again), and recording an event twice is a no-op, so a redelivery after fn
-// failed records nothing new. Since the handler runs the function once per
-// event id (and Reconcile through the same store), a delivery and a listed
-// copy of one event count once. Events of kinds the tracker does not follow
-// go to fn untouched. An event it cannot read (ErrInvalidEvent) is not passed
-// to fn: the handler answers 500 and logs why. Tests:
-// TestWrapStoreDownMarksNothing, TestWrapFunctionFailsThenRedelivery,
-// TestWrapUnknownKindsPassThrough, TestWrapInvalidEvent,
+// answers 503, releases the event and the service delivers it again), and
+// recording an event twice is a no-op, so a redelivery after fn failed
+// records nothing new. Since the handler runs the function once per event
+// id (and Reconcile through the same store), a delivery and a listed copy
+// of one event count once. Events of kinds the tracker does not follow go
+// to fn untouched. An event the tracker cannot record (EffectUntrackable:
+// see Apply) is logged at warning level and goes to fn all the same: the
+// handler answers as fn does (200 when it succeeds), never 500 for the
+// tracker's sake. Tests: TestWrapStoreDownMarksNothing,
+// TestWrapFunctionFailsThenRedelivery, TestWrapUnknownKindsPassThrough,
+// TestWrapUntrackableEventRunsTheFunction, TestWrapReferencesInAnyScript,
 // TestAwaitThroughEventList (a delivery and a listed copy count once).
 func (t *Tracker) Wrap(fn webhook.EventFunc) webhook.EventFunc {
 	return func(ctx context.Context, ev *payments.Event) error {
 		if _, _, err := t.Apply(ctx, ev); err != nil {
-			if !errors.Is(err, ErrInvalidEvent) {
-				// The store failed: a passing cause, answered 503.
-				err = fmt.Errorf("%w: %w", webhook.ErrUnavailable, err)
-			}
-			return err
+			// The store failed: a passing cause, answered 503.
+			return fmt.Errorf("%w: %w", webhook.ErrUnavailable, err)
 		}
 		if fn == nil {
 			return nil
@@ -246,13 +269,19 @@ func (t *Tracker) Wrap(fn webhook.EventFunc) webhook.EventFunc {
 // awaiting its outcome (ConfirmedAt set, its age counted from then) from
 // a quote never confirmed (ConfirmedAt zero). It sets no final
 // state, even when the payment says one: the final state comes from the
-// payment's event. Calling it again keeps the first time.
+// payment's event. Calling it again keeps the first time. A payment
+// without an id, or whose id or reference the tracker cannot record (see
+// Subject), is refused with an error matching ErrInvalidEvent, and nothing
+// is recorded.
 func (t *Tracker) Confirmed(ctx context.Context, p *payments.Payment) error {
 	if p == nil || p.ID == "" {
 		return fmt.Errorf("%w: Confirmed needs a payment with an id", ErrInvalidEvent)
 	}
 	if !printable(p.ID) {
 		return fmt.Errorf("%w: the payment's id is not 1 to %d printable characters", ErrInvalidEvent, maxIDLen)
+	}
+	if problem := textrule.Reference(p.Reference); problem != "" {
+		return fmt.Errorf("%w: payment %s: its reference %s", ErrInvalidEvent, p.ID, problem)
 	}
 	now := t.opts.now()
 	var wrote bool

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/internal/outcometest"
 	"github.com/paymentsapi/payments-go/outcome"
+	"github.com/paymentsapi/payments-go/paymentstest"
+	"github.com/paymentsapi/payments-go/webhook"
 )
 
 // downStore fails every call while down is set.
@@ -125,29 +129,167 @@ func TestWrapUnknownKindsPassThrough(t *testing.T) {
 	}
 }
 
-// An event the tracker cannot read: 500 (the service retries; the handler
-// logs why), the function is not called, nothing is marked.
-func TestWrapInvalidEvent(t *testing.T) {
+// untrackableBodies are deliveries of tracked kinds that the tracker
+// cannot record, each with the reason its log line must give.
+var untrackableBodies = map[string]struct{ body, why string }{
+	"no payment id": {`{"id":"ev-1","event":"payment.completed","data":{"status":"completed","account_number":"0123456789"}}`, "no payment id"},
+	"reference with a control character": {`{"id":"ev-2","event":"payment.completed","data":{"id":"pay-2","reference":"0123456789\u0007","status":"completed"}}`,
+		"reference contains control characters"},
+	"reference of 256 characters": {`{"id":"ev-3","event":"payment.failed","data":{"id":"pay-3","reference":"` + strings.Repeat("付", 256) + `","status":"failed"}}`,
+		"reference is longer than 255 characters"},
+	"data not an object": {`{"id":"ev-4","event":"recipient.verified","data":[1,2]}`, "not a JSON object"},
+}
+
+// An event the tracker cannot record: the merchant's function runs once
+// and the delivery is answered 200 (never 500, which would have the
+// service deliver it again for nothing); nothing is written; one warning
+// names the event and why, never its data. A failing function still gets
+// its delivery retried, and the tracker still records nothing.
+func TestWrapUntrackableEventRunsTheFunction(t *testing.T) {
+	for name, c := range untrackableBodies {
+		t.Run(name, func(t *testing.T) {
+			var logs bytes.Buffer
+			s := &downStore{Store: outcome.NewMemoryStore()}
+			tr := outcome.NewTracker(s, outcome.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+			fail := true
+			h, calls := handler(t, tr, func(*payments.Event) error {
+				if fail {
+					fail = false
+					return errors.New("order database down")
+				}
+				return nil
+			})
+			if code := outcometest.Deliver(h, []byte(c.body)); code != http.StatusInternalServerError {
+				t.Fatalf("the function failed: answered %d, want 500 (the function's failure, not the tracker's)", code)
+			}
+			if code := outcometest.Deliver(h, []byte(c.body)); code != http.StatusOK {
+				t.Fatalf("redelivery answered %d, want 200", code)
+			}
+			var id string
+			for k, n := range calls {
+				id = k
+				if n != 2 {
+					t.Fatalf("the function ran %d times for %s, want 2 (once per delivery)", n, k)
+				}
+			}
+			if len(calls) != 1 || s.writes.Load() != 0 {
+				t.Fatalf("calls %v, %d writes; want one event and no write", calls, s.writes.Load())
+			}
+			recs := outcometest.Records(t, logs.String(), untrackableMsg)
+			if len(recs) != 2 || recs[0]["event_id"] != id || recs[0]["level"] != "WARN" || !strings.Contains(recs[0]["error"].(string), c.why) {
+				t.Fatalf("want a warning per delivery naming %s and %q; log: %s", id, c.why, logs.String())
+			}
+			if strings.Contains(logs.String(), "0123456789") || strings.Contains(logs.String(), "付") {
+				t.Fatal("the log repeats the event's data")
+			}
+		})
+	}
+}
+
+const untrackableMsg = "outcome: event cannot be tracked; the merchant's function runs and the event counts as processed"
+
+// Apply reports an event it cannot record as EffectUntrackable with a nil
+// error, writes nothing, and logs a warning; a store that fails is still
+// an error. Events of kinds the tracker does not follow, and a nil event,
+// are EffectNone.
+func TestApplyUntrackable(t *testing.T) {
 	var logs bytes.Buffer
 	s := &downStore{Store: outcome.NewMemoryStore()}
 	tr := outcome.NewTracker(s, outcome.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
-	h, calls := handler(t, tr, nil)
-	body := []byte(`{"id":"ev-1","event":"payment.completed","data":{"status":"completed","account_number":"0123456789"}}`)
-	if code := outcometest.Deliver(h, body); code != http.StatusInternalServerError || calls["ev-1"] != 0 || s.writes.Load() != 0 {
-		t.Fatalf("answered %d, %d calls, %d writes; want 500, 0, 0", code, calls["ev-1"], s.writes.Load())
+	ctx := context.Background()
+	events := []*payments.Event{{Type: payments.EventPaymentCompleted, Data: []byte(`{"id":"pay-1","reference":"order-1"}`)}} // no event id
+	for _, c := range untrackableBodies {
+		ev, err := payments.ParseEvent([]byte(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
 	}
-	recs := outcometest.Records(t, logs.String(), "outcome: event not recorded")
-	if len(recs) != 1 || recs[0]["event_id"] != "ev-1" || !strings.Contains(recs[0]["error"].(string), "no payment id") {
-		t.Fatalf("log: %s", logs.String())
+	for _, ev := range events {
+		o, eff, err := tr.Apply(ctx, ev)
+		if err != nil || eff != outcome.EffectUntrackable || o.ID != "" {
+			t.Fatalf("Apply(%s) = %+v, %s, %v; want EffectUntrackable and a nil error", ev.ID, o, eff, err)
+		}
 	}
-	if strings.Contains(logs.String(), "0123456789") {
-		t.Fatal("the log repeats the event's data")
+	if n := len(outcometest.Records(t, logs.String(), untrackableMsg)); n != len(events) || s.writes.Load() != 0 {
+		t.Fatalf("%d warnings, %d writes; want %d and 0: %s", n, s.writes.Load(), len(events), logs.String())
+	}
+	if _, eff, err := tr.Apply(ctx, nil); err != nil || eff != outcome.EffectNone {
+		t.Fatalf("Apply(nil) = %s, %v", eff, err)
+	}
+	s.down.Store(true)
+	if _, eff, err := tr.Apply(ctx, outcometest.Event(t, "ev-9", payments.EventPaymentCompleted, "pay-9", "order-9")); !errors.Is(err, errDown) || eff != outcome.EffectNone {
+		t.Fatalf("store down: %s, %v; want the store's error", eff, err)
+	}
+}
+
+// Payments referenced in German, French, Yoruba (both spellings of its dots)
+// and Chinese, made through the SDK against the fake service, which
+// delivers their events to a handler made by Wrap: every delivery is
+// answered 200, the merchant's function runs once per event, and each
+// payment is tracked under its reference exactly as sent: Await answers by
+// reference, Get finds it, and Stuck lists none of them.
+func TestWrapReferencesInAnyScript(t *testing.T) {
+	tr := outcome.NewTracker(nil)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	h := webhook.NewHandler(mustVerifier(t), tr.Wrap(func(_ context.Context, ev *payments.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[ev.ID]++
+		return nil
+	}))
+	recv := httptest.NewServer(h)
+	defer recv.Close()
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: recv.URL, Secrets: []string{"whsec-outcome"}}))
+	defer srv.Close()
+	ctx := outcometest.Ctx(t)
+	ids := map[string]string{}
+	for _, ref := range outcometest.References {
+		p, _ := fakePayment(t, srv, ref, paymentstest.AmountCompletesLate)
+		if err := tr.Confirmed(ctx, p); err != nil {
+			t.Fatalf("Confirmed(%q): %v", ref, err)
+		}
+		ids[ref] = p.ID
+	}
+	for _, ref := range outcometest.References {
+		res, err := tr.Await(ctx, ref)
+		if err != nil || res.State != outcome.StateCompleted || res.ID != ids[ref] {
+			t.Fatalf("Await(%q) = %+v, %v; want payment %s completed", ref, res, err, ids[ref])
+		}
+		if o, err := tr.Get(ctx, ref); err != nil || o.Reference != ref || o.ConfirmedAt.IsZero() {
+			t.Fatalf("Get(%q) = %+v, %v", ref, o, err)
+		}
+	}
+	// Each spelling of a reference is its own: no normalisation.
+	if o, err := tr.Get(ctx, outcometest.References[3]); err != nil || o.ID == ids[outcometest.References[2]] {
+		t.Fatalf("the decomposed Yoruba reference found %+v, %v: want its own payment", o, err)
+	}
+	stuck, err := tr.Stuck(ctx, 0)
+	if err != nil || len(stuck) != 0 {
+		t.Fatalf("Stuck = %+v, %v; want none", stuck, err)
+	}
+	// Every attempt made so far was answered 200, and the function ran
+	// once for each event answered (tracked or not).
+	for _, d := range srv.Deliveries() {
+		for _, a := range d.Attempts {
+			if a.StatusCode != http.StatusOK {
+				t.Fatalf("a delivery of %s (%s) was answered %d %s", d.EventID, d.Event, a.StatusCode, a.Error)
+			}
+			mu.Lock()
+			n := calls[d.EventID]
+			mu.Unlock()
+			if n != 1 {
+				t.Fatalf("event %s (%s): the function ran %d times, want 1", d.EventID, d.Event, n)
+			}
+		}
 	}
 }
 
 func TestConfirmedBadInput(t *testing.T) {
 	tr := outcome.NewTracker(nil)
-	for _, p := range []*payments.Payment{nil, {}, {ID: "pay\n1"}} {
+	for _, p := range []*payments.Payment{nil, {}, {ID: "pay\n1"}, {ID: "pay-1", Reference: "order\x001"},
+		{ID: "pay-1", Reference: strings.Repeat("ü", 256)}} {
 		if err := tr.Confirmed(context.Background(), p); !errors.Is(err, outcome.ErrInvalidEvent) {
 			t.Fatalf("Confirmed(%v) = %v, want ErrInvalidEvent", p, err)
 		}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +108,34 @@ func TestPrintStuck(t *testing.T) {
 		"2 stuck for more than 1h0m0s: 1 payments without a final outcome, 1 recipients unverified\n"
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// A payment referenced in German, French, Yoruba or Chinese is printed with
+// its reference as it is (issue 45: the tracker records such references
+// now); a reference with a character that would reorder or hide text on a
+// terminal (a right-to-left override, a zero-width joiner) is quoted, its
+// character escaped, so that a line shows what is stored.
+func TestPrintStuckReferencesInAnyScript(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	plain := []string{"Zahlung-Müller-42", "Café-Crème-7", "Ọmọ-Ọba-9", "O\u0323mo\u0323\u0301-O\u0323ba-9", "付款-北京-42"}
+	escaped := map[string]string{"order-\u202e7pj.exe": `"order-\u202e7pj.exe"`, "zwj-a\u200db": `"zwj-a\u200db"`}
+	var out []outcomes.Outcome
+	for i, ref := range append(slices.Clone(plain), slices.Sorted(maps.Keys(escaped))...) {
+		out = append(out, outcomes.Outcome{Kind: outcomes.KindPayment, ID: fmt.Sprintf("pay-%d", i), Reference: ref,
+			State: outcomes.StatePending, ConfirmedAt: now.Add(-2 * time.Hour)})
+	}
+	var b strings.Builder
+	printStuck(&cli{stdout: &b}, out, time.Hour, now)
+	lines := strings.Split(b.String(), "\n")
+	for i, ref := range plain {
+		if f := strings.Fields(lines[1+i]); len(f) < 3 || f[1] != fmt.Sprintf("pay-%d", i) || f[2] != ref {
+			t.Fatalf("line %q: want pay-%d with reference %q as it is", lines[1+i], i, ref)
+		}
+	}
+	for ref, want := range escaped {
+		if !strings.Contains(b.String(), want) || strings.Contains(b.String(), ref) {
+			t.Fatalf("reference %q: want it printed as %s:\n%s", ref, want, b.String())
+		}
 	}
 }

@@ -62,7 +62,10 @@
 // that fails (your function returned nil after one of its statements
 // failed, leaving the transaction aborted) fails the attempt with an
 // error naming that statement (TestQueueSwallowedFailureIsNamed); records
-// the event in the outcome table (OutcomeStore.ApplyTx); completes the job
+// the event in the outcome table (OutcomeStore.ApplyTx: an event the
+// tracker cannot record, such as one with a reference of 256 characters,
+// is a warning of QueueConfig.Logger, never a failed job:
+// TestQueueReferencesInAnyScript); completes the job
 // with river.JobCompleteTx and checks that the row it returns shows this
 // very attempt completed (the fence: a function that returns after its
 // job was rescued commits nothing, ErrJobRescued:

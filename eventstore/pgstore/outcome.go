@@ -220,6 +220,28 @@ func (s *OutcomeStore) updateTx(ctx context.Context, tx pgx.Tx, id string, fn ou
 	return s.update(ctx, tx, id, fn)
 }
 
+// updateInSavepoint is updateTx in a savepoint of tx, rolled back when the
+// update fails, so that a refused write leaves tx usable.
+func (s *OutcomeStore) updateInSavepoint(ctx context.Context, tx pgx.Tx, id string, fn outcome.UpdateFunc) (outcome.Outcome, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return outcome.Outcome{}, fmt.Errorf("pgstore: recording outcome %s: begin a savepoint: %w", id, err)
+	}
+	o, err := s.updateTx(ctx, sp, id, fn)
+	if err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		if rerr := sp.Rollback(rctx); rerr != nil {
+			return outcome.Outcome{}, fmt.Errorf("pgstore: recording outcome %s: %w (and rolling back its savepoint: %w)", id, err, rerr)
+		}
+		return outcome.Outcome{}, err
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return outcome.Outcome{}, fmt.Errorf("pgstore: recording outcome %s: release its savepoint: %w", id, err)
+	}
+	return o, nil
+}
+
 // maxUpdateRounds bounds the reads of one update that other writers keep
 // overtaking.
 const maxUpdateRounds = 100
@@ -255,6 +277,10 @@ func (s *OutcomeStore) update(ctx context.Context, q querier, id string, fn outc
 		err = q.QueryRow(sctx, sql, args...).Scan(&written)
 		cancel()
 		if err != nil {
+			if refused := cannotHold(err); refused != "" {
+				return outcome.Outcome{}, fmt.Errorf("%w: %s %s: the database refuses its record (%s): %w",
+					outcome.ErrInvalidEvent, next.Kind, id, refused, err)
+			}
 			return outcome.Outcome{}, fmt.Errorf("pgstore: recording outcome %s: %w", id, err)
 		}
 		if written == 1 {
@@ -263,6 +289,31 @@ func (s *OutcomeStore) update(ctx context.Context, q querier, id string, fn outc
 		// Another replica wrote first: read its outcome and decide again.
 	}
 	return outcome.Outcome{}, fmt.Errorf("pgstore: recording outcome %s: overtaken by other writers %d times", id, maxUpdateRounds)
+}
+
+// cannotHold says why the database refused a record's values, or "" when
+// err is not such a refusal: a data exception (SQLSTATE class 22), as a
+// database whose encoding is not UTF8 raises for a reference it has no
+// character for ("付款-北京-42" in a LATIN1 database). Retrying cannot cure
+// it: the event is untrackable (outcome.EffectUntrackable), not a failure.
+func cannotHold(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
+		return "SQLSTATE " + pgErr.Code
+	}
+	return ""
+}
+
+// holdsAnyText reports whether the database of tx's connection stores any
+// text the tracker records: UTF8 does, and so does SQL_ASCII (bytes as
+// they come; the tracker never records a NUL). In any other encoding a
+// write may be refused (cannotHold), which aborts the transaction it is in.
+func holdsAnyText(tx pgx.Tx) bool {
+	switch tx.Conn().PgConn().ParameterStatus("server_encoding") {
+	case "UTF8", "SQL_ASCII":
+		return true
+	}
+	return false
 }
 
 // Open returns the outcomes that are not final (see outcome.Store).
@@ -327,21 +378,51 @@ func (s *OutcomeStore) Subscribe(ctx context.Context, changed func()) error {
 }
 
 // ApplyTx records ev in tx, as outcome.Tracker.Apply does, with the same
-// results: the outcome after the event, the event's effect, an error
-// matching outcome.ErrInvalidEvent for data it cannot read (nothing
-// recorded), or the database's. Conflicts are logged (WithLogger).
+// results: the outcome after the event and the event's effect, or the
+// database's error. Conflicts are logged (WithLogger).
+//
+// An event it cannot record (its data has no id, or a reference, status or
+// flag the tracker cannot read; or values the database refuses, such as a
+// Chinese reference in a LATIN1 database) returns
+// outcome.EffectUntrackable and a nil error, logged at warning level
+// (outcome.LogUntrackable): nothing is recorded, and tx is as usable as
+// before, so that the caller commits the merchant's writes and completes
+// the job all the same. In a database whose encoding is UTF8 (or
+// SQL_ASCII) every reference the SDK accepts is recorded; in any other, the
+// write runs in a savepoint so that a refusal leaves tx usable. Tests:
+// TestOutcomeStoreApplyTxReferences, TestOutcomeStoreApplyTxUntrackable,
+// TestOutcomeStoreApplyTxLatin1Database, TestQueueReferencesInAnyScript.
 func (s *OutcomeStore) ApplyTx(ctx context.Context, tx pgx.Tx, ev *payments.Event) (outcome.Outcome, outcome.Effect, error) {
 	sub, ok, err := outcome.SubjectOf(ev)
-	if err != nil || !ok {
-		return outcome.Outcome{}, outcome.EffectNone, err
+	if err != nil {
+		outcome.LogUntrackable(ctx, s.logger, ev, err)
+		return outcome.Outcome{}, outcome.EffectUntrackable, nil
+	}
+	if !ok {
+		return outcome.Outcome{}, outcome.EffectNone, nil
 	}
 	now := time.Now()
 	effect := outcome.EffectNone
-	o, err := s.updateTx(ctx, tx, sub.ID, func(cur outcome.Outcome) (outcome.Outcome, bool, error) {
+	decide := func(cur outcome.Outcome) (outcome.Outcome, bool, error) {
 		next, e, err := outcome.Decide(cur, ev, now)
 		effect = e
 		return next, err == nil && e != outcome.EffectNone, err
-	})
+	}
+	var o outcome.Outcome
+	if holdsAnyText(tx) {
+		o, err = s.updateTx(ctx, tx, sub.ID, decide)
+		if cannotHold(err) != "" {
+			// Not expected of such a database, and tx is aborted: the
+			// caller cannot commit anything of it.
+			return outcome.Outcome{}, outcome.EffectNone, err
+		}
+	} else {
+		o, err = s.updateInSavepoint(ctx, tx, sub.ID, decide)
+	}
+	if errors.Is(err, outcome.ErrInvalidEvent) {
+		outcome.LogUntrackable(ctx, s.logger, ev, err)
+		return outcome.Outcome{}, outcome.EffectUntrackable, nil
+	}
 	if err != nil {
 		return outcome.Outcome{}, outcome.EffectNone, err
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -235,4 +237,198 @@ func TestOutcomeAwaitWokenByNotify(t *testing.T) {
 	t.Parallel()
 	ost, es, _ := outcomeStores(t, testservers.SharedPostgres(t).URL())
 	outcometest.AwaitWoken(t, outcometest.Replica{Events: es[0], Outcomes: ost[0]}, ost[1])
+}
+
+// applyInTx runs, in one transaction of pool, a merchant's write for ev
+// (a row in paid) and ApplyTx, then commits; it returns ApplyTx's results.
+func applyInTx(t *testing.T, pool *pgxpool.Pool, s *pgstore.OutcomeStore, paid string, ev *payments.Event) (outcome.Outcome, outcome.Effect, error) {
+	t.Helper()
+	ctx := testCtx(t)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "INSERT INTO "+paid+" (event_id, reference) VALUES ($1, '')", ev.ID); err != nil {
+		t.Fatal(err)
+	}
+	o, eff, err := s.ApplyTx(ctx, tx, ev)
+	if err != nil {
+		return o, eff, err
+	}
+	// The transaction is as usable as before: the merchant's writes and
+	// the completion commit.
+	if _, err := tx.Exec(ctx, "INSERT INTO "+paid+" (event_id, reference) VALUES ($1, 'after')", ev.ID); err != nil {
+		t.Fatalf("event %s (%s): the transaction after ApplyTx: %v", ev.ID, eff, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("event %s (%s): commit: %v", ev.ID, eff, err)
+	}
+	return o, eff, nil
+}
+
+// outcomeRows counts the rows of an outcome table.
+func outcomeRows(t *testing.T, pool *pgxpool.Pool, table string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(testCtx(t), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Payments referenced in German, French, Yoruba and Chinese (and the
+// longest reference the SDK accepts, 765 bytes) are recorded by ApplyTx in
+// the merchant's transaction, and found by reference from another pool.
+func TestOutcomeStoreApplyTxReferences(t *testing.T) {
+	t.Parallel()
+	url := testservers.SharedPostgres(t).URL()
+	ost, _, _ := outcomeStores(t, url)
+	pool := outcomePool(t, url, nil)
+	paid := merchantTable(t, pool)
+	for _, ref := range outcometest.References {
+		id := outcometest.NewID("pay-")
+		for _, typ := range []payments.EventType{payments.EventPaymentInitiated, payments.EventPaymentCompleted} {
+			if _, eff, err := applyInTx(t, pool, ost[0], paid, outcometest.Event(t, outcometest.NewID("ev-"), typ, id, ref)); err != nil || eff != outcome.EffectForward {
+				t.Fatalf("%s of %q: %s, %v; want forward", typ, ref, eff, err)
+			}
+		}
+		o, err := ost[1].Load(testCtx(t), ref)
+		if err != nil || o.ID != id || o.Reference != ref || o.State != outcome.StateCompleted {
+			t.Fatalf("Load(%q) = %+v, %v", ref, o, err)
+		}
+	}
+}
+
+// untrackable are events of tracked kinds that no tracker can record.
+func untrackable(t *testing.T) []*payments.Event {
+	t.Helper()
+	var events []*payments.Event
+	for _, body := range []string{
+		`{"id":"ev-no-payment-id","event":"payment.completed","data":{"reference":"order-1","status":"completed"}}`,
+		`{"id":"ev-control","event":"payment.completed","data":{"id":"pay-1","reference":"order\u0000-1","status":"completed"}}`,
+		`{"id":"ev-too-long","event":"payment.failed","data":{"id":"pay-2","reference":"` + strings.Repeat("付", 256) + `","status":"failed"}}`,
+		`{"id":"ev-not-an-object","event":"recipient.verified","data":"verified"}`,
+	} {
+		ev, err := payments.ParseEvent([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	// No event id: the handler never passes one on, a caller of ApplyTx may.
+	return append(events, &payments.Event{Type: payments.EventPaymentCompleted, Data: []byte(`{"id":"pay-3","status":"completed"}`)})
+}
+
+// An event the tracker cannot record: ApplyTx returns EffectUntrackable
+// and no error, logs a warning, writes no outcome, and leaves the
+// merchant's transaction usable, so that its writes commit.
+func TestOutcomeStoreApplyTxUntrackable(t *testing.T) {
+	t.Parallel()
+	url := testservers.SharedPostgres(t).URL()
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	ost, _, table := outcomeStores(t, url, pgstore.WithLogger(logger))
+	pool := outcomePool(t, url, nil)
+	paid := merchantTable(t, pool)
+	events := untrackable(t)
+	for _, ev := range events {
+		if o, eff, err := applyInTx(t, pool, ost[0], paid, ev); err != nil || eff != outcome.EffectUntrackable || o.ID != "" {
+			t.Fatalf("ApplyTx(%s) = %+v, %s, %v; want EffectUntrackable and no error", ev.ID, o, eff, err)
+		}
+	}
+	if n := rowsOf(t, pool, paid, ""); n != 2*len(events) {
+		t.Fatalf("%d rows of the merchant's committed, want %d (two per event)", n, 2*len(events))
+	}
+	if n := outcomeRows(t, pool, table); n != 0 {
+		t.Fatalf("%d outcomes recorded, want none", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := len(outcometest.Records(t, logs.String(), untrackableMsg)); n != len(events) || strings.Contains(logs.String(), "付") {
+		t.Fatalf("%d warnings, want %d, none quoting a reference: %s", n, len(events), logs.String())
+	}
+}
+
+const untrackableMsg = "outcome: event cannot be tracked; the merchant's function runs and the event counts as processed"
+
+// latin1Database creates a database whose encoding is LATIN1 on the
+// shared server, dropped when the test ends, and returns its URL, with
+// client_encoding UTF8.
+func latin1Database(t *testing.T) string {
+	t.Helper()
+	admin := sharedPool(t)
+	name := uniqueName("latin1_")
+	if _, err := admin.Exec(testCtx(t), "CREATE DATABASE "+name+" ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	u, err := neturl.Parse(testservers.SharedPostgres(t).URL())
+	if err != nil {
+		t.Fatal("the server's URL does not parse")
+	}
+	u.Path = "/" + name
+	// pgx expects UTF8 on the wire (its simple protocol refuses anything
+	// else), and the server converts what it stores: the setting under
+	// which the database refuses a character its encoding lacks. (Left
+	// to the database's own encoding, the server would store the UTF-8
+	// bytes as LATIN1 characters, unchecked.)
+	q := u.Query()
+	q.Set("client_encoding", "UTF8")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// In a database whose encoding is not UTF8 (LATIN1), a reference the
+// encoding can hold is recorded (German, French), and one it cannot
+// (Yoruba's Ọ, Chinese) is untrackable: ApplyTx writes it in a savepoint,
+// so that the refusal leaves the merchant's transaction usable and its
+// writes commit; Tracker.Apply on the store reports it as untrackable too,
+// and Confirmed refuses it with ErrInvalidEvent.
+func TestOutcomeStoreApplyTxLatin1Database(t *testing.T) {
+	t.Parallel()
+	url := latin1Database(t)
+	pool := outcomePool(t, url, nil)
+	s, err := pgstore.NewOutcomeStore(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	paid := merchantTable(t, pool)
+	ctx := testCtx(t)
+	for _, ref := range outcometest.References {
+		want := outcome.EffectForward
+		if strings.ContainsFunc(ref, func(r rune) bool { return r > 0xff }) {
+			want = outcome.EffectUntrackable
+		}
+		id := outcometest.NewID("pay-")
+		if _, eff, err := applyInTx(t, pool, s, paid, outcometest.Event(t, outcometest.NewID("ev-"), payments.EventPaymentCompleted, id, ref)); err != nil || eff != want {
+			t.Fatalf("ApplyTx of %q: %s, %v; want %s", ref, eff, err, want)
+		}
+		tr := outcome.NewTracker(s)
+		if _, eff, err := tr.Apply(ctx, outcometest.Event(t, outcometest.NewID("ev-"), payments.EventPaymentCompleted, outcometest.NewID("pay-"), ref)); err != nil || eff != want {
+			t.Fatalf("Tracker.Apply of %q: %s, %v; want %s", ref, eff, err, want)
+		}
+		err := tr.Confirmed(ctx, &payments.Payment{ID: outcometest.NewID("pay-"), Reference: ref})
+		if (want == outcome.EffectUntrackable) != errors.Is(err, outcome.ErrInvalidEvent) || (want == outcome.EffectForward && err != nil) {
+			t.Fatalf("Confirmed of %q: %v", ref, err)
+		}
+		if o, err := s.Load(ctx, id); (want == outcome.EffectForward) != (err == nil && o.Reference == ref) {
+			t.Fatalf("Load(%s), referenced %q = %+v, %v", id, ref, o, err)
+		}
+	}
+	if n := rowsOf(t, pool, paid, ""); n != 2*len(outcometest.References) {
+		t.Fatalf("%d rows of the merchant's committed, want %d", n, 2*len(outcometest.References))
+	}
 }

@@ -73,7 +73,9 @@ func (w *listWorker) Work(ctx context.Context, _ *river.Job[listArgs]) error {
 			return fmt.Errorf("list events: %w", err)
 		}
 		for _, ev := range page.Events {
-			if _, _, err := w.tracker.Apply(ctx, ev); err != nil && !errors.Is(err, outcome.ErrInvalidEvent) {
+			// An event the tracker cannot record is logged by it and
+			// skipped (outcome.EffectUntrackable): the error is its store's.
+			if _, _, err := w.tracker.Apply(ctx, ev); err != nil {
 				return fmt.Errorf("list events: record event %s: %w", ev.ID, err)
 			}
 		}

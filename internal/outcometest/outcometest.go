@@ -256,6 +256,7 @@ func Conformance(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("BoundedHistory", func(t *testing.T) { boundedHistory(t, open(t)) })
+	t.Run("References", func(t *testing.T) { references(t, open(t)) })
 	t.Run("CancelledContext", func(t *testing.T) {
 		s := open(t)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -346,6 +347,59 @@ func boundedHistory(t *testing.T, s [2]outcome.Store) {
 	}
 	if o.Steps[0].EventID != "init" || o.Steps[len(o.Steps)-1].EventID != last {
 		t.Fatalf("steps from %s to %s, want from init to %s", o.Steps[0].EventID, o.Steps[len(o.Steps)-1].EventID, last)
+	}
+}
+
+// References are references a merchant may give a payment, each accepted
+// by the SDK: German, French, Yoruba (precomposed dots below, then an O with
+// a combining dot below and a combining tone), Chinese, and the longest the
+// SDK accepts, 255 characters of 3 bytes each.
+var References = []string{
+	"Zahlung-Müller-42",
+	"Café-Crème-7",
+	"Ọmọ-Ọba-9",
+	"O\u0323mo\u0323\u0301-O\u0323ba-9",
+	"付款-北京-42",
+	strings.Repeat("付", 255),
+}
+
+// references records a payment with each of References through a tracker
+// on one replica (its events and its confirmation) and loads it from the
+// other by id and by reference, exactly as sent; Stuck lists none of them.
+func references(t *testing.T, s [2]outcome.Store) {
+	ctx := Ctx(t)
+	tr := outcome.NewTracker(s[0])
+	ids := map[string]string{}
+	for _, ref := range References {
+		id := NewID("pay-")
+		ids[ref] = id
+		for _, typ := range []payments.EventType{payments.EventPaymentInitiated, payments.EventPaymentCompleted} {
+			if _, eff, err := tr.Apply(ctx, Event(t, NewID("ev-"), typ, id, ref)); err != nil || eff != outcome.EffectForward {
+				t.Fatalf("%s of %q: %s, %v; want forward", typ, ref, eff, err)
+			}
+			if typ == payments.EventPaymentInitiated {
+				if err := tr.Confirmed(ctx, &payments.Payment{ID: id, Reference: ref}); err != nil {
+					t.Fatalf("Confirmed(%q): %v", ref, err)
+				}
+			}
+		}
+	}
+	for _, ref := range References {
+		for _, key := range []string{ids[ref], ref} {
+			o, err := s[1].Load(ctx, key)
+			if err != nil || o.ID != ids[ref] || o.Reference != ref || o.State != outcome.StateCompleted || len(o.Steps) != 2 {
+				t.Fatalf("Load(%q) from the other replica = %+v, %v; want payment %s, reference %q, completed", key, o, err, ids[ref], ref)
+			}
+		}
+	}
+	got, err := outcome.NewTracker(s[1]).Stuck(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range got {
+		if o.Kind == outcome.KindPayment && ids[o.Reference] == o.ID {
+			t.Fatalf("Stuck lists %+v", o)
+		}
 	}
 }
 

@@ -94,6 +94,12 @@ type Call struct {
 	// Waited is the time spent waiting for the rate limit and a 429's
 	// pause (payments.OperationResult.Waited).
 	Waited time.Duration
+	// WaitHeader names the header in which a 429 of the call said how long
+	// to wait, when it was not Retry-After (retry.WaitHeader), and
+	// WaitHeaderRead whether that wait was honoured; "" when no such 429
+	// came.
+	WaitHeader     string
+	WaitHeaderRead bool
 
 	ctx        context.Context    // the call's, which every wait honours
 	endAttempt context.CancelFunc // ends the last attempt's context (End)
@@ -308,6 +314,9 @@ func (c *Call) checkRetry(_ context.Context, resp *http.Response, err error) (bo
 		c.resent += w - 1
 	}
 	c.writtenBefore = written
+	if resp != nil && resp.StatusCode == http.StatusTooManyRequests && c.WaitHeader == "" {
+		c.WaitHeader, c.WaitHeaderRead = retry.WaitHeader(resp.Header)
+	}
 	b := c.Shared.Budget
 	if resp != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && b != nil {
 		if c.retryCost > 0 {

@@ -87,13 +87,14 @@ type pause struct {
 	max   time.Duration
 }
 
-// note extends the pause when resp is a 429 with a Retry-After, by the time
-// it asks for, never more than the Client's longest retry wait.
+// note extends the pause when resp is a 429 that says how long to wait
+// (retry.ServerWait: Retry-After, RateLimit-Reset, RateLimit's t=), by that
+// time, never more than the Client's longest retry wait.
 func (p *pause) note(resp *http.Response, now time.Time) {
 	if resp == nil || resp.StatusCode != http.StatusTooManyRequests {
 		return
 	}
-	d, ok := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	d, ok := retry.ServerWait(resp, now)
 	if !ok || d <= 0 {
 		return
 	}

@@ -69,10 +69,8 @@ func Check(ctx context.Context, allowed bool, resp *http.Response, err error) (b
 // doubles from lo for each attempt, plus up to half of it again at random,
 // and never exceeds hi: the first retry waits between lo and 1.5*lo.
 func Backoff(lo, hi time.Duration, attempt int, resp *http.Response, now time.Time) time.Duration {
-	if resp != nil {
-		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
-			return min(max(d, lo), hi)
-		}
+	if d, ok := ServerWait(resp, now); ok {
+		return min(max(d, lo), hi)
 	}
 	if lo <= 0 {
 		return 0
@@ -86,6 +84,79 @@ func Backoff(lo, hi time.Duration, attempt int, resp *http.Response, now time.Ti
 	}
 	// Jitter upwards, so that lo is the shortest wait as documented.
 	return min(d+rand.N(d/2+1), hi)
+}
+
+// ServerWait is how long resp asks the client to wait before it sends
+// again: its Retry-After, on any status; else, on a 429, what the IETF's
+// RateLimit header fields draft defines in seconds from now: RateLimit-Reset
+// (an integer), or the t= parameter of RateLimit ("default";r=0;t=30).
+// X-RateLimit-Reset and X-RateLimit-Retry-After are not read: one service
+// means a Unix time by them, another seconds, a third milliseconds, and a
+// guess could make every call wait its longest (see WaitHeader).
+func ServerWait(resp *http.Response, now time.Time) (time.Duration, bool) {
+	if resp == nil {
+		return 0, false
+	}
+	if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
+		return d, true
+	}
+	if resp.StatusCode != http.StatusTooManyRequests {
+		return 0, false
+	}
+	if d, ok := deltaSeconds(resp.Header.Get("RateLimit-Reset")); ok {
+		return d, true
+	}
+	return deltaSeconds(rateLimitT(resp.Header.Get("RateLimit")))
+}
+
+// WaitHeader names the header that carries a 429's wait when it is not the
+// Retry-After assumed (docs/assumptions.md): the first of RateLimit-Reset,
+// RateLimit (with a t= parameter), X-RateLimit-Reset and
+// X-RateLimit-Retry-After that h has; "" when h has a Retry-After, or none
+// of them. read says whether ServerWait reads it.
+func WaitHeader(h http.Header) (name string, read bool) {
+	if h.Get("Retry-After") != "" {
+		return "", false
+	}
+	switch {
+	case h.Get("RateLimit-Reset") != "":
+		_, ok := deltaSeconds(h.Get("RateLimit-Reset"))
+		return "RateLimit-Reset", ok
+	case rateLimitT(h.Get("RateLimit")) != "":
+		_, ok := deltaSeconds(rateLimitT(h.Get("RateLimit")))
+		return "RateLimit", ok
+	case h.Get("X-RateLimit-Reset") != "":
+		return "X-RateLimit-Reset", false
+	case h.Get("X-RateLimit-Retry-After") != "":
+		return "X-RateLimit-Retry-After", false
+	}
+	return "", false
+}
+
+// rateLimitT returns the value of the t= parameter of a RateLimit header
+// ("default";r=0;t=30, or r=0, t=30 of earlier drafts), or "".
+func rateLimitT(v string) string {
+	for len(v) > 0 {
+		var part string
+		part, v, _ = strings.Cut(v, ";")
+		for _, p := range strings.Split(part, ",") {
+			name, value, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(name), "t") {
+				return strings.TrimSpace(value)
+			}
+		}
+	}
+	return ""
+}
+
+// deltaSeconds reads a whole number of seconds up to a day: a larger
+// number is more likely a Unix time than a wait.
+func deltaSeconds(v string) (time.Duration, bool) {
+	secs, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+	if err != nil || secs > uint64(24*time.Hour/time.Second) {
+		return 0, false
+	}
+	return time.Duration(secs) * time.Second, true
 }
 
 // ParseRetryAfter reads a Retry-After value given in seconds or as an HTTP

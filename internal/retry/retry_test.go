@@ -171,3 +171,52 @@ func TestParseRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestServerWaitAndWaitHeader: beside Retry-After (any status), a 429's
+// RateLimit-Reset and RateLimit t= are read as seconds; the X- headers, a
+// value that is not whole seconds up to a day (a Unix time, milliseconds),
+// and any of them on another status are not. WaitHeader names the header a
+// 429 without Retry-After carries its wait in, and whether it is read.
+func TestServerWaitAndWaitHeader(t *testing.T) {
+	now := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		status   int
+		header   http.Header
+		wait     time.Duration
+		ok       bool
+		named    string
+		readable bool
+	}{
+		{"Retry-After", 429, http.Header{"Retry-After": {"3"}, "Ratelimit-Reset": {"9"}}, 3 * time.Second, true, "", false},
+		{"Retry-After on a 503", 503, http.Header{"Retry-After": {"3"}}, 3 * time.Second, true, "", false},
+		{"RateLimit-Reset", 429, http.Header{"Ratelimit-Reset": {" 7 "}}, 7 * time.Second, true, "RateLimit-Reset", true},
+		{"RateLimit-Reset 0", 429, http.Header{"Ratelimit-Reset": {"0"}}, 0, true, "RateLimit-Reset", true},
+		{"RateLimit-Reset on a 503", 503, http.Header{"Ratelimit-Reset": {"7"}}, 0, false, "RateLimit-Reset", true},
+		{"RateLimit-Reset a Unix time", 429, http.Header{"Ratelimit-Reset": {"1740823200"}}, 0, false, "RateLimit-Reset", false},
+		{"RateLimit-Reset a fraction", 429, http.Header{"Ratelimit-Reset": {"1.5"}}, 0, false, "RateLimit-Reset", false},
+		{"RateLimit-Reset negative", 429, http.Header{"Ratelimit-Reset": {"-4"}}, 0, false, "RateLimit-Reset", false},
+		{"RateLimit t=", 429, http.Header{"Ratelimit": {`"default";r=0;t=30`}}, 30 * time.Second, true, "RateLimit", true},
+		{"RateLimit t= of an earlier draft", 429, http.Header{"Ratelimit": {`limit=100, remaining=0, t=12`}}, 12 * time.Second, true, "RateLimit", true},
+		{"RateLimit without t=", 429, http.Header{"Ratelimit": {`"default";r=0`}}, 0, false, "", false},
+		{"RateLimit t= not seconds", 429, http.Header{"Ratelimit": {`"default";r=0;t=soon`}}, 0, false, "RateLimit", false},
+		{"X-RateLimit-Reset", 429, http.Header{"X-Ratelimit-Reset": {"30"}}, 0, false, "X-RateLimit-Reset", false},
+		{"X-RateLimit-Retry-After", 429, http.Header{"X-Ratelimit-Retry-After": {"30"}}, 0, false, "X-RateLimit-Retry-After", false},
+		{"none", 429, http.Header{"X-Ratelimit-Remaining": {"0"}}, 0, false, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: tc.status, Header: tc.header}
+			wait, ok := ServerWait(resp, now)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.wait, wait)
+			named, readable := WaitHeader(tc.header)
+			assert.Equal(t, tc.named, named)
+			assert.Equal(t, tc.readable, readable)
+			if ok {
+				assert.Equal(t, min(max(tc.wait, time.Second), 10*time.Second), Backoff(time.Second, 10*time.Second, 0, resp, now), "the back-off honours it within its bounds")
+			}
+		})
+	}
+	_, ok := ServerWait(nil, now)
+	assert.False(t, ok)
+}

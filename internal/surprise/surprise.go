@@ -206,6 +206,7 @@ const (
 	SuccessStatus   = "success_status"
 	EventKind       = "event_kind"
 	SignatureHeader = "signature_header"
+	RateLimitHeader = "rate_limit_header"
 )
 
 // LogMessage is the message of the log line written the first time a
