@@ -19,13 +19,10 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// DefaultQueueTable is the table in which a Queue remembers the event ids it
-// enqueued, and keeps each event's body until its function committed,
-// unless QueueConfig.Table says otherwise.
+// DefaultQueueTable is the Queue's table of event ids and bodies.
 const DefaultQueueTable = "payments_webhook_queue"
 
-// QueueName is the River queue the events' jobs go to. A River client of
-// yours works them when its Config.Queues lists it.
+// QueueName is the River queue of the events' jobs.
 const QueueName = "payments_webhooks"
 
 // Defaults of QueueConfig: DefaultWorkers jobs at once in a process whose
@@ -43,44 +40,32 @@ const (
 // QueueConfig configures a Queue and its Worker. The zero value is the
 // recommended set-up.
 type QueueConfig struct {
-	// Workers is how many events a process whose River client NewQueue made
-	// processes at once (default DefaultWorkers). Each holds a pool
-	// connection while your function runs: keep the pool larger than
-	// Workers plus the deliveries you expect at once.
+	// Workers is how many events NewQueue's River client runs at once
+	// (default DefaultWorkers), each holding a pool connection.
 	Workers int
 	// JobTimeout bounds one run of your function (default
-	// DefaultJobTimeout): its context is cancelled after it, nothing of the
-	// run commits, and River runs it again with back-off.
+	// DefaultJobTimeout); River runs it again with back-off.
 	JobTimeout time.Duration
-	// RescueAfter is how long a job may stay running before River's rescuer
-	// runs it again: its worker died (default DefaultRescueAfter; it must
-	// exceed JobTimeout). It applies to NewQueue's River client; give
-	// yours the same as Config.RescueStuckJobsAfter. An attempt that ends
-	// after its job was rescued commits nothing (ErrJobRescued).
+	// RescueAfter is when NewQueue's River client runs again a job whose
+	// worker died (default DefaultRescueAfter, over JobTimeout); give
+	// yours the same RescueStuckJobsAfter.
 	RescueAfter time.Duration
 	// MaxAttempts is how many times River runs a failing event before it
-	// discards the job (default River's, 25, over about three weeks). A
-	// discarded job stays in River's table, where River UI or the river
-	// CLI can retry it.
+	// discards the job (default River's, 25, over about three weeks).
 	MaxAttempts int
-	// Retention is how long an enqueued event id is remembered: a delivery,
-	// listing or redelivery of the event within it enqueues nothing (default
+	// Retention is how long an event id is remembered (default
 	// DefaultRetention, at least MinRetention).
 	Retention time.Duration
-	// Timeout bounds each Enqueue, from the wait for a pool connection to
-	// the commit (default DefaultTimeout): a database that hangs costs the
-	// delivery a 503 within it (TestQueueFrozenDatabase).
+	// Timeout bounds each Enqueue, from the wait for a connection to the
+	// commit (default DefaultTimeout; TestQueueFrozenDatabase).
 	Timeout time.Duration
-	// Table is the Queue's table (default DefaultQueueTable), OutcomeTable
-	// the outcome tracker's (default DefaultOutcomeTable): lower-case
-	// letters, digits and underscores, optionally schema-qualified.
+	// Table (default DefaultQueueTable) and OutcomeTable (default
+	// DefaultOutcomeTable): [a-z_][a-z0-9_]*, optionally schema-qualified.
 	Table, OutcomeTable string
-	// Schema is the schema of River's tables for NewQueue's River client
-	// and for Migrate (default: the connection's search_path). A Queue on
-	// your River client uses your client's.
+	// Schema is River's schema for NewQueue's client (default: the
+	// search_path); a Queue on your client uses your client's.
 	Schema string
-	// Logger receives River's log lines (NewQueue's client) and the
-	// Queue's warnings (default: none).
+	// Logger receives River's log lines and the Queue's (default: none).
 	Logger *slog.Logger
 }
 
