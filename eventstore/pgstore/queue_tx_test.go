@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
@@ -136,4 +138,32 @@ func TestQueueSwallowedFailureIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "the retried job completed", func() bool { return q.jobStates(t, pool)["completed"] == 1 })
+}
+
+// A receiver whose River client only inserts (no Queues, no Workers: River
+// refuses periodic jobs on it) still gets a Queue: its Enqueue inserts the
+// job that a working client's Worker then runs.
+func TestQueueOnAnInsertOnlyClient(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	q := newQueue(t, pool, insertPaid(paid), nil)
+	w, err := pgstore.NewWorker(pool, insertPaid(paid), &q.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: q.schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	receiver, err := w.Queue(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := newEvents(t, 1)[0]
+	if err := receiver.Enqueue(testCtx(t), ev); err != nil {
+		t.Fatal(err)
+	}
+	start(t, q.Queue)
+	eventually(t, time.Minute, "the event booked", func() bool { return rowsOf(t, pool, paid, ev.ID) == 1 })
 }
