@@ -1,6 +1,6 @@
 module github.com/paymentsapi/payments-go
 
-go 1.26.0
+go 1.24
 
 require (
 	github.com/google/uuid v1.6.0
@@ -15,5 +15,5 @@ require (
 require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.35.0 // indirect
 )

@@ -1,6 +1,6 @@
 module github.com/paymentsapi/payments-go/paymentsotel
 
-go 1.26.0
+go 1.24
 
 require github.com/paymentsapi/payments-go v0.2.0
 
@@ -24,6 +24,6 @@ require (
 	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.35.0 // indirect
 	golang.org/x/time v0.12.0 // indirect
 )

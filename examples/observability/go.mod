@@ -1,6 +1,6 @@
 module github.com/paymentsapi/payments-go/examples/observability
 
-go 1.26.0
+go 1.24
 
 require github.com/paymentsapi/payments-go v0.2.0
 
@@ -30,6 +30,6 @@ require (
 	go.opentelemetry.io/otel/metric v1.38.0 // indirect
 	go.opentelemetry.io/otel/trace v1.38.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.35.0 // indirect
 	golang.org/x/time v0.12.0 // indirect
 )

@@ -1,5 +1,5 @@
 module github.com/paymentsapi/payments-go/internal/releasetest
 
-go 1.26.0
+go 1.24
 
-require golang.org/x/mod v0.42.0
+require golang.org/x/mod v0.27.0
