@@ -79,7 +79,7 @@ func newQueueOn(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc, cfg *
 	if cfg != nil {
 		c = *cfg
 	}
-	c.Schema = uniqueName("river_")
+	c.Schema = uniqueName("rq_")
 	c.Table = c.Schema + "." + "queue"
 	c.OutcomeTable = c.Schema + ".outcomes"
 	if _, err := pool.Exec(testCtx(tb), "CREATE SCHEMA "+c.Schema); err != nil {
