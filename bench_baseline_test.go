@@ -11,7 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -193,6 +195,16 @@ type (
 		MobileNumber string              `json:"mobile_number,omitempty"`
 		Metadata     *baselineVAMetadata `json:"metadata,omitempty"`
 	}
+	baselineEvent struct {
+		ID        string          `json:"id"`
+		Event     string          `json:"event"`
+		CreatedAt time.Time       `json:"created_at"`
+		Data      json.RawMessage `json:"data"`
+	}
+	baselineEventPage struct {
+		Events  []baselineEvent `json:"events"`
+		HasMore bool            `json:"has_more"`
+	}
 	baselineVirtualAccount struct {
 		ID            string    `json:"id"`
 		Currency      string    `json:"currency"`
@@ -260,4 +272,19 @@ func (bl *baseline) createVirtualAccount(ctx context.Context, p *payments.Virtua
 
 func (bl *baseline) trigger(ctx context.Context, event payments.EventType) (*json.RawMessage, error) {
 	return baselineDo[json.RawMessage](ctx, bl, http.MethodPost, "/webhooks/events/trigger/"+string(event), nil, false)
+}
+
+func (bl *baseline) listEvents(ctx context.Context, p *payments.EventListParams) (*baselineEventPage, error) {
+	q := url.Values{}
+	if p.After != "" {
+		q.Set("after", p.After)
+	}
+	if p.Limit != 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	path := "/webhooks/events"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	return baselineDo[baselineEventPage](ctx, bl, http.MethodGet, path, nil, false)
 }

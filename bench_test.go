@@ -7,6 +7,7 @@ package payments_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -64,9 +65,35 @@ var (
 		`"account_name":"Acme Stores","bank_name":"Wema Bank","is_active":true,` +
 		`"created_at":"2025-03-01T10:00:00Z"}}`)
 
+	// A page of 10 payment.completed events (ListEventsPage), has_more set.
+	benchEventsBody = benchEventPage(10)
+
 	benchTriggerBody = []byte(`{"success":true,"message":"Test event queued","stan":"` + benchStan + `",` +
 		`"data":{"event":"payment.completed","queued":true}}`)
 )
+
+// benchEventPage is the answer of GET /webhooks/events: n payment.completed
+// events, each with a payment as its data, and has_more.
+func benchEventPage(n int) []byte {
+	b := []byte(`{"success":true,"message":"Events retrieved","stan":"` + benchStan + `","data":{"events":[`)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		id := fmt.Sprintf("evt_%04d", i+1)
+		b = append(b, `{"id":"`+id+`","event":"payment.completed","created_at":"2025-03-01T10:01:00Z","data":{`+
+			`"id":"9d7f4a2b-1c3e-4f5a-8b6c-7d8e9f0a1b2c","reference":"order-1042","status":"completed",`+
+			`"amount":"15000.50","currency":"NGN","description":"Invoice 1042","type":"transfer",`+
+			`"is_reversed":false,"is_completed":true,"channel":"api",`+
+			`"created_at":"2025-03-01T10:00:00Z","updated_at":"2025-03-01T10:01:00Z"}}`...)
+	}
+	return append(b, `],"has_more":true}}`...)
+}
+
+// benchEventParams asks for the page after an event, 10 events.
+func benchEventParams() *payments.EventListParams {
+	return &payments.EventListParams{After: "evt_0000", Limit: 10}
+}
 
 // The params of each operation. Every benchmark sends the same request from
 // the SDK and from the baseline.
@@ -167,6 +194,7 @@ func benchOps() map[string]benchOp {
 		pip = benchInitiateParams()
 		pcp = benchConfirmParams()
 		vap = benchVirtualAccountParams()
+		elp = benchEventParams()
 	)
 	return map[string]benchOp{
 		"RecipientsCreate": {201, benchRecipientBody,
@@ -202,6 +230,12 @@ func benchOps() map[string]benchOp {
 				return err
 			},
 			func(ctx context.Context, bl *baseline) error { _, err := bl.createVirtualAccount(ctx, vap); return err }},
+		"WebhooksListEventsPage": {200, benchEventsBody,
+			func(ctx context.Context, c *payments.Client) error {
+				_, err := c.Webhooks.ListEventsPage(ctx, elp)
+				return err
+			},
+			func(ctx context.Context, bl *baseline) error { _, err := bl.listEvents(ctx, elp); return err }},
 		"WebhooksTrigger": {200, benchTriggerBody,
 			func(ctx context.Context, c *payments.Client) error {
 				_, err := c.Webhooks.Trigger(ctx, payments.EventPaymentCompleted)
@@ -252,12 +286,13 @@ func reportCPU(b *testing.B, cpu0 time.Duration, ok bool) {
 	}
 }
 
-func BenchmarkRecipientsCreate(b *testing.B)      { runBenchOp(b, "RecipientsCreate") }
-func BenchmarkRecipientsUpdate(b *testing.B)      { runBenchOp(b, "RecipientsUpdate") }
-func BenchmarkPaymentsInitiate(b *testing.B)      { runBenchOp(b, "PaymentsInitiate") }
-func BenchmarkPaymentsConfirm(b *testing.B)       { runBenchOp(b, "PaymentsConfirm") }
-func BenchmarkVirtualAccountsCreate(b *testing.B) { runBenchOp(b, "VirtualAccountsCreate") }
-func BenchmarkWebhooksTrigger(b *testing.B)       { runBenchOp(b, "WebhooksTrigger") }
+func BenchmarkRecipientsCreate(b *testing.B)       { runBenchOp(b, "RecipientsCreate") }
+func BenchmarkRecipientsUpdate(b *testing.B)       { runBenchOp(b, "RecipientsUpdate") }
+func BenchmarkPaymentsInitiate(b *testing.B)       { runBenchOp(b, "PaymentsInitiate") }
+func BenchmarkPaymentsConfirm(b *testing.B)        { runBenchOp(b, "PaymentsConfirm") }
+func BenchmarkVirtualAccountsCreate(b *testing.B)  { runBenchOp(b, "VirtualAccountsCreate") }
+func BenchmarkWebhooksTrigger(b *testing.B)        { runBenchOp(b, "WebhooksTrigger") }
+func BenchmarkWebhooksListEventsPage(b *testing.B) { runBenchOp(b, "WebhooksListEventsPage") }
 
 // parallelGoroutines is how many goroutines the parallel benchmark runs.
 const parallelGoroutines = 64
@@ -364,9 +399,9 @@ func runParallelBench(b *testing.B, setup func(url string) func(context.Context)
 // same answer, so that the comparison is fair. It measures nothing.
 func TestBenchBaselineMatchesSDK(t *testing.T) {
 	type seen struct {
-		method, path string
-		header       http.Header
-		body         []byte
+		method, path, query string
+		header              http.Header
+		body                []byte
 	}
 	for name, op := range benchOps() {
 		t.Run(name, func(t *testing.T) {
@@ -378,7 +413,7 @@ func TestBenchBaselineMatchesSDK(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
 				mu.Lock()
-				last = seen{r.Method, r.URL.Path, r.Header.Clone(), body}
+				last = seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), body}
 				mu.Unlock()
 				answer(w, r)
 			}))
@@ -394,6 +429,7 @@ func TestBenchBaselineMatchesSDK(t *testing.T) {
 
 			assert.Equal(t, fromSDK.method, fromBaseline.method)
 			assert.Equal(t, fromSDK.path, fromBaseline.path)
+			assert.Equal(t, fromSDK.query, fromBaseline.query)
 			assert.Equal(t, headerNames(fromSDK.header), headerNames(fromBaseline.header))
 			for _, h := range []string{"Authorization", "User-Agent", "Accept", "Content-Type"} {
 				assert.Equal(t, fromSDK.header.Get(h), fromBaseline.header.Get(h), h)

@@ -5,6 +5,9 @@ package payments
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,4 +61,36 @@ func TestNewClientFromEnv(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidConfig)
 		assert.Contains(t, err.Error(), "PAYMENTS_BASE_URL")
 	})
+}
+
+// The URL of an operation without an id is parsed once (fixedURLs) and
+// copied into each request: the same URL and Host as http.NewRequest
+// makes, and a request's URL changed by middleware changes no other's.
+func TestFixedURLsAreCopiesOfNewRequests(t *testing.T) {
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.Host+" "+r.URL.String())
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer srv.Close()
+	c, err := NewClient("sk_test_fixed_urls", WithBaseURL(srv.URL+"/v1"))
+	require.NoError(t, err)
+	for _, op := range fixedPathOps {
+		want, err := http.NewRequest(op.Method, srv.URL+"/v1"+op.PathTemplate, nil)
+		require.NoError(t, err)
+		got := c.fixedURLs[op.PathTemplate]
+		require.NotNil(t, got.url, op.PathTemplate)
+		assert.Equal(t, want.URL, got.url)
+		assert.Equal(t, want.Host, got.host)
+	}
+	rewrite := WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		req.URL.Path += "/rewritten"
+		return next(req)
+	})
+	ctx := context.Background()
+	_, _ = c.Payments.Confirm(ctx, &PaymentConfirmParams{Reference: "r", QuoteID: "q"}, rewrite)
+	_, _ = c.Payments.Confirm(ctx, &PaymentConfirmParams{Reference: "r", QuoteID: "q"})
+	host := strings.TrimPrefix(srv.URL, "http://")
+	assert.Equal(t, []string{host + " /v1/payments/confirm/rewritten", host + " /v1/payments/confirm"}, paths)
+	assert.Equal(t, "/v1/payments/confirm", c.fixedURLs["/payments/confirm"].url.Path)
 }

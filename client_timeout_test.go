@@ -27,8 +27,11 @@ import (
 const (
 	toDeadline = 300 * time.Millisecond
 	// toMargin is generous on purpose: it is the only timing assertion, and
-	// must hold on a loaded 2-core machine under -race.
-	toMargin  = time.Second
+	// must hold on a loaded 2-core machine under -race (1 s was once missed
+	// by 0.02 s at a load of 12). The misbehaving servers trickle until the
+	// test stops them, so a client that ignored its deadline would still
+	// take far longer than this and fail.
+	toMargin  = 10 * time.Second
 	toTrickle = 50 * time.Millisecond
 )
 

@@ -86,7 +86,8 @@ func (e *Event) RawJSON() json.RawMessage { return e.raw }
 // three fields. A value receiver, so that an Event printed by value is
 // covered too.
 func (e Event) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "{ID:%s Type:%s CreatedAt:%s}", e.ID, e.Type, e.CreatedAt.Format(time.RFC3339Nano))
+	fmt.Fprintf(f, "{ID:%s Type:%s CreatedAt:%s}", redact.String(e.ID, nil), redact.String(string(e.Type), nil),
+		e.CreatedAt.Format(time.RFC3339Nano))
 }
 
 // eventWire is the body of a delivery. Every member is kept raw so that
@@ -113,11 +114,17 @@ func ParseEvent(payload []byte) (*Event, error) {
 	if err := json.Unmarshal(trimmed, &w); err != nil {
 		return nil, fmt.Errorf("%w: the body is not valid JSON", ErrInvalidEvent)
 	}
+	return w.event(append(json.RawMessage(nil), payload...))
+}
+
+// event is the Event w was decoded from, raw its body (RawJSON), or
+// ErrInvalidEvent when it lacks an id or a kind.
+func (w *eventWire) event(raw json.RawMessage) (*Event, error) {
 	ev := &Event{
 		ID:        strings.TrimSpace(string(w.ID)),
 		Type:      EventType(strings.TrimSpace(string(w.Event))),
 		CreatedAt: time.Time(w.CreatedAt),
-		raw:       append(json.RawMessage(nil), payload...),
+		raw:       raw,
 	}
 	if ev.Type == "" {
 		ev.Type = EventType(strings.TrimSpace(string(w.Type)))

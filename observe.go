@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/request"
 )
 
@@ -98,7 +99,7 @@ type OperationResult struct {
 	// Surprises are what the answer held that the SDK does not assume
 	// (docs/assumptions.md), every one met by this operation, in the order
 	// met; nil when none. The operation's outcome does not depend on them.
-	// The Client logs each kind and detail once (see WithSurpriseWarnings);
+	// The Client logs each kind and detail once (see WithLogger);
 	// paymentsotel counts every one. Test: TestSurprisesReachObservers.
 	Surprises []Surprise
 	// Waited is how long the operation waited for its turn under the
@@ -204,13 +205,13 @@ func logAttrs(st *request.Call, r *Response, start time.Time, err error) []slog.
 	status, stan := outcomeOf(r, err)
 	attrs = append(attrs, slog.Int("status", status))
 	if stan != "" {
-		attrs = append(attrs, slog.String("stan", stan))
+		attrs = append(attrs, slog.String("stan", redact.String(stan, nil)))
 	}
 	if st.Key != "" {
 		attrs = append(attrs, slog.String("idempotency_key", st.Key))
 	}
 	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("error", redact.String(err.Error(), nil)))
 	}
 	return attrs
 }

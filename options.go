@@ -33,9 +33,6 @@ type clientConfig struct {
 	observers  []OperationObserver
 	budget     *RetryBudget // nil: no retry budget
 	limiter    *rate.Limiter
-
-	// quietSurprises: WithSurpriseWarnings(false).
-	quietSurprises bool
 }
 
 // hooks are the observers, then the logger's: one path for everything that
@@ -206,29 +203,20 @@ func WithRetries(p RetryPolicy) RequestOption {
 // status and stan when an answer came, idempotency_key when one was sent, and
 // error. Each retry adds an info line ("payments: retrying request"). The
 // first time the Client meets each surprise (an answer the SDK does not
-// assume: see Surprise) it adds a warning line with its kind and detail
-// (see WithSurpriseWarnings). The API key, headers and bodies are never
-// logged. Without it (or with a nil logger) only the surprises' warnings
-// are logged, to slog.Default().
+// assume: see Surprise) it adds a warning line with its kind and detail.
+// The API key, headers and bodies are never logged.
+//
+// Without it (or with a nil logger) only the surprises' warnings are logged,
+// to slog.Default() as it is when the surprise is met, once per Client per
+// kind and detail (at most 256 of them): a Client with no logger still tells
+// you that the service differs from what the SDK assumes, before it costs
+// anything. To drop every line, surprises included, give a logger that
+// discards: WithLogger(slog.New(slog.DiscardHandler)); observers
+// (WithObserver, paymentsotel) still get every surprise in
+// OperationResult.Surprises. Tests: TestSurpriseWarnsOnceOnSlogDefault,
+// TestDiscardingLoggerSilencesSurprises, TestSurpriseWarnsOnWithLoggerInstead.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *clientConfig) error { c.logger = l; return nil })
-}
-
-// WithSurpriseWarnings turns the warnings for surprises on (the default) or
-// off. A surprise is an answer that differs from what the SDK assumes (see
-// Surprise and docs/when-the-service-differs.md): the SDK never fails a
-// call for it, so a warning is how you learn that an assumption is wrong
-// before it costs anything. The first time a Client meets each one (by kind
-// and detail, at most 256 of them) it logs one line at warning level
-// ("payments: the service differs from the SDK's assumptions ...", with
-// kind, detail and operation), to the logger of WithLogger, or, without
-// one, to slog.Default() as it is when the surprise is met. Off, nothing
-// is logged for them; observers (WithObserver, paymentsotel) still get
-// every one in OperationResult.Surprises. Tests:
-// TestSurpriseWarnsOnceOnSlogDefault, TestWithSurpriseWarningsOff,
-// TestSurpriseWarnsOnWithLoggerInstead.
-func WithSurpriseWarnings(on bool) Option {
-	return optionFunc(func(c *clientConfig) error { c.quietSurprises = !on; return nil })
 }
 
 // WithUserAgent puts your application's product token (for example

@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -73,6 +74,19 @@ type Quote struct {
 	// QuoteLifetime. It is for display: only the service judges
 	// expiry, and Confirm always asks it.
 	ExpiresAt time.Time `json:"expires_at"`
+
+	// masks is the Client's that received the quote, so that Format masks
+	// its API key wherever the service echoed it.
+	masks *masker
+}
+
+// setResponse records the response that carried the payment, and lets its
+// quote print with the Client's API key masked.
+func (p *Payment) setResponse(resp *Response, raw json.RawMessage) {
+	p.APIResource.setResponse(resp, raw)
+	if p.Quote != nil && resp != nil {
+		p.Quote.masks = resp.masks
+	}
 }
 
 // ConfirmParams returns the params that confirm this payment's quote. It

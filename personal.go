@@ -55,12 +55,12 @@ func (v PersonalData) LogValue() slog.Value { return slog.StringValue(v.String()
 // Format prints the recipient's fields, with any verb, with its personal
 // data masked (the account number keeps its last four digits), and never
 // the SDK's internals (APIResource).
-func (r Recipient) Format(f fmt.State, _ rune) { redact.FormatFields(f, r) }
+func (r Recipient) Format(f fmt.State, _ rune) { redact.FormatFields(f, r, r.secrets()...) }
 
 // LogValue logs the recipient's fields with its personal data masked.
 // (slog's JSON handler would otherwise log the JSON encoding, which keeps
 // it whole.)
-func (r Recipient) LogValue() slog.Value { return redact.LogFields(r) }
+func (r Recipient) LogValue() slog.Value { return redact.LogFields(r, r.secrets()...) }
 
 // Format prints the document's type, its number and image masked.
 func (i Identification) Format(f fmt.State, _ rune) { redact.FormatFields(f, i) }
@@ -90,10 +90,10 @@ func (p RecipientUpdateParams) Format(f fmt.State, _ rune) { redact.FormatFields
 func (p RecipientUpdateParams) LogValue() slog.Value { return redact.LogFields(p) }
 
 // Format prints the account's fields, with any verb, its number masked.
-func (va VirtualAccount) Format(f fmt.State, _ rune) { redact.FormatFields(f, va) }
+func (va VirtualAccount) Format(f fmt.State, _ rune) { redact.FormatFields(f, va, va.secrets()...) }
 
 // LogValue logs the account's fields, its number masked.
-func (va VirtualAccount) LogValue() slog.Value { return redact.LogFields(va) }
+func (va VirtualAccount) LogValue() slog.Value { return redact.LogFields(va, va.secrets()...) }
 
 // Format prints the params' fields, with any verb, with the BVN, the email
 // and the mobile number masked.
@@ -117,11 +117,15 @@ func (v VirtualAccountPayment) masked() VirtualAccountPayment {
 
 // Format prints the payment's fields, with any verb, with account numbers
 // and the narration's account-number-like digits masked.
-func (v VirtualAccountPayment) Format(f fmt.State, _ rune) { redact.FormatFields(f, v.masked()) }
+func (v VirtualAccountPayment) Format(f fmt.State, _ rune) {
+	redact.FormatFields(f, v.masked(), v.secrets()...)
+}
 
 // LogValue logs the payment with account numbers and the narration's
 // account-number-like digits masked.
-func (v VirtualAccountPayment) LogValue() slog.Value { return redact.LogFields(v.masked()) }
+func (v VirtualAccountPayment) LogValue() slog.Value {
+	return redact.LogFields(v.masked(), v.secrets()...)
+}
 
 // eventSummary is an event as logged: never its data.
 type eventSummary struct {
@@ -134,7 +138,8 @@ type eventSummary struct {
 // which may hold personal data (encoding/json, which slog's JSON handler
 // would use, keeps it).
 func (e Event) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", e.ID), slog.String("event", string(e.Type)), slog.Time("created_at", e.CreatedAt))
+	return redact.Value(slog.GroupValue(slog.String("id", e.ID), slog.String("event", string(e.Type)),
+		slog.Time("created_at", e.CreatedAt)))
 }
 
 // LogValue logs the page's events as Event logs them (without their data)
@@ -143,28 +148,8 @@ func (p EventPage) LogValue() slog.Value {
 	events := make([]eventSummary, len(p.Events))
 	for i, e := range p.Events {
 		if e != nil {
-			events[i] = eventSummary{e.ID, e.Type, e.CreatedAt}
+			events[i] = eventSummary{redact.String(e.ID, nil, p.secrets()...), EventType(redact.String(string(e.Type), nil, p.secrets()...)), e.CreatedAt}
 		}
 	}
 	return slog.GroupValue(slog.Any("events", events), slog.Bool("has_more", p.HasMore))
 }
-
-// Format prints the response's fields, with any verb, and the size of its
-// body, never the body itself (it holds the resource in clear).
-func (r Response) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "{StatusCode:%d Header:%v Stan:%s Message:%s IdempotencyKey:%s Attempts:%d Replayed:%t Body:[%d bytes]}",
-		r.StatusCode, r.Header, r.Stan, r.Message, r.IdempotencyKey, r.Attempts, r.Replayed, len(r.Body))
-}
-
-// LogValue logs the response's fields and the size of its body, never the
-// body itself.
-func (r Response) LogValue() slog.Value {
-	return slog.GroupValue(slog.Int("status_code", r.StatusCode), slog.String("stan", r.Stan),
-		slog.String("message", r.Message), slog.String("idempotency_key", r.IdempotencyKey),
-		slog.Int("attempts", r.Attempts), slog.Bool("replayed", r.Replayed), slog.Int("body_bytes", len(r.Body)))
-}
-
-// Format prints the error's text (Error), with any verb, %#v included, by
-// pointer or by value: never its Body, which is the service's answer in
-// clear.
-func (e APIError) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, e.Error()) }

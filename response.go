@@ -11,7 +11,10 @@ import (
 // envelope's stan and message (quote the stan in support tickets), the HTTP
 // status and headers, the idempotency key that was sent, whether the service
 // replayed a stored answer, how many attempts the call took, and the body as
-// received. Printed or logged it shows the body's size, not the body.
+// received. Printed or logged it shows the body's size, not the body, and
+// its headers, stan and message with credentials and personal data masked
+// (the Client's API key wherever the service echoed it); encoding/json and
+// encoding/gob keep it whole.
 type Response struct {
 	// StatusCode is the HTTP status of the final attempt.
 	StatusCode int
@@ -36,6 +39,11 @@ type Response struct {
 	// MaxResponseBytes), the envelope around the data. Do not modify it:
 	// the resource's RawJSON is a slice of it.
 	Body []byte
+
+	// masks is the Client's that received the response, so that Format and
+	// LogValue mask its API key wherever the service echoed it; nil in a
+	// Response made or decoded elsewhere.
+	masks *masker
 }
 
 // dataOf is the data member of an envelope, a slice of body: encoding/json

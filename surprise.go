@@ -77,13 +77,9 @@ func (s *surprises) add(kind, detail string) {
 
 // report logs each surprise the Client meets for the first time (per kind
 // and detail, at most surprise.MaxRemembered of them), at warning level: to
-// WithLogger's logger, else to slog.Default() as it is at that moment;
-// never with WithSurpriseWarnings(false). Only a call that met a surprise
-// gets here: the others pay nothing for it.
+// WithLogger's logger, else to slog.Default() as it is at that moment. Only
+// a call that met a surprise gets here: the others pay nothing for it.
 func (c *Client) report(ctx context.Context, op string, found surprises) {
-	if c.quietSurprises {
-		return
-	}
 	for _, s := range found {
 		if !c.surprised.First(string(s.Kind), s.Detail) {
 			continue
@@ -125,17 +121,12 @@ var (
 // event kinds and members in a page.
 func dataSurprises(found *surprises, body []byte, out any) {
 	var known surprise.Fields
-	var nested func(name, value []byte)
+	quote := false // walk data.quote too
 	switch o := out.(type) {
 	case *Payment:
-		known = paymentFields
+		known, quote = paymentFields, true
 		if o.Status != "" && !surprise.KnownPaymentStatus(string(o.Status)) {
 			found.add(surprise.PaymentStatus, string(o.Status))
-		}
-		nested = func(name, value []byte) {
-			if string(name) == "quote" && !bytes.Equal(value, []byte("null")) {
-				surprise.Unknown(value, quoteFields, "data.quote.", found.add, nil)
-			}
 		}
 	case *Recipient:
 		known = recipientFields
@@ -143,13 +134,53 @@ func dataSurprises(found *surprises, body []byte, out any) {
 		known = virtualAccountFields
 	case *eventPageWire:
 		known = eventPageFields
-		for _, ev := range o.parsed {
-			surprise.Event(ev.raw, ev.Data, string(ev.Type), "data.events[].", found.add)
+		for i, ev := range o.parsed {
+			if o.others != nil && o.others[i] {
+				surprise.Event(ev.raw, ev.Data, string(ev.Type), "data.events[].", found.add)
+			} else { // its members are id, event, created_at and data
+				surprise.EventData(ev.Data, string(ev.Type), found.add)
+			}
 		}
 	default:
 		return
 	}
-	surprise.Unknown(surprise.Member(body, "data"), known, "data.", found.add, nested)
+	// One pass over the body: the envelope's members, data's, and its
+	// quote's, each value skipped once. As encoding/json reads it, the
+	// last data member (its name in any case) is the data: a later one
+	// takes back what an earlier one added.
+	mark := len(*found)
+	surprise.Object(body, skipSpaceAt(body), func(name []byte, at int) int {
+		if !bytes.EqualFold(name, []byte("data")) {
+			return surprise.Skip(body, at)
+		}
+		*found = (*found)[:mark]
+		if body[at] != '{' {
+			return surprise.Skip(body, at)
+		}
+		return surprise.Object(body, at, func(name []byte, at int) int {
+			switch {
+			case !known.Has(name):
+				found.add(surprise.UnknownField, "data."+string(name))
+			case quote && string(name) == "quote" && body[at] == '{':
+				return surprise.Object(body, at, func(name []byte, at int) int {
+					if !quoteFields.Has(name) {
+						found.add(surprise.UnknownField, "data.quote."+string(name))
+					}
+					return surprise.Skip(body, at)
+				})
+			}
+			return surprise.Skip(body, at)
+		})
+	})
+}
+
+// skipSpaceAt is the index of the first byte of b that is not JSON space.
+func skipSpaceAt(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // waitHeader adds the surprise of a call whose 429 said how long to wait in

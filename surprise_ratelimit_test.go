@@ -87,7 +87,7 @@ func TestRateLimitHeaderIsASurprise(t *testing.T) {
 // retried to a success, is reported by the call that succeeded.
 func TestRateLimitHeaderOfARetriedCall(t *testing.T) {
 	var counter surpriseCounter
-	h := newHarness(t, payments.WithObserver(counter.observe), payments.WithSurpriseWarnings(false))
+	h := newHarness(t, payments.WithObserver(counter.observe), payments.WithLogger(slog.New(slog.DiscardHandler)))
 	h.on(http.MethodPost, "/payments/recipients", jsonResponder(http.StatusTooManyRequests, `{"success":false,"message":"slow down"}`).
 		HeaderAdd(http.Header{"X-Ratelimit-Retry-After": {"1"}}).
 		Then(jsonResponder(http.StatusCreated, okEnvelope(recipientJSON))))

@@ -172,7 +172,7 @@ func TestSurprisesOncePerClient(t *testing.T) {
 		assert.Len(t, surpriseLines(t, sink), 1)
 	}
 	var counter surpriseCounter
-	h := newHarness(t, payments.WithObserver(counter.observe), payments.WithSurpriseWarnings(false))
+	h := newHarness(t, payments.WithObserver(counter.observe), payments.WithLogger(slog.New(slog.DiscardHandler)))
 	h.on(http.MethodPost, "/payments/confirm", answer)
 	confirm(h.client)
 	assert.Equal(t, map[payments.Surprise]int{{Kind: payments.SurprisePaymentStatus, Detail: "processing"}: 1}, counter.all())

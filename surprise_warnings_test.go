@@ -90,28 +90,21 @@ func TestSurpriseWarnsOnceOnSlogDefault(t *testing.T) {
 	assertSurpriseLines(t, sink, wantSurpriseLines)
 }
 
-// TestWithSurpriseWarningsOff: WithSurpriseWarnings(false) logs nothing for
-// surprises, on slog.Default() or on WithLogger's logger, while observers
-// still get every one.
-func TestWithSurpriseWarningsOff(t *testing.T) {
+// TestDiscardingLoggerSilencesSurprises: a Client given a logger that
+// discards logs nothing for surprises, on slog.Default() or anywhere, while
+// observers still get every one; a nil logger is no logger (slog.Default()).
+func TestDiscardingLoggerSilencesSurprises(t *testing.T) {
 	def := defaultLogSink(t)
 	var counter surpriseCounter
-	h := newHarness(t, payments.WithSurpriseWarnings(false), payments.WithObserver(counter.observe))
+	h := newHarness(t, payments.WithLogger(slog.New(slog.DiscardHandler)), payments.WithObserver(counter.observe))
 	surprising(h)
 	meetSurprises(t, h.client)
 	assert.Empty(t, def.text())
 	assert.Len(t, counter.all(), len(wantSurpriseLines), "observers still get them")
 
-	logged, sink := loggedHarness(t, slog.LevelDebug, payments.WithSurpriseWarnings(false))
-	surprising(logged)
-	meetSurprises(t, logged.client)
-	assert.Empty(t, surpriseLines(t, sink))
-	assert.NotEmpty(t, sink.lines(t), "the request lines are still logged")
-	assert.Empty(t, def.text())
-
-	on := newHarness(t, payments.WithSurpriseWarnings(false), payments.WithSurpriseWarnings(true))
-	surprising(on)
-	meetSurprises(t, on.client)
+	nilLogger := newHarness(t, payments.WithLogger(slog.New(slog.DiscardHandler)), payments.WithLogger(nil))
+	surprising(nilLogger)
+	meetSurprises(t, nilLogger.client)
 	assertSurpriseLines(t, def, wantSurpriseLines)
 }
 

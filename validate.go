@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"strings"
 
 	"github.com/google/uuid"
@@ -28,13 +27,64 @@ const (
 	maxPathIDLen     = 36
 )
 
-var (
-	currencyPattern      = regexp.MustCompile(`^[A-Z]{3}$`)
-	accountNumberPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 -]*$`)
-	bvnPattern           = regexp.MustCompile(`^[0-9]{11}$`)
-	mobilePattern        = regexp.MustCompile(`^\+?[0-9][0-9 ()-]{5,19}$`)
-	maxAmount            = decimal.New(1, 18)
-)
+var maxAmount = decimal.New(1, 18)
+
+// The formats of codes and numbers, checked byte by byte: a regexp match
+// cost each call 0.1 to 0.3 µs. TestFormatsAgreeWithTheirPatterns holds
+// each to the regular expression in its comment.
+
+// isCurrency: ^[A-Z]{3}$.
+func isCurrency(s string) bool {
+	return len(s) == 3 && isUpper(s[0]) && isUpper(s[1]) && isUpper(s[2])
+}
+
+// isAccountNumber: ^[A-Za-z0-9][A-Za-z0-9 -]*$.
+func isAccountNumber(s string) bool {
+	if s == "" || !isAlnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != ' ' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// isBVN: ^[0-9]{11}$.
+func isBVN(s string) bool {
+	if len(s) != 11 {
+		return false
+	}
+	for i := range len(s) {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isMobileNumber: ^\+?[0-9][0-9 ()-]{5,19}$.
+func isMobileNumber(s string) bool {
+	if s != "" && s[0] == '+' {
+		s = s[1:]
+	}
+	if len(s) < 6 || len(s) > 20 || !isDigit(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c), c == ' ', c == '(', c == ')', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isAlnum(c byte) bool { return isDigit(c) || isUpper(c) || ('a' <= c && c <= 'z') }
 
 // validator collects every problem before reporting them together.
 type validator struct{ fields []FieldError }
@@ -69,7 +119,7 @@ func (v *validator) currency(field, s string, required bool) {
 	if s == "" && !required {
 		return
 	}
-	if !currencyPattern.MatchString(s) {
+	if !isCurrency(s) {
 		v.add(field, "must be a three-letter ISO 4217 code in capitals, such as NGN or USD")
 	}
 }
@@ -92,7 +142,7 @@ func (v *validator) accountNumber(field, s string, required bool) {
 		v.add(field, "is required")
 	case len(s) > maxAccountNumLen:
 		v.add(field, fmt.Sprintf("is longer than %d characters", maxAccountNumLen))
-	case !accountNumberPattern.MatchString(s):
+	case !isAccountNumber(s):
 		v.add(field, "may contain only letters, digits, spaces and dashes")
 	}
 }
@@ -317,12 +367,12 @@ func (p *VirtualAccountCreateParams) validate() error {
 	}
 	v.text("display_name", p.DisplayName, maxNameLen)
 	switch {
-	case p.BVN != "" && !bvnPattern.MatchString(string(p.BVN)):
+	case p.BVN != "" && !isBVN(string(p.BVN)):
 		v.add("bvn", "must be exactly 11 digits")
 	case p.BVN == "" && p.Metadata != nil && isNigerian(p.Metadata.Country):
 		v.add("bvn", "is required for Nigerian accounts")
 	}
-	if p.MobileNumber != "" && !mobilePattern.MatchString(string(p.MobileNumber)) {
+	if p.MobileNumber != "" && !isMobileNumber(string(p.MobileNumber)) {
 		v.add("mobile_number", "is not a phone number")
 	}
 	if m := p.Metadata; m != nil {

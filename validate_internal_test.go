@@ -1,7 +1,9 @@
 package payments
 
 import (
+	"math/rand/v2"
 	"net/mail"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -40,4 +42,51 @@ func FuzzValidEmail(f *testing.F) {
 			t.Errorf("validEmail(%q) = %v, net/mail says %v", s, got, want)
 		}
 	})
+}
+
+// The byte-by-byte format checks of validate.go accept and refuse exactly
+// what the regular expressions they replaced do: on a list of cases, and on
+// every string of up to 4 bytes over an alphabet of the characters the
+// patterns treat apart, and random longer ones.
+func TestFormatsAgreeWithTheirPatterns(t *testing.T) {
+	checks := []struct {
+		name    string
+		fast    func(string) bool
+		pattern *regexp.Regexp
+	}{
+		{"isCurrency", isCurrency, regexp.MustCompile(`^[A-Z]{3}$`)},
+		{"isAccountNumber", isAccountNumber, regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 -]*$`)},
+		{"isBVN", isBVN, regexp.MustCompile(`^[0-9]{11}$`)},
+		{"isMobileNumber", isMobileNumber, regexp.MustCompile(`^\+?[0-9][0-9 ()-]{5,19}$`)},
+	}
+	cases := []string{"", "NGN", "ngn", "NG", "NGNN", "N1N", "0123456789", "GB82 WEST-1234", " 01", "-01", "01\n", "0é1",
+		"12345678901", "1234567890", "123456789012", "+2348012345678", "+234 (801) 234-5678", "++234801234", "+(234)801",
+		"080123", "08012", "+" + strings.Repeat("1", 20), strings.Repeat("1", 20), strings.Repeat("1", 21), "0801234567\x00"}
+	alphabet := []byte("aZ09 -()+_\xc3")
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		cases = append(cases, prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			gen(prefix+string(c), n-1)
+		}
+	}
+	gen("", 4)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		b := make([]byte, 5+rng.IntN(18))
+		for i := range b {
+			b[i] = "0123456789 ()-+Aa"[rng.IntN(17)]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, c := range checks {
+		for _, s := range cases {
+			if got, want := c.fast(s), c.pattern.MatchString(s); got != want {
+				t.Errorf("%s(%q) = %v, the pattern says %v", c.name, s, got, want)
+			}
+		}
+	}
 }

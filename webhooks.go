@@ -7,11 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
+
+	"github.com/paymentsapi/payments-go/internal/redact"
+	"github.com/paymentsapi/payments-go/internal/surprise"
 )
 
 // WebhooksService triggers test webhook deliveries and lists the service's
@@ -33,9 +38,10 @@ type TriggerResult struct {
 }
 
 // Format prints the result's fields for every verb, its data as JSON text.
-func (r TriggerResult) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "{EventType:%s Data:%s}", r.EventType, r.Data)
-}
+func (r TriggerResult) Format(f fmt.State, _ rune) { redact.FormatFields(f, r, r.secrets()...) }
+
+// LogValue logs the result's fields, masked as Format masks them.
+func (r TriggerResult) LogValue() slog.Value { return redact.LogFields(r, r.secrets()...) }
 
 // Trigger asks the service to send a test webhook of the given kind (for
 // example EventPaymentCompleted) to the URL configured in the merchant
@@ -209,14 +215,18 @@ func (p *EventPage) NextParams() *EventListParams {
 }
 
 // eventPageWire is the data of a page: {"events": [...], "has_more": bool}.
-// check parses the events into parsed, and has_more into hasMore: kept raw,
-// so that an absent, null or non-boolean has_more is told from false.
+// check parses the events into parsed (pageEvent), and has_more into
+// hasMore: kept raw, so that an absent, null or non-boolean has_more is
+// told from false. Each event is a slice of the body (dataView), not a copy.
 type eventPageWire struct {
-	Events  *[]json.RawMessage `json:"events"`
-	HasMore json.RawMessage    `json:"has_more"`
+	Events  *[]dataView     `json:"events"`
+	HasMore json.RawMessage `json:"has_more"`
 
 	parsed  []*Event
 	hasMore bool
+	// others[i]: event i may have members besides id, event, created_at
+	// and data (surprises); nil when none has.
+	others []bool
 }
 
 // ErrEventPageUnreadable matches the error of ListEventsPage and ListEvents
@@ -250,9 +260,15 @@ func checkEventPage(out any) string {
 	}
 	w.parsed = make([]*Event, 0, len(*w.Events))
 	for i, raw := range *w.Events {
-		ev, err := ParseEvent(raw)
+		ev, others, err := pageEvent(raw)
 		if err != nil {
 			return fmt.Sprintf("event %d of the page: %v", i, err)
+		}
+		if others && w.others == nil {
+			w.others = make([]bool, len(*w.Events))
+		}
+		if others {
+			w.others[i] = true
 		}
 		w.parsed = append(w.parsed, ev)
 	}
@@ -260,6 +276,96 @@ func checkEventPage(out any) string {
 		return "the page says has_more but has no events to continue after"
 	}
 	return ""
+}
+
+// pageEvent is ParseEvent(raw) for an event of a page, in one walk of raw
+// and without copying it: raw is a slice of the call's body, its own buffer,
+// never reused (as Response.Body and every resource's RawJSON are), and
+// already checked as JSON by the envelope's decode. Each member is decoded
+// by the method encoding/json calls for it, in order, so the last of a name
+// wins, as with ParseEvent; a name encoding/json would match otherwise (in
+// another case, escaped, not ASCII) or a value a method refuses goes to
+// ParseEvent, whose answer is then the one. TestPageEventIsParseEvent.
+// others reports that raw may have members besides id, event, created_at
+// and data, which surprise.Event reports.
+func pageEvent(raw []byte) (ev *Event, others bool, err error) {
+	var w eventWire
+	plain := true
+	end := surprise.Object(raw, 0, func(name []byte, at int) int {
+		end := surprise.Skip(raw, at)
+		if end < 0 {
+			return -1
+		}
+		v := raw[at:end]
+		others = others || !surprise.EventMember(name)
+		var err error
+		switch string(name) {
+		case "id":
+			err = w.ID.UnmarshalJSON(v)
+		case "event":
+			if k, ok := knownKind(v); ok {
+				w.Event = looseString(k)
+			} else {
+				err = w.Event.UnmarshalJSON(v)
+			}
+		case "type":
+			err = w.Type.UnmarshalJSON(v)
+		case "created_at":
+			err = w.CreatedAt.UnmarshalJSON(v)
+		case "data":
+			w.Data = v
+		default:
+			if !notAnEventMember(name) {
+				plain = false
+				return -1
+			}
+		}
+		if err != nil {
+			plain = false
+			return -1
+		}
+		return end
+	})
+	if !plain || end != len(raw) {
+		ev, err = ParseEvent(raw)
+		return ev, true, err
+	}
+	ev, err = w.event(raw)
+	return ev, others, err
+}
+
+// knownKind returns the kind the JSON string v names when it is one of the
+// EventType constants: the constant, which costs no allocation.
+func knownKind(v []byte) (EventType, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	for _, k := range knownKinds {
+		if string(v[1:len(v)-1]) == string(k) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+var knownKinds = [...]EventType{EventPaymentCompleted, EventPaymentFailed, EventPaymentInitiated, EventPaymentRejected,
+	EventVirtualAccountPaymentReceived, EventVirtualAccountCreated, EventVirtualAccountUpdated,
+	EventRecipientCreated, EventRecipientVerified, EventRecipientVerificationFailed,
+	EventAccountBalanceLow, EventAccountUpdated}
+
+// notAnEventMember reports whether encoding/json matches name to none of
+// eventWire's members (name is not one of them as written): plain ASCII,
+// no escape, and none of them in another case.
+func notAnEventMember(name []byte) bool {
+	if bytes.IndexByte(name, '\\') >= 0 || bytes.ContainsFunc(name, func(r rune) bool { return r >= utf8.RuneSelf }) {
+		return false
+	}
+	for _, m := range [...]string{"id", "event", "type", "created_at", "data"} {
+		if bytes.EqualFold(name, []byte(m)) {
+			return false
+		}
+	}
+	return true
 }
 
 var opWebhooksListEvents = &operation{

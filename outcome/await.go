@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -208,6 +209,9 @@ func (t *Tracker) applyListed(ctx context.Context, events iter.Seq2[*payments.Ev
 
 func (t *Tracker) log(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
 	if t.opts.logger != nil {
+		for i := range attrs {
+			attrs[i].Value = redact.Value(attrs[i].Value)
+		}
 		t.opts.logger.LogAttrs(ctx, level, msg, attrs...)
 	}
 }

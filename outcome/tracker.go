@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paymentsapi/payments-go"
+	"github.com/paymentsapi/payments-go/internal/redact"
 	"github.com/paymentsapi/payments-go/internal/testhook"
 	"github.com/paymentsapi/payments-go/internal/textrule"
 	"github.com/paymentsapi/payments-go/webhook"
@@ -209,10 +210,11 @@ func LogConflict(ctx context.Context, l *slog.Logger, c *ConflictError, eventID 
 	if l == nil || c == nil || c.SecondEvent != eventID {
 		return
 	}
+	m := func(s string) string { return redact.Text(s) } // the service sent them: credentials masked, ids whole
 	l.LogAttrs(ctx, slog.LevelWarn, "outcome: conflicting final events; the first stands",
-		slog.String("kind", string(c.Kind)), slog.String("id", c.ID),
-		slog.String("first_event", c.FirstEvent), slog.String("first_state", string(c.FirstState)),
-		slog.String("second_event", c.SecondEvent), slog.String("second_state", string(c.SecondState)))
+		slog.String("kind", string(c.Kind)), slog.String("id", m(c.ID)),
+		slog.String("first_event", m(c.FirstEvent)), slog.String("first_state", string(c.FirstState)),
+		slog.String("second_event", m(c.SecondEvent)), slog.String("second_state", string(c.SecondState)))
 }
 
 // LogUntrackable logs at warning level that event ev could not be
@@ -224,15 +226,23 @@ func LogUntrackable(ctx context.Context, l *slog.Logger, ev *payments.Event, err
 		return
 	}
 	l.LogAttrs(ctx, slog.LevelWarn, "outcome: event cannot be tracked; the merchant's function runs and the event counts as processed",
-		slog.String("event_id", ev.ID), slog.String("event_type", string(ev.Type)), slog.String("error", fmt.Sprint(err)))
+		eventAttrs(ev, err)...)
 }
 
 func (t *Tracker) logStoreFailed(ctx context.Context, ev *payments.Event, err error) {
 	if t.opts.logger == nil {
 		return
 	}
-	t.opts.logger.LogAttrs(ctx, slog.LevelError, "outcome: event not recorded",
-		slog.String("event_id", ev.ID), slog.String("event_type", string(ev.Type)), slog.String("error", err.Error()))
+	t.opts.logger.LogAttrs(ctx, slog.LevelError, "outcome: event not recorded", eventAttrs(ev, err)...)
+}
+
+// eventAttrs are the attributes of a log line about event ev that err
+// ended: its id and kind with anything shaped like a credential masked (the
+// service sent them; an id's digits stay, to find the event by), and err
+// with personal data masked too.
+func eventAttrs(ev *payments.Event, err error) []slog.Attr {
+	return []slog.Attr{slog.String("event_id", redact.Text(ev.ID)),
+		slog.String("event_type", redact.Text(string(ev.Type))), slog.String("error", redact.String(fmt.Sprint(err), nil))}
 }
 
 // Wrap returns an EventFunc for webhook.NewHandler that records each event

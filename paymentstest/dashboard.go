@@ -43,9 +43,10 @@ const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; i
 //
 // The page needs no API key, so it answers only requests from the loopback
 // interface unless withDashboardRemote says otherwise; it never shows the
-// API key, a webhook secret, a whole signature or a whole account number.
-// Its actions are POSTs that carry a per-server token and are refused from
-// another origin. TestDashboardPagesHoldNoSecret, TestDashboardEscapes and
+// API key, a webhook secret, a whole signature, or personal data whole (see
+// dashboard_mask.go). Its actions are POSTs that carry a per-server token
+// and are refused from another origin. TestDashboardPagesHoldNoSecret,
+// TestDashboardMasksEveryPersonalField, TestDashboardEscapes and
 // TestDashboardRefusesCrossSiteActions prove it.
 func withDashboard() Option {
 	return func(c *config) { c.dashboard = true }
@@ -205,12 +206,10 @@ func (d *dashboard) noticeOf(key string) string {
 // script asks (X-Dashboard-Live: 1).
 func (s *Server) dashboardPage(w http.ResponseWriter, r *http.Request, problem string, status int) {
 	q := r.URL.Query()
-	v := s.dashboardView(q.Get("kind"), strings.TrimSpace(q.Get("resource")))
-	v.Problem = problem
-	if v.Problem == "" {
-		v.Problem = s.dash.noticeOf(q.Get("problem"))
+	if problem == "" {
+		problem = s.dash.noticeOf(q.Get("problem"))
 	}
-	v.Notice = s.dash.noticeOf(q.Get("notice"))
+	v := s.dashboardView(q.Get("kind"), strings.TrimSpace(q.Get("resource")), problem, s.dash.noticeOf(q.Get("notice")))
 	name := "page.html"
 	if r.Header.Get("X-Dashboard-Live") == "1" {
 		name = "live"

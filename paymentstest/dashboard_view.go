@@ -1,7 +1,6 @@
 package paymentstest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -16,7 +15,7 @@ import (
 
 // The dashboard's view of the server: what the page template shows. Every
 // value is text that html/template escapes; nothing here is a secret (the
-// signature and account numbers are masked).
+// signature is masked) or personal data whole (dashboard_mask.go).
 
 // dashboardEventLimit is how many events the page lists, newest first.
 const dashboardEventLimit = 200
@@ -80,7 +79,8 @@ type incomingView struct {
 
 type eventView struct {
 	ID, Kind, At, Resource string
-	// Body is the body sent (account numbers masked), indented.
+	// Body is the body sent, indented, its personal data masked
+	// (dashboard_mask.go).
 	Body       string
 	Deliveries []deliveryView
 }
@@ -100,19 +100,25 @@ type attemptView struct {
 // dashboardView reads the server's state for the page, with the events
 // filtered by kind and the events and payments by resource: an id, the
 // short id the page shows (its first characters), or a payment's reference
-// ("" for any).
-func (s *Server) dashboardView(kind, resource string) *dashView {
-	v := &dashView{Token: s.dash.token, Now: stamp(s.clock.now()), Remote: s.dash.remote, Kind: kind, Resource: resource}
+// ("" for any), and the problem or notice an action left. Every text of it
+// has its personal data masked (dashboard_mask.go).
+func (s *Server) dashboardView(kind, resource, problem, notice string) *dashView {
+	v := &dashView{
+		Token: s.dash.token, Now: stamp(s.clock.now()), Remote: s.dash.remote, Kind: kind, Resource: resource,
+		Problem: problem, Notice: notice,
+	}
 	for _, k := range eventkind.All() {
 		v.Kinds = append(v.Kinds, string(k))
 	}
-	s.readState(v)
-	s.readEvents(v, kind, resource)
+	personal := personalSet{}
+	s.readState(v, personal)
+	s.readEvents(v, kind, resource, personal)
 	if resource != "" {
 		v.Payments = slices.DeleteFunc(v.Payments, func(p paymentView) bool {
 			return !idMatches(p.ID, resource) && p.Reference != resource && !idMatches(p.RecipientID, resource)
 		})
 	}
+	personal.scrub(v)
 	return v
 }
 
@@ -141,11 +147,12 @@ func paymentState(p *payment, now time.Time) (state, class string) {
 }
 
 // readState fills in the recipients, payments, accounts and balances.
-func (s *Server) readState(v *dashView) {
+func (s *Server) readState(v *dashView, personal personalSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	names := map[string]string{}
 	for _, r := range s.st.recipients {
+		personal.addRecipient(r)
 		names[r.ID] = r.AccountName
 		rv := recipientView{
 			ID: r.ID, Name: r.AccountName, Account: maskAccount(r.AccountNumber), Currency: r.AccountCurrency,
@@ -170,12 +177,15 @@ func (s *Server) readState(v *dashView) {
 	}
 	byAccount := map[string]int{}
 	for _, va := range s.st.accounts {
+		personal.addAccount(va)
 		byAccount[va.ID] = len(v.Accounts)
 		v.Accounts = append(v.Accounts, accountView{
 			ID: va.ID, Name: va.AccountName, Number: maskAccount(va.AccountNumber), Currency: va.Currency, Bank: va.BankName,
 		})
 	}
 	for _, in := range s.st.incoming {
+		personal.account(in.AccountNumber)
+		personal.account(in.PayerAccount)
 		if i, ok := byAccount[in.VirtualAccountID]; ok {
 			v.Accounts[i].Received = append(v.Accounts[i].Received, incomingView{
 				At: stamp(in.CreatedAt), Amount: money(in.Amount), Currency: in.Currency, Reference: in.Reference,
@@ -208,7 +218,7 @@ func (e eventRefs) names(q string) bool {
 
 // readEvents fills in the events (newest first, filtered), each with its
 // deliveries, and the payments' timelines.
-func (s *Server) readEvents(v *dashView, kind, resource string) {
+func (s *Server) readEvents(v *dashView, kind, resource string, personal personalSet) {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -225,10 +235,13 @@ func (s *Server) readEvents(v *dashView, kind, resource string) {
 		if i, ok := payment[refs.ID]; ok && strings.HasPrefix(string(ev.Type), "payment.") {
 			v.Payments[i].Timeline = append(v.Payments[i].Timeline, timelineItem{At: stamp(ev.CreatedAt), Kind: string(ev.Type), EventID: ev.ID})
 		}
+		// Every body is read, shown or not, so that its personal values
+		// are masked wherever else the page has them.
+		body := shownBody(ev.Body, personal)
 		if (kind != "" && string(ev.Type) != kind) || (resource != "" && !refs.names(resource) && !idMatches(ev.ID, resource)) {
 			return
 		}
-		all = append(all, eventView{ID: ev.ID, Kind: string(ev.Type), At: stamp(ev.CreatedAt), Resource: refs.ID, Body: shownBody(ev.Body)})
+		all = append(all, eventView{ID: ev.ID, Kind: string(ev.Type), At: stamp(ev.CreatedAt), Resource: refs.ID, Body: body})
 	})
 	v.EventsTotal = len(all)
 	slices.Reverse(all)
@@ -288,49 +301,4 @@ func maskSignature(sig string) string {
 		}
 		return t[:6] + "…"
 	})
-}
-
-// shownBody is an event's body as the page shows it: indented, with every
-// string of 6 or more digits (account numbers, a BVN) masked by
-// maskAccount. Amounts are numbers, or decimals with a point, and stay.
-func shownBody(body []byte) string {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return ""
-	}
-	out, err := json.MarshalIndent(maskDigits(v), "", "  ")
-	if err != nil {
-		return ""
-	}
-	return string(out)
-}
-
-var digitRun = regexp.MustCompile(`^[0-9]{6,}$`)
-
-func maskDigits(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, x := range t {
-			t[k] = maskDigits(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = maskDigits(x)
-		}
-	case string:
-		if digitRun.MatchString(t) {
-			return maskAccount(t)
-		}
-	}
-	return v
-}
-
-// maskAccount shows the last 4 digits of an account number.
-func maskAccount(n string) string {
-	if len(n) <= 4 {
-		return "••••"
-	}
-	return "••••" + n[len(n)-4:]
 }

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -59,6 +61,10 @@ func WithLogger(l *slog.Logger) Option               { return withLogger(l) }
 func WithWebhookConcurrency(n int) Option            { return withWebhookConcurrency(n) }
 func WithWebhookRetryWait(base time.Duration) Option { return withWebhookRetryWait(base) }
 func WithWebhookTimeout(d time.Duration) Option      { return withWebhookTimeout(d) }
+
+// DashboardActions are the names of the dashboard's actions (POST
+// DashboardPath+"actions/NAME").
+func DashboardActions() []string { return slices.Sorted(maps.Keys(dashboardActions)) }
 
 func (s *Server) DashboardURL() string                   { return s.dashboardURL() }
 func (s *Server) PauseDeliveries()                       { s.pauseDeliveries() }

@@ -20,9 +20,11 @@ type Sandbox struct {
 	// deliveries or settle a payment (docs/sandbox-dashboard.md). It needs
 	// no API key, so it answers only loopback clients unless
 	// DashboardRemote; it never shows the API key, a webhook secret, a whole
-	// signature or a whole account number, and refuses actions from another
-	// origin (TestDashboardPagesHoldNoSecret, TestDashboardEscapes,
-	// TestDashboardRefusesCrossSiteActions).
+	// signature or personal data whole (an account number shows its last
+	// four, an identification number, BVN, email or mobile number
+	// "[redacted]"), and refuses actions from another origin
+	// (TestDashboardPagesHoldNoSecret, TestDashboardMasksEveryPersonalField,
+	// TestDashboardEscapes, TestDashboardRefusesCrossSiteActions).
 	Dashboard       bool
 	DashboardRemote bool
 	// Logger logs every request (method, path, status, stan, idempotency

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -248,6 +249,11 @@ func (v SignatureVerifier) String() string {
 
 // GoString describes the verifier without its secrets.
 func (v SignatureVerifier) GoString() string { return v.String() }
+
+// Format describes the verifier without its secrets, with any verb: fmt
+// consults String and GoString for %v, %s and %#v only, and would print the
+// secrets for %d, %x or %q.
+func (v SignatureVerifier) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, v.String()) }
 
 // LogValue logs the verifier without its secrets.
 func (v SignatureVerifier) LogValue() slog.Value { return v.cfg.logValue(len(v.secrets)) }

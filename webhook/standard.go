@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -147,6 +148,10 @@ func (v StandardVerifier) String() string { return v.cfg.describe("StandardVerif
 
 // GoString describes the verifier without its secrets.
 func (v StandardVerifier) GoString() string { return v.String() }
+
+// Format describes the verifier without its secrets, with any verb (see
+// SignatureVerifier.Format).
+func (v StandardVerifier) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, v.String()) }
 
 // LogValue logs the verifier without its secrets.
 func (v StandardVerifier) LogValue() slog.Value { return v.cfg.logValue(len(v.keys)) }

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/outcome"
@@ -17,21 +16,24 @@ import (
 
 // listArgs is the periodic job that lists the service's payment events and
 // records them in the outcome tracker, for every payout's job to read: one
-// listing for the whole cluster (River runs periodic jobs on its leader
-// only, and the job is unique while it is queued or running), however many
-// payouts wait. A merchant who also receives webhooks on the same outcome
-// table (pgstore.Queue) gets the outcomes sooner; the listing then only
-// finds them recorded.
+// listing a period for the whole cluster (River runs periodic jobs on its
+// leader only, and the job is unique by period), however many payouts wait.
+// It runs in a queue of its own (OutcomesQueue, one worker a process), so
+// it never waits behind the payouts' backlog, and a listing stranded by a
+// killed worker holds up only its own period. A merchant who also receives
+// webhooks on the same outcome table (pgstore.Queue) gets the outcomes
+// sooner; the listing then only finds them recorded.
 type listArgs struct{}
 
 // Kind is the job's kind in River's tables.
 func (listArgs) Kind() string { return "payouts_list_events" }
 
-// InsertOpts keeps one listing queued or running at a time.
-func (listArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueName, UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+// OutcomesQueue is the River queue of the event listing.
+const OutcomesQueue = "payouts_outcomes"
+
+// listOpts are the listing's insert options: its queue, one job a period.
+func listOpts(every time.Duration) *river.InsertOpts {
+	return &river.InsertOpts{Queue: OutcomesQueue, UniqueOpts: river.UniqueOpts{ByPeriod: every}}
 }
 
 // listWindow is how far back the first listing goes.
@@ -72,19 +74,29 @@ func (w *listWorker) Work(ctx context.Context, _ *river.Job[listArgs]) error {
 		if err != nil {
 			return fmt.Errorf("list events: %w", err)
 		}
-		for _, ev := range page.Events {
-			// An event the tracker cannot record is logged by it and
-			// skipped (outcome.EffectUntrackable): the error is its store's.
+		// Each event is recorded on its own: one the store fails to record
+		// (a database timeout) does not throw the page away. The cursor
+		// stops before the first that failed, so the next listing (River
+		// retries this one soon) records it again; those after it count
+		// once anyway. An event the tracker cannot track is logged by it
+		// and skipped (outcome.EffectUntrackable): the error is its store's.
+		saved, failed := len(page.Events), error(nil)
+		for i, ev := range page.Events {
 			if _, _, err := w.tracker.Apply(ctx, ev); err != nil {
-				return fmt.Errorf("list events: record event %s: %w", ev.ID, err)
+				if failed == nil {
+					saved, failed = i, fmt.Errorf("list events: record event %s: %w", ev.ID, err)
+				}
 			}
 		}
-		if n := len(page.Events); n > 0 {
-			last := page.Events[n-1].ID
+		if saved > 0 {
+			last := page.Events[saved-1].ID
 			if _, err := w.pool.Exec(ctx, `INSERT INTO payouts_event_cursor (name, after) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET after = excluded.after`, cursorName, last); err != nil {
-				return fmt.Errorf("list events: save the cursor: %w", err)
+				return errors.Join(failed, fmt.Errorf("list events: save the cursor: %w", err))
 			}
+		}
+		if failed != nil {
+			return failed
 		}
 		if !page.HasMore || len(page.Events) == 0 {
 			return nil

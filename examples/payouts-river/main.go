@@ -9,13 +9,18 @@
 //
 // Every command migrates first (safe from all at once) and reads the
 // database from DATABASE_URL; work reads the service from PAYMENTS_API_KEY
-// and PAYMENTS_BASE_URL.
+// and PAYMENTS_BASE_URL. work waits for a database that cannot be reached
+// as it starts (restarting, not up yet), with back-off from 1 s to 30 s,
+// and logs each wait (TestWorkWaitsForTheDatabase); once started, River
+// rides out a restart by itself.
 //
 // load inserts, in one transaction, a row per payout into the payouts
 // table and a River job unique by its payout id: loading the file again, or
 // from two machines at once, inserts nothing new (TestLoadTwiceInsertsNothing),
 // and a payout id already loaded with another amount, recipient or currency
-// refuses the whole file.
+// refuses the whole file. So does any line the workers would be refused
+// for (the SDK's own checks, an exponent, more decimal places than the
+// currency has): each is named by line and column (TestLoadRefusesTheWholeFile).
 //
 // work runs River workers. Each job quotes and confirms its payout with
 // idempotency keys derived from the payout id and the key generation kept in
@@ -28,9 +33,13 @@
 // one at once). A refusal that cannot be cured cancels the job with the
 // reason. A confirmed payment's final state comes from the outcome tracker
 // (pgstore's outcome table), fed by a periodic River job that lists the
-// service's events for the whole cluster (or by a webhook receiver on the
-// same table); the job completes in the transaction that records it
-// (TestWorkerRefusals, TestQuoteExpiredTakesANewGeneration).
+// service's events for the whole cluster, in a queue of its own so that it
+// never waits behind the payouts (or by a webhook receiver on the same
+// table); a confirmed payout's job looks there and, when the outcome has
+// not come, snoozes (its worker goes on to other payouts) and looks again
+// after -recheck; it completes in the transaction that records the outcome
+// (TestWorkerRefusals, TestQuoteExpiredTakesANewGeneration,
+// TestOutcomesKeepUpWhileWorkersAreKilled).
 //
 // The rate (-rate, -burst) is one limit for all workers of all processes
 // and runs on the database: a row of payouts_rate that every HTTP attempt
@@ -39,8 +48,11 @@
 // rate. Each process keeps the SDK's retry budget of its own, and every
 // retry waits for the shared rate too.
 //
-// status shows the run's rows by state (a progress bar on a terminal,
-// plain lines otherwise; -watch repeats it until every row is decided),
+// status shows the run's rows by state (a progress bar on a terminal, one
+// line under 80 columns rewritten in place, plain lines otherwise: the rows
+// decided and the rows whose money went out, apart, a rate and the time
+// left; -watch repeats it until every row is decided, and Ctrl-C stops it
+// with exit status 0: TestStatusBarFitsATerminal, TestStatusWatchInterrupted),
 // then writes the same CSV report and summary as the single-machine example
 // (examples/payouts), from the jobs and the tracker, on any machine, during
 // the run and after it (TestStatus). Its exit status: 0 when every row
@@ -64,6 +76,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -71,6 +84,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -122,7 +136,7 @@ func parse(args []string, stderr io.Writer) (string, options, error) {
 	fs.DurationVar(&o.river.retryMax, "retry-max", 5*time.Minute, "work: the longest such wait")
 	fs.DurationVar(&o.river.work.snoozeMin, "refused-wait", 30*time.Second, "work: the first wait before a payout refused for a cause that may pass (insufficient balance) is tried again; it doubles")
 	fs.DurationVar(&o.river.work.snoozeMax, "refused-wait-max", 10*time.Minute, "work: the longest such wait")
-	fs.DurationVar(&o.river.work.awaitFor, "await", 10*time.Second, "work: how long a job waits for its payment's outcome before it lets its worker go")
+	fs.DurationVar(&o.river.work.awaitFor, "await", 0, "work: how long a confirmed payout's job waits for its outcome before it lets its worker go (0: it looks once, then again after -recheck)")
 	fs.DurationVar(&o.river.work.recheck, "recheck", 5*time.Second, "work: when a job whose outcome has not come looks again")
 	fs.DurationVar(&o.river.listEvery, "list-every", 5*time.Second, "work: how often the service's events are listed for the outcomes")
 	fs.DurationVar(&o.stopWait, "stop-wait", 30*time.Second, "work: on SIGTERM, how long the running jobs may finish")
@@ -144,8 +158,8 @@ func parse(args []string, stderr io.Writer) (string, options, error) {
 		return "", o, errors.New("-rate, -burst and -workers must be positive")
 	case r.jobTimeout <= 0 || r.rescueAfter <= r.jobTimeout:
 		return "", o, errors.New("-rescue-after must be longer than -job-timeout (positive): a job is given to another worker only once its attempt has surely ended")
-	case r.work.awaitFor >= r.jobTimeout:
-		return "", o, errors.New("-await must be shorter than -job-timeout")
+	case r.work.awaitFor < 0 || r.work.awaitFor >= r.jobTimeout:
+		return "", o, errors.New("-await must be shorter than -job-timeout, and not negative")
 	case r.retryMin <= 0 || r.retryMax < r.retryMin || r.work.snoozeMin <= 0 || r.work.snoozeMax < r.work.snoozeMin ||
 		r.work.recheck <= 0 || r.listEvery < time.Second || o.watch < 0:
 		return "", o, errors.New("-retry-min, -refused-wait, -recheck must be positive, the -max ones not below them, -list-every at least 1s")
@@ -215,6 +229,16 @@ func runCommand(ctx context.Context, cmd string, o options, getenv func(string) 
 		defer client.Close()
 	}
 	a, err := newApp(ctx, pool, client, o.river, logger)
+	if cmd == "work" {
+		// A database that is restarting, or not up yet, is waited for.
+		for wait := time.Second; err != nil && dbUnavailable(err) && ctx.Err() == nil; wait = min(2*wait, maxDBWait) {
+			logger.Warn("payouts-river work: waiting for the database", slog.Duration("retry_in", wait), slog.String("error", err.Error()))
+			if sleep(ctx, wait) != nil {
+				break
+			}
+			a, err = newApp(ctx, pool, client, o.river, logger)
+		}
+	}
 	if err != nil {
 		return exitStopped, err
 	}
@@ -232,6 +256,27 @@ func runCommand(ctx context.Context, cmd string, o options, getenv func(string) 
 		return a.status(ctx, o.runName, o.reportPath, o.watch, stdout, tty(stdout))
 	}
 	return exitCompleted, nil
+}
+
+// maxDBWait is the longest wait between two tries to reach the database.
+const maxDBWait = 30 * time.Second
+
+// dbUnavailable reports whether err says the database cannot be reached now
+// (down, restarting, refusing connections for a while), not that it
+// refused what was asked.
+func dbUnavailable(err error) bool {
+	var connErr *pgconn.ConnectError
+	var pgErr *pgconn.PgError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connErr), errors.As(err, &netErr), pgconn.Timeout(err), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case errors.As(err, &pgErr):
+		// 08: connection exceptions; 57P: the server shutting down or
+		// starting (cannot_connect_now).
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
+	}
+	return false
 }
 
 // isTerminal reports whether w is a terminal (a character device), without

@@ -15,7 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -102,7 +106,7 @@ func runIn(t *testing.T, ctx context.Context, getenv func(string) string, tty bo
 
 // fastWork are work's flags for tests: short waits everywhere.
 var fastWork = []string{"-job-timeout", "5s", "-rescue-after", "8s", "-retry-min", "100ms", "-retry-max", "1s",
-	"-refused-wait", "200ms", "-refused-wait-max", "1s", "-await", "2s", "-recheck", "300ms", "-list-every", "1s"}
+	"-refused-wait", "200ms", "-refused-wait-max", "1s", "-recheck", "300ms", "-list-every", "1s"}
 
 // startWorkers runs work in this process until the test ends (or stop is
 // called) and returns stop, which waits for it.
@@ -222,3 +226,51 @@ func csvFile(t *testing.T, name string) string { return filepath.Join(t.TempDir(
 
 // lines is s split into lines, for messages.
 func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }
+
+// payoutJob is the River job of a payout, read through River's JobList;
+// nil when the database cannot answer.
+func payoutJob(db, payoutID string) *rivertype.JobRow {
+	var job *rivertype.JobRow
+	withRiver(db, func(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) {
+		var id int64
+		if err := pool.QueryRow(ctx, `SELECT coalesce(job_id, 0) FROM payouts WHERE payout_id = $1`, payoutID).Scan(&id); err != nil || id == 0 {
+			return
+		}
+		if res, err := rc.JobList(ctx, river.NewJobListParams().IDs(id).First(1)); err == nil && len(res.Jobs) == 1 {
+			job = res.Jobs[0]
+		}
+	})
+	return job
+}
+
+// jobCount counts the payouts' jobs in one of states (any state when none
+// is given), through River's JobList; -1 when the database cannot answer.
+func jobCount(db string, states ...rivertype.JobState) int {
+	n := -1
+	withRiver(db, func(ctx context.Context, _ *pgxpool.Pool, rc *river.Client[pgx.Tx]) {
+		params := river.NewJobListParams().Kinds(payoutArgs{}.Kind()).First(10_000)
+		if len(states) > 0 {
+			params = params.States(states...)
+		}
+		if res, err := rc.JobList(ctx, params); err == nil {
+			n = len(res.Jobs)
+		}
+	})
+	return n
+}
+
+// withRiver runs fn with a pool on db and an insert-only River client.
+func withRiver(db string, fn func(context.Context, *pgxpool.Pool, *river.Client[pgx.Tx])) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, db)
+	if err != nil {
+		return
+	}
+	defer pool.Close()
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		return
+	}
+	fn(ctx, pool, rc)
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsapi/payments-go/outcome"
@@ -20,35 +22,66 @@ type runRow struct {
 	JobAttempts        int
 }
 
-// readRun reads a run's rows, in the file's order, with their jobs.
+// readRun reads a run's rows, in the file's order, with their jobs (read
+// through River's JobList).
 func (a *app) readRun(ctx context.Context, run string) ([]runRow, error) {
-	rows, err := a.pool.Query(ctx, `SELECT p.*, coalesce(j.state::text, ''),
- coalesce(j.errors[array_length(j.errors, 1)]->>'error', ''), coalesce(j.attempt, 0)
-FROM (SELECT `+recordColumns+` FROM payouts WHERE run = $1) p LEFT JOIN river_job j ON j.id = p.job_id ORDER BY p.line`, run)
+	rows, err := a.pool.Query(ctx, `SELECT `+recordColumns+` FROM payouts WHERE run = $1 ORDER BY line`, run)
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", run, err)
 	}
-	defer rows.Close()
 	var out []runRow
 	for rows.Next() {
-		var r runRow
-		var amount string
-		err := rows.Scan(&r.PayoutID, &r.Run, &r.Line, &r.RecipientID, &amount, &r.Currency, &r.JobID, &r.Generation, &r.Step, &r.Event,
-			&r.Code, &r.QuoteID, &r.PaymentID, &r.Fee, &r.Stan, &r.State, &r.EventID, &r.Reason, &r.Refusals, &r.UpdatedAt,
-			&r.JobState, &r.JobError, &r.JobAttempts)
+		rec, err := scanRecord(rows)
 		if err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("read run %s: %w", run, err)
 		}
-		if r.Amount, err = decimal.NewFromString(amount); err != nil {
-			return nil, fmt.Errorf("read run %s: payout %s: amount %q: %w", run, r.PayoutID, amount, err)
-		}
-		out = append(out, r)
+		out = append(out, runRow{record: rec})
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read run %s: %w", run, err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("run %q has no rows: load its file first (payouts-river load -csv FILE -run %s)", run, run)
+	}
+	jobs, err := a.jobs(ctx, out)
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: its jobs: %w", run, err)
+	}
+	for i := range out {
+		if j := jobs[out[i].JobID]; j != nil {
+			out[i].JobState, out[i].JobAttempts = string(j.State), j.Attempt
+			if n := len(j.Errors); n > 0 {
+				out[i].JobError = j.Errors[n-1].Error
+			}
+		}
+	}
+	return out, nil
+}
+
+// jobListPage is how many jobs one JobList call asks for.
+const jobListPage = 1000
+
+// jobs reads the River jobs of rows through River's JobList, by id.
+func (a *app) jobs(ctx context.Context, rows []runRow) (map[int64]*rivertype.JobRow, error) {
+	ids := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if r.JobID != 0 {
+			ids = append(ids, r.JobID)
+		}
+	}
+	out := make(map[int64]*rivertype.JobRow, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), jobListPage)
+		res, err := a.river.JobList(ctx, river.NewJobListParams().IDs(ids[:n]...).First(n))
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range res.Jobs {
+			out[j.ID] = j
+		}
+		ids = ids[n:]
 	}
 	return out, nil
 }
@@ -154,6 +187,10 @@ func progressOf(rows []runRow) progress {
 
 func (p progress) decided() int { return p.completed + p.failed + p.rejected + p.refused }
 
+// sent is how many rows' money went out: confirmed payments, decided or
+// not, less those that failed or were rejected.
+func (p progress) sent() int { return p.completed + p.pending }
+
 // counts is the progress in words.
 func (p progress) counts() string {
 	s := fmt.Sprintf("%d completed, %d failed, %d rejected, %d refused; %d pending, %d waiting (refused, tried again later), %d paying, %d queued",
@@ -165,41 +202,112 @@ func (p progress) counts() string {
 }
 
 // barWidth is the progress bar's width in characters.
-const barWidth = 30
+const barWidth = 20
 
-// bar is the progress on a terminal: a bar of the decided rows, rewritten
-// in place.
-func (p progress) bar() string {
+// termWidth is the widest line the bar writes: one less than a terminal of
+// 80 columns, so that it never wraps (a wrapped line is not cleared by the
+// carriage return and erase-line that rewrite it).
+const termWidth = 79
+
+// pace is how fast rows are decided: the first look of a watch and the
+// latest.
+type pace struct {
+	start     time.Time
+	startDone int
+	now       time.Time
+	done      int
+}
+
+// rate is rows decided a second since the watch began; 0 before it can say.
+func (r pace) rate() float64 {
+	d := r.now.Sub(r.start).Seconds()
+	if d < 1 || r.done <= r.startDone {
+		return 0
+	}
+	return float64(r.done-r.startDone) / d
+}
+
+// eta is the time left at the rate, as a short text.
+func (r pace) eta(left int) string {
+	rate := r.rate()
+	switch {
+	case left == 0:
+		return "done"
+	case rate == 0:
+		return "ETA ?"
+	}
+	return "ETA " + time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second).String()
+}
+
+// notCompleted counts the decided rows that did not complete.
+func (p progress) notCompleted() int { return p.failed + p.rejected + p.refused }
+
+// bar is the progress on a terminal: one line of at most termWidth
+// characters, rewritten in place: a bar of the decided rows, the rows
+// decided, the rows whose money went out, the rate and the time left.
+func (p progress) bar(r pace) string {
 	n := 0
 	if p.total > 0 {
 		n = p.decided() * barWidth / p.total
 	}
-	return fmt.Sprintf("\r\033[K[%s%s] %d/%d decided: %s", strings.Repeat("#", n), strings.Repeat(".", barWidth-n), p.decided(), p.total, p.counts())
+	s := fmt.Sprintf("[%s%s] %d/%d decided, %d sent, %.1f/s, %s", strings.Repeat("#", n), strings.Repeat(".", barWidth-n),
+		p.decided(), p.total, p.sent(), r.rate(), r.eta(p.total-p.decided()))
+	if k := p.notCompleted(); k > 0 {
+		s += fmt.Sprintf(", %d not completed", k)
+	}
+	if p.lost > 0 {
+		s += fmt.Sprintf(", %d discarded", p.lost)
+	}
+	if len(s) > termWidth {
+		s = s[:termWidth-3] + "..."
+	}
+	return "\r\033[K" + s
 }
 
 // line is the progress elsewhere (a pipe, a log): one plain line.
-func (p progress) line(run string, now time.Time) string {
-	return fmt.Sprintf("%s run %s: %d of %d rows decided: %s\n", now.UTC().Format(time.RFC3339), run, p.decided(), p.total, p.counts())
+func (p progress) line(run string, r pace) string {
+	return fmt.Sprintf("%s run %s: %d of %d rows decided, %d sent (%.1f decided/s, %s): %s\n", r.now.UTC().Format(time.RFC3339), run,
+		p.decided(), p.total, p.sent(), r.rate(), r.eta(p.total-p.decided()), p.counts())
+}
+
+// stopWatching ends a watch the operator interrupted (Ctrl-C): that is
+// not a failure, so the exit status is 0; the report is not written.
+func (a *app) stopWatching(out io.Writer, tty bool) (int, error) {
+	if tty {
+		fmt.Fprintln(out)
+	}
+	fmt.Fprintln(out, "stopped watching; the workers go on (status again to see where they are)")
+	return exitCompleted, nil
 }
 
 // status shows the run's progress (every watch until every row is decided,
 // or once), then writes the report and the summary, and returns the exit
 // status.
 func (a *app) status(ctx context.Context, run, reportPath string, watch time.Duration, out io.Writer, tty bool) (int, error) {
-	var rows []runRow
+	var (
+		rows []runRow
+		r    pace
+	)
 	for {
 		var err error
-		if rows, err = a.readRun(ctx, run); err != nil {
-			return exitStopped, err
+		if rows, err = a.readRun(ctx, run); err == nil {
+			err = a.fromTracker(ctx, rows)
 		}
-		if err := a.fromTracker(ctx, rows); err != nil {
+		if err != nil && ctx.Err() != nil && watch > 0 {
+			return a.stopWatching(out, tty)
+		}
+		if err != nil {
 			return exitStopped, err
 		}
 		p := progressOf(rows)
+		r.now, r.done = time.Now(), p.decided()
+		if r.start.IsZero() {
+			r.start, r.startDone = r.now, r.done
+		}
 		if tty {
-			fmt.Fprint(out, p.bar())
+			fmt.Fprint(out, p.bar(r))
 		} else {
-			fmt.Fprint(out, p.line(run, time.Now()))
+			fmt.Fprint(out, p.line(run, r))
 		}
 		if watch == 0 || p.decided() == p.total || p.lost > 0 {
 			break
@@ -208,10 +316,7 @@ func (a *app) status(ctx context.Context, run, reportPath string, watch time.Dur
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			if tty {
-				fmt.Fprintln(out)
-			}
-			return exitStopped, ctx.Err()
+			return a.stopWatching(out, tty)
 		case <-t.C:
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -38,7 +39,7 @@ func TestStatus(t *testing.T) {
 
 	// Before any worker: nothing decided; a plain line in a pipe.
 	status, out := runIn(t, context.Background(), env(db, nil), false, "status", "-run", "s", "-report", report)
-	if status != exitRunAgain || !strings.Contains(out, " run s: 0 of 4 rows decided: 0 completed, 0 failed, 0 rejected, 0 refused; 0 pending, 0 waiting (refused, tried again later), 0 paying, 4 queued\n") ||
+	if status != exitRunAgain || !strings.Contains(out, " run s: 0 of 4 rows decided, 0 sent (0.0 decided/s, ETA ?): 0 completed, 0 failed, 0 rejected, 0 refused; 0 pending, 0 waiting (refused, tried again later), 0 paying, 4 queued\n") ||
 		strings.Contains(out, "\r") {
 		t.Errorf("before the workers: %d:\n%s", status, out)
 	}
@@ -54,7 +55,7 @@ func TestStatus(t *testing.T) {
 	stop() // status needs no worker
 	// On a terminal: the bar, rewritten in place.
 	status, out = runIn(t, context.Background(), env(db, nil), true, "status", "-run", "s", "-report", report)
-	if status != exitRunAgain || !strings.HasPrefix(out, "\r\033[K[######################........] 3/4 decided: 2 completed, 1 failed, 0 rejected, 0 refused; 1 pending,") {
+	if status != exitRunAgain || !strings.HasPrefix(out, "\r\033[K[###############.....] 3/4 decided, 3 sent, 0.0/s, ETA ?, 1 not completed\n") {
 		t.Errorf("on a terminal: %d:\n%q", status, out)
 	}
 
@@ -77,7 +78,7 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, out = runIn(t, context.Background(), env(db, nil), false, "status", "-run", "s", "-report", report, "-watch", "10ms")
-	if status != exitNotCompleted || !strings.Contains(out, "run s: 4 of 4 rows decided: 3 completed, 1 failed, 0 rejected, 0 refused;") {
+	if status != exitNotCompleted || !strings.Contains(out, "run s: 4 of 4 rows decided, 3 sent (0.0 decided/s, done): 3 completed, 1 failed, 0 rejected, 0 refused;") {
 		t.Errorf("after the run: %d:\n%s", status, out)
 	}
 	for _, want := range []string{
@@ -121,4 +122,47 @@ func testApp(t *testing.T, db string) *app {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// On a terminal the progress is one line that fits 80 columns, whatever
+// the counts, so that the carriage return and erase-line that rewrite it
+// clear all of it (a wrapped line leaves its first rows on the screen); it
+// shows the rows decided and the rows whose money went out apart, a rate
+// and the time left.
+func TestStatusBarFitsATerminal(t *testing.T) {
+	start := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	r := pace{start: start, startDone: 100, now: start.Add(50 * time.Second), done: 600}
+	for _, p := range []progress{
+		{total: 3000, completed: 500, pending: 1124, queued: 1376},
+		{total: 9_999_999, completed: 9_999_990, failed: 1, rejected: 1, refused: 1, pending: 6, lost: 1_000_000},
+		{total: 4},
+	} {
+		got := p.bar(r)
+		line, ok := strings.CutPrefix(got, "\r\033[K")
+		if !ok || strings.ContainsAny(line, "\r\n\033") || utf8.RuneCountInString(line) >= 80 {
+			t.Errorf("%+v: %q (%d characters): want one line under 80 columns after the erase", p, got, utf8.RuneCountInString(line))
+		}
+	}
+	got := progress{total: 3000, completed: 500, pending: 1124, queued: 1376}.bar(r)
+	if want := "\r\033[K[###.................] 500/3000 decided, 1624 sent, 10.0/s, ETA 4m10s"; got != want {
+		t.Errorf("bar: %q, want %q", got, want)
+	}
+}
+
+// Ctrl-C on status -watch stops the watch with exit status 0.
+func TestStatusWatchInterrupted(t *testing.T) {
+	srv := paymentstest.NewServer()
+	defer srv.Close()
+	db := testDB(t)
+	path := csvFile(t, "i.csv")
+	makeRows(t, srv, 2, path, "i", nil)
+	loadFile(t, env(db, nil), path, "i")
+	for _, tty := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // as Ctrl-C would, during the watch
+		status, out := runIn(t, ctx, env(db, nil), tty, "status", "-run", "i", "-report", csvFile(t, "r.csv"), "-watch", "200ms")
+		cancel()
+		if status != exitCompleted || strings.Contains(out, "context") || !strings.Contains(out, "stopped watching") {
+			t.Errorf("interrupted (terminal %v): %d:\n%s", tty, status, out)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsapi/payments-go/eventstore/pgstore"
@@ -26,8 +28,11 @@ import (
 //     last step and its event (as in the single-machine example's journal),
 //     the quote, payment, fee, stan, and the final state with the event that
 //     decided it. The primary key is what makes loading twice insert nothing.
+//     attempt is the fencing token: the River attempt of the job that
+//     writes the row now (see claim and fenced).
 //   - payouts_rate: the shared rate limiter (limiter.go).
 //   - payouts_event_cursor: how far the event lister got (events.go).
+//   - payouts_migrated: the builds that migrated the database (migrate).
 const schemaSQL = `CREATE TABLE IF NOT EXISTS payouts (
     payout_id    text        PRIMARY KEY,
     run          text        NOT NULL,
@@ -50,14 +55,19 @@ const schemaSQL = `CREATE TABLE IF NOT EXISTS payouts (
     refusals     integer     NOT NULL DEFAULT 0,
     updated_at   timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE payouts ADD COLUMN IF NOT EXISTS attempt integer NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS payouts_run_line_idx ON payouts (run, line);
 CREATE TABLE IF NOT EXISTS payouts_rate (
     name text        PRIMARY KEY,
     tat  timestamptz NOT NULL
 );
+ALTER TABLE payouts_rate ADD COLUMN IF NOT EXISTS sent timestamptz NOT NULL DEFAULT '-infinity';
 CREATE TABLE IF NOT EXISTS payouts_event_cursor (
     name  text PRIMARY KEY,
     after text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS payouts_migrated (
+    build text PRIMARY KEY
 )`
 
 // The events of a payout's row: the journal's of the single-machine
@@ -91,11 +101,12 @@ type record struct {
 const recordColumns = `payout_id, run, line, recipient_id, amount, currency, coalesce(job_id, 0) AS job_id, generation, step, event, code,
  quote_id, payment_id, fee, stan, state, event_id, reason, refusals, updated_at`
 
-func scanRecord(s pgx.Row) (record, error) {
+// scanRecord scans a row of recordColumns, then more (columns after them).
+func scanRecord(s pgx.Row, more ...any) (record, error) {
 	var r record
 	var amount string
-	err := s.Scan(&r.PayoutID, &r.Run, &r.Line, &r.RecipientID, &amount, &r.Currency, &r.JobID, &r.Generation, &r.Step, &r.Event,
-		&r.Code, &r.QuoteID, &r.PaymentID, &r.Fee, &r.Stan, &r.State, &r.EventID, &r.Reason, &r.Refusals, &r.UpdatedAt)
+	err := s.Scan(append([]any{&r.PayoutID, &r.Run, &r.Line, &r.RecipientID, &amount, &r.Currency, &r.JobID, &r.Generation, &r.Step, &r.Event,
+		&r.Code, &r.QuoteID, &r.PaymentID, &r.Fee, &r.Stan, &r.State, &r.EventID, &r.Reason, &r.Refusals, &r.UpdatedAt}, more...)...)
 	if err != nil {
 		return r, err
 	}
@@ -117,7 +128,26 @@ const QueueName = "payouts"
 
 // migrate creates River's tables, the outcome tracker's and the program's.
 // It is safe from every process at once: one migrates, the others wait.
+//
+// A database that this build migrated already (payouts_migrated names the
+// build: the schema's version and River's and pgstore's) is left alone
+// without a lock: DDL such as CREATE INDEX IF NOT EXISTS locks its table
+// even when there is nothing to do, and a worker that restarts often (a
+// supervisor after kills) would hold up every other worker each time.
 func migrate(ctx context.Context, pool *pgxpool.Pool, outcomes *pgstore.OutcomeStore) error {
+	build := migrationBuild()
+	var done bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('payouts_migrated') IS NOT NULL`).Scan(&done); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if done {
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM payouts_migrated WHERE build = $1)`, build).Scan(&done); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if done {
+			return nil
+		}
+	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -140,7 +170,30 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, outcomes *pgstore.OutcomeS
 			return fmt.Errorf("create the payouts tables: %w (does the role have CREATE on the schema?)", err)
 		}
 	}
-	return outcomes.Migrate(ctx)
+	if err := outcomes.Migrate(ctx); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO payouts_migrated (build) VALUES ($1) ON CONFLICT DO NOTHING`, build); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// schemaVersion is the version of schemaSQL: raise it with every change.
+const schemaVersion = 2
+
+// migrationBuild names what migrate creates: the schema's version and the
+// versions of the modules whose tables it migrates.
+func migrationBuild() string {
+	b := fmt.Sprintf("payouts %d", schemaVersion)
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "github.com/riverqueue/river" || m.Path == "github.com/paymentsapi/payments-go/eventstore/pgstore" {
+				b += fmt.Sprintf(", %s %s", m.Path, m.Version)
+			}
+		}
+	}
+	return b
 }
 
 // loadResult says what load did.
@@ -204,23 +257,47 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (payout_id) DO NOTHING RETURNING 1) 
 // written, and the attempt must stop.
 var errRescued = errors.New("the job's attempt was rescued or cancelled: this attempt stops and writes nothing")
 
-// fenced runs fn in a transaction that first checks, under the job row's
-// lock, that the job is still running this attempt, so that an attempt
-// River gave up on (a worker that seemed dead) cannot overwrite what the
-// current one wrote. fn's writes commit only if the check passed.
+// claim makes the job's attempt the one that writes the payout's row and
+// returns the row: from then on an earlier attempt (a worker River gave up
+// on, still running) can write nothing (fenced). An attempt that a later
+// one has claimed already gets errRescued.
+func claim(ctx context.Context, pool *pgxpool.Pool, job *river.Job[payoutArgs]) (record, error) {
+	var attempt int
+	rec, err := scanRecord(pool.QueryRow(ctx, `UPDATE payouts SET attempt = greatest(attempt, $2) WHERE payout_id = $1
+RETURNING `+recordColumns+`, attempt`, job.Args.PayoutID, job.Attempt), &attempt)
+	if err == nil && attempt != job.Attempt {
+		err = fmt.Errorf("payout %s, job %d attempt %d (attempt %d claimed it): %w", job.Args.PayoutID, job.ID, job.Attempt, attempt, errRescued)
+	}
+	return rec, err
+}
+
+// fenced runs fn in a transaction that first checks, under the payout
+// row's lock, that this attempt is the one that claimed the row and, through
+// River (JobGetTx), that the job is still running this attempt, so that an
+// attempt River gave up on (a worker that seemed dead) or a cancelled job
+// cannot overwrite what the current one wrote. fn's writes commit only if
+// the checks passed.
 func fenced(ctx context.Context, pool *pgxpool.Pool, job *river.Job[payoutArgs], fn func(pgx.Tx) error) error {
+	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return fmt.Errorf("check the job's attempt: %w", err)
+	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	var attempt int
-	var state string
-	if err := tx.QueryRow(ctx, `SELECT attempt, state::text FROM river_job WHERE id = $1 FOR UPDATE`, job.ID).Scan(&attempt, &state); err != nil {
+	var claimed int
+	if err := tx.QueryRow(ctx, `SELECT attempt FROM payouts WHERE payout_id = $1 FOR UPDATE`, job.Args.PayoutID).Scan(&claimed); err != nil {
+		return fmt.Errorf("check the payout's attempt: %w", err)
+	}
+	now, err := rc.JobGetTx(ctx, tx, job.ID)
+	if err != nil {
 		return fmt.Errorf("check the job's attempt: %w", err)
 	}
-	if state != "running" || attempt != job.Attempt {
-		return fmt.Errorf("payout %s, job %d attempt %d (now %s, attempt %d): %w", job.Args.PayoutID, job.ID, job.Attempt, state, attempt, errRescued)
+	if claimed != job.Attempt || now.State != rivertype.JobStateRunning || now.Attempt != job.Attempt {
+		return fmt.Errorf("payout %s, job %d attempt %d (now %s, attempt %d; the payout claimed by attempt %d): %w",
+			job.Args.PayoutID, job.ID, job.Attempt, now.State, now.Attempt, claimed, errRescued)
 	}
 	if err := fn(tx); err != nil {
 		return err

@@ -31,7 +31,7 @@ func TestLoadTwiceInsertsNothing(t *testing.T) {
 	if !strings.Contains(out, "run again: 0 rows loaded as jobs, 5 already loaded (not again)") {
 		t.Errorf("second load: %s", out)
 	}
-	if n := dbCount(db, `SELECT count(*) FROM river_job WHERE kind = 'payouts_payout'`); n != 5 {
+	if n := jobCount(db); n != 5 {
 		t.Errorf("%d jobs, want 5", n)
 	}
 	if n := dbCount(db, `SELECT count(*) FROM payouts WHERE run = 'march' AND job_id IS NOT NULL`); n != 5 {

@@ -77,7 +77,9 @@ func newApp(ctx context.Context, pool *pgxpool.Pool, client *payments.Client, cf
 	}
 	a := &app{pool: pool, tracker: outcome.NewTracker(outcomes, outcome.WithLogger(logger)), logger: logger}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &payoutWorker{pool: pool, client: client, tracker: a.tracker, cfg: cfg.work, logger: logger})
+	wcfg := cfg.work
+	wcfg.listEvery = cfg.listEvery
+	river.AddWorker(workers, &payoutWorker{pool: pool, client: client, tracker: a.tracker, cfg: wcfg, logger: logger})
 	river.AddWorker(workers, &listWorker{pool: pool, client: client, tracker: a.tracker})
 	rc := &river.Config{
 		Workers:              workers,
@@ -88,9 +90,11 @@ func newApp(ctx context.Context, pool *pgxpool.Pool, client *payments.Client, cf
 		Logger:               logger,
 	}
 	if client != nil {
-		rc.Queues = map[string]river.QueueConfig{QueueName: {MaxWorkers: cfg.workers}}
+		// The listing has a queue of its own: it never waits behind the
+		// payouts.
+		rc.Queues = map[string]river.QueueConfig{QueueName: {MaxWorkers: cfg.workers}, OutcomesQueue: {MaxWorkers: 1}}
 		rc.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(cfg.listEvery),
-			func() (river.JobArgs, *river.InsertOpts) { return listArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true})}
+			func() (river.JobArgs, *river.InsertOpts) { return listArgs{}, listOpts(cfg.listEvery) }, &river.PeriodicJobOpts{RunOnStart: true})}
 	}
 	if a.river, err = river.NewClient(riverpgxv5.New(pool), rc); err != nil {
 		return nil, fmt.Errorf("river client: %w", err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -51,6 +52,32 @@ func startChild(t *testing.T, env []string, logPath string, args ...string) *chi
 		t.Fatal(err)
 	}
 	return &child{cmd: cmd, log: f}
+}
+
+// startChildren starts n worker processes, each logging to its file in
+// dir, and returns them with the name of each one's log.
+func startChildren(t *testing.T, n int, dir string, env, args []string) ([]*child, func(int) string) {
+	t.Helper()
+	logOf := func(i int) string { return filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)) }
+	workers := make([]*child, n)
+	for i := range workers {
+		workers[i] = startChild(t, env, logOf(i), args...)
+	}
+	return workers, logOf
+}
+
+// stopChildren kills the workers, and shows the end of each one's log when
+// the test failed.
+func stopChildren(t *testing.T, name string, workers []*child, logOf func(int) string) {
+	for _, w := range workers {
+		w.kill()
+	}
+	if t.Failed() {
+		for i := range workers {
+			b, _ := os.ReadFile(logOf(i))
+			t.Logf("%sworker %d's log (the end):\n%s", name, i, tail(string(b), 3000))
+		}
+	}
 }
 
 func (c *child) kill() {
@@ -96,24 +123,15 @@ func TestThreeWorkersKilledAndRestarted(t *testing.T) {
 	loadFile(t, getenv, path, "payroll")
 	childEnv := append(os.Environ(), "PAYOUTS_RIVER_CHILD=1", "DATABASE_URL="+db,
 		"PAYMENTS_API_KEY="+srv.APIKey(), "PAYMENTS_BASE_URL="+srv.URL())
-	args := append(append([]string{"work"}, fastWork...), "-workers", "8", "-rate", "300", "-burst", "30", "-limiter", "reliability")
+	// A shared rate that makes the run last about 30 s whatever its size,
+	// so that its kills, the PostgreSQL restart and the funding happen
+	// while rows are being paid (outcomes come within seconds: at 300/s
+	// 150 rows were paid before the third kill).
+	rate := min(max(float64(n)*2.5/30, 5), 300)
+	args := append(append([]string{"work"}, fastWork...), "-workers", "8", "-rate", strconv.FormatFloat(rate, 'f', 1, 64), "-burst", "5", "-limiter", "reliability")
 	dir := t.TempDir()
-	logOf := func(i int) string { return filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)) }
-	workers := make([]*child, 3)
-	for i := range workers {
-		workers[i] = startChild(t, childEnv, logOf(i), args...)
-	}
-	defer func() {
-		for _, w := range workers {
-			w.kill()
-		}
-		if t.Failed() {
-			for i := range workers {
-				b, _ := os.ReadFile(logOf(i))
-				t.Logf("worker %d's log (the end):\n%s", i, tail(string(b), 3000))
-			}
-		}
-	}()
+	workers, logOf := startChildren(t, 3, dir, childEnv, args)
+	defer stopChildren(t, "", workers, logOf)
 
 	start := time.Now()
 	killFor := max(20*time.Second, time.Duration(n)*100*time.Millisecond)
@@ -150,7 +168,7 @@ func TestThreeWorkersKilledAndRestarted(t *testing.T) {
 		funded = funded.Add(total)
 	}
 	waitFor(t, 5*time.Minute, "every job completed", func() bool {
-		return dbCount(db, `SELECT count(*) FROM river_job WHERE kind = 'payouts_payout' AND state = 'completed'`) == n
+		return jobCount(db, rivertype.JobStateCompleted) == n
 	})
 	elapsed := time.Since(start)
 
@@ -167,9 +185,9 @@ func TestThreeWorkersKilledAndRestarted(t *testing.T) {
 		!strings.Contains(out, fmt.Sprintf("  NGN  all        %6d rows  amount %14s", n, total.StringFixed(2))) {
 		t.Errorf("status: %d:\n%s", status, out)
 	}
-	t.Logf("RELIABILITY: %d rows, 3 worker processes, %d SIGKILLs (one every 3 s), PostgreSQL restarted once, balance out halfway and funded: "+
-		"every row paid once in %v, %.1f payments/s; %d rows refused for the balance, then paid",
-		n, kills, elapsed.Round(time.Second), float64(n)/elapsed.Seconds(), refusedSeen)
+	t.Logf("RELIABILITY: %d rows, 3 worker processes, %d SIGKILLs (one every 3 s), PostgreSQL restarted once, balance out halfway and funded, shared rate %.1f/s: "+
+		"every row paid once in %v, %.1f payments/s; %d rows refused for the balance, then paid; load %s at the end",
+		n, kills, rate, elapsed.Round(time.Second), float64(n)/elapsed.Seconds(), refusedSeen, loadAvg())
 }
 
 // tail is the last n bytes of s.

@@ -76,8 +76,14 @@ type workConfig struct {
 	// each refusal, up to snoozeMax.
 	snoozeMin, snoozeMax time.Duration
 	// awaitFor is how long a job waits for its payment's outcome before
-	// it lets its worker go (JobSnooze) and looks again after recheck.
+	// it lets its worker go (JobSnooze) and looks again after recheck; 0
+	// (the default) looks once and does not wait.
 	awaitFor, recheck time.Duration
+	// listEvery is the listing's period: a job that finds no outcome asks
+	// for a listing of this period (one for the cluster), so that outcomes
+	// come even while River's leader, which enqueues the periodic one, is
+	// being replaced.
+	listEvery time.Duration
 }
 
 // payoutWorker pays one payout per job.
@@ -97,7 +103,7 @@ type payoutWorker struct {
 // with back-off; an unknown outcome fails the attempt, and River tries again
 // with back-off (same keys).
 func (w *payoutWorker) Work(ctx context.Context, job *river.Job[payoutArgs]) error {
-	rec, err := scanRecord(w.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM payouts WHERE payout_id = $1`, job.Args.PayoutID))
+	rec, err := claim(ctx, w.pool, job)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return river.JobCancel(fmt.Errorf("payout %s has no row in the payouts table: load its file with the load command", job.Args.PayoutID))
 	}
@@ -250,24 +256,44 @@ func (w *payoutWorker) write(ctx context.Context, job *river.Job[payoutArgs], re
 	return nil
 }
 
-// awaitOutcome waits for the confirmed payment's final state in the
-// tracker (fed by the event lister, or by a webhook receiver on the same
-// outcome table) for awaitFor, then records it and completes the job in one
-// transaction; when it has not come, the job snoozes and looks again.
+// awaitOutcome looks for the confirmed payment's final state in the
+// tracker (fed by the event listing, in a queue of its own, or by a webhook
+// receiver on the same outcome table), waiting up to awaitFor (0: not at
+// all), then records it and completes the job in one transaction; when it
+// has not come, the job snoozes, letting its worker go, and looks again
+// after recheck.
 func (w *payoutWorker) awaitOutcome(ctx context.Context, job *river.Job[payoutArgs], rec record) error {
-	actx, cancel := context.WithTimeout(ctx, w.cfg.awaitFor)
-	res, err := w.tracker.Await(actx, rec.PaymentID)
-	cancel()
+	var (
+		o   outcome.Outcome
+		err error
+	)
+	if w.cfg.awaitFor > 0 {
+		actx, cancel := context.WithTimeout(ctx, w.cfg.awaitFor)
+		var res outcome.Result
+		res, err = w.tracker.Await(actx, rec.PaymentID)
+		cancel()
+		o = res.Outcome
+	} else if o, err = w.tracker.Get(ctx, rec.PaymentID); err == nil && o.Conflict != nil {
+		err = o.Conflict
+	}
 	var conflict *outcome.ConflictError
 	switch {
 	case errors.As(err, &conflict):
 		rec.Reason = conflict.Error() // the first final state stands
 	case err != nil && ctx.Err() != nil:
 		return fmt.Errorf("payout %s: stopped while awaiting its outcome: %w", rec.PayoutID, ctx.Err())
-	case err != nil:
+	case err != nil && w.cfg.awaitFor == 0 && !errors.Is(err, outcome.ErrNotFound):
+		return fmt.Errorf("payout %s: read its outcome: %w (River looks again with back-off)", rec.PayoutID, err)
+	case err != nil || !o.State.Final():
+		if rc, err := river.ClientFromContextSafely[pgx.Tx](ctx); err == nil && w.cfg.listEvery > 0 {
+			if _, err := rc.Insert(ctx, listArgs{}, listOpts(w.cfg.listEvery)); err != nil && w.logger != nil {
+				w.logger.WarnContext(ctx, "payouts: asking for an event listing failed (the periodic one still comes)", slog.String("error", err.Error()))
+			}
+		}
 		return river.JobSnooze(w.cfg.recheck)
 	}
-	rec.Event, rec.State, rec.EventID = eventOutcome, string(res.State), res.EventID
+	step, _ := o.Decided()
+	rec.Event, rec.State, rec.EventID = eventOutcome, string(o.State), step.EventID
 	return w.complete(ctx, job, rec)
 }
 

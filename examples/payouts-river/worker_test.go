@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -54,16 +56,16 @@ func TestWorkerRefusals(t *testing.T) {
 	startWorkers(t, getenv, "-workers", "3")
 
 	waitFor(t, time.Minute, "the refused-for-good job cancelled and the short one refused twice", func() bool {
-		return dbCount(db, `SELECT count(*) FROM river_job j JOIN payouts p ON p.job_id = j.id
-WHERE p.payout_id = 'r-0001' AND j.state = 'cancelled'`) == 1 &&
+		j := payoutJob(db, "r-0001")
+		return j != nil && j.State == rivertype.JobStateCancelled &&
 			dbCount(db, `SELECT refusals FROM payouts WHERE payout_id = 'r-0002'`) >= 2
 	})
-	if n := dbCount(db, `SELECT count(*) FROM river_job j JOIN payouts p ON p.job_id = j.id
-WHERE p.payout_id = 'r-0001' AND p.event = 'failed' AND p.code = 'not_found' AND j.errors[1]->>'error' LIKE '%not_found%'`); n != 1 {
+	if j := payoutJob(db, "r-0001"); dbCount(db, `SELECT count(*) FROM payouts WHERE payout_id = 'r-0001' AND event = 'failed' AND code = 'not_found'`) != 1 ||
+		j == nil || len(j.Errors) == 0 || !strings.Contains(j.Errors[0].Error, "not_found") {
 		t.Errorf("the unknown recipient's job: want cancelled with the reason, failed with not_found in its row")
 	}
-	if n := dbCount(db, `SELECT count(*) FROM river_job j JOIN payouts p ON p.job_id = j.id
-WHERE p.payout_id = 'r-0002' AND p.event = 'refused' AND p.code = 'insufficient_balance' AND j.state IN ('scheduled', 'available', 'running')`); n != 1 {
+	if j := payoutJob(db, "r-0002"); dbCount(db, `SELECT count(*) FROM payouts WHERE payout_id = 'r-0002' AND event = 'refused' AND code = 'insufficient_balance'`) != 1 ||
+		j == nil || (j.State != rivertype.JobStateScheduled && j.State != rivertype.JobStateAvailable && j.State != rivertype.JobStateRunning) {
 		t.Errorf("the short payout's job: want snoozed, refused insufficient_balance in its row")
 	}
 
@@ -78,8 +80,8 @@ WHERE p.payout_id = 'r-0002' AND p.event = 'refused' AND p.code = 'insufficient_
 		t.Fatal(err)
 	}
 	waitFor(t, time.Minute, "the short payout paid", func() bool {
-		return dbCount(db, `SELECT count(*) FROM river_job j JOIN payouts p ON p.job_id = j.id
-WHERE p.payout_id = 'r-0002' AND p.state = 'completed' AND j.state = 'completed'`) == 1
+		j := payoutJob(db, "r-0002")
+		return j != nil && j.State == rivertype.JobStateCompleted && dbCount(db, `SELECT count(*) FROM payouts WHERE payout_id = 'r-0002' AND state = 'completed'`) == 1
 	})
 	paidOnce(t, srv, []row{rows[0], rows[2]})
 	if got := srv.PaymentsByReference(rows[1].PayoutID); len(got) != 0 {

@@ -45,7 +45,7 @@ func TestPayoutsOnTheFake(t *testing.T) {
 	assert.Equal(t, exitNotCompleted, status)
 	assert.Contains(t, out.String(), "paying: 50 rows: 48 confirmed, 2 refused, 0 unknown (")
 	assert.Contains(t, out.String(), "payouts: 50 rows: 44 completed, 2 failed, 2 rejected, 2 refused, 0 pending, 0 unknown\n")
-	assert.Len(t, readReport(t, report), 50)
+	assert.Len(t, reportMaps(t, report), 50)
 }
 
 var summaryLine = regexp.MustCompile(`payouts: (\d+) rows: (\d+) completed, (\d+) failed, (\d+) rejected, (\d+) refused, (\d+) pending, (\d+) unknown`)
@@ -208,7 +208,7 @@ func TestPayoutsSurviveKills(t *testing.T) {
 		last[1:], "the summary matches the ledger")
 	assert.Equal(t, 10*2, byState[payments.PaymentStatusFailed], "failed at confirm, and after pending")
 	assert.True(t, start.Sub(paid).Equal(srv.Balance("NGN")), "the balance was drawn once per completed row")
-	checkOutcomes(t, srv, rows, readState(t, journalPath), readReport(t, reportPath))
+	checkOutcomes(t, srv, rows, readState(t, journalPath), reportMaps(t, reportPath))
 	faulted := 0
 	for _, rec := range srv.Requests() {
 		if rec.Fault != "" {

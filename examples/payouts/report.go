@@ -117,8 +117,10 @@ func writeReport(path string, rep []reportRow) error {
 	w := csv.NewWriter(f)
 	_ = w.Write(reportHeader)
 	for _, r := range rep {
-		_ = w.Write([]string{r.PayoutID, r.RecipientID, money(r.Amount), r.Currency, money(r.Fee), r.State,
-			r.PaymentID, r.Stan, r.EventID, r.Cause})
+		// Every cell neutralised: a payout id or a reason a spreadsheet
+		// would run as a formula (=HYPERLINK(...)) is shown as text.
+		_ = w.Write(cellRow([]string{r.PayoutID, r.RecipientID, money(r.Amount), r.Currency, money(r.Fee), r.State,
+			r.PaymentID, r.Stan, r.EventID, r.Cause}))
 	}
 	w.Flush()
 	err = errors.Join(w.Error(), f.Sync(), f.Close())
@@ -130,6 +132,19 @@ func writeReport(path string, rep []reportRow) error {
 		return fmt.Errorf("report %s: %w", path, err)
 	}
 	return nil
+}
+
+// readReport reads a report that writeReport wrote: its rows of cells,
+// each as it was before writeReport neutralised it for spreadsheets
+// (cells.go), for a program that takes the report further (reconciling it,
+// loading its refused rows under new ids). The header is checked, not
+// returned.
+func readReport(path string) ([][]string, error) {
+	rows, err := readCSV(path, reportHeader)
+	if err != nil {
+		return nil, fmt.Errorf("report %w", err)
+	}
+	return rows, nil
 }
 
 // money prints an amount with at least two decimals and every decimal it

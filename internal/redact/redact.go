@@ -26,10 +26,18 @@ var (
 	digitsPattern = regexp.MustCompile(`\d(?: ?\d){7,}`)
 	// A UUID: an identifier, never personal data, so its digits are kept.
 	uuidPattern = regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	// An email address.
+	emailPattern = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
+	// A Standard Webhooks signing secret: whsec_ and base64.
+	whsecPattern = regexp.MustCompile(`whsec_[A-Za-z0-9+/=_-]*`)
+	// A run of 32 or more hexadecimal digits: a Payments-Signature secret
+	// (hex), a signature or a key. (A UUID's groups are shorter.)
+	hexPattern = regexp.MustCompile(`\b[0-9A-Fa-f]{32,}\b`)
 )
 
 // String returns s with the given secrets, anything shaped like a bearer
-// token or JWT, and every account-number-like run of eight or more digits
+// token, a JWT or a webhook signing secret (whsec_..., or 32 hex digits and
+// more), email addresses, and every account-number-like run of eight or more digits
 // masked, and with control characters escaped and invalid UTF-8 replaced
 // (see Clean). Digit runs keep their last four digits so that a person can
 // still tell accounts apart. UUIDs, the literal values in keep (a stan), and
@@ -40,9 +48,7 @@ func String(s string, keep []string, secrets ...string) string {
 	if s == "" {
 		return s
 	}
-	s = secretsOnly(s, secrets)
-	s = bearerPattern.ReplaceAllString(s, "Bearer "+Masked)
-	s = jwtPattern.ReplaceAllString(s, Masked)
+	s = emailPattern.ReplaceAllString(tokens(secretsOnly(s, secrets)), Masked)
 	var b strings.Builder
 	prev := 0
 	for _, span := range protected(s, keep) {
@@ -123,6 +129,16 @@ func Secrets(s string, secrets ...string) string {
 	return Clean(secretsOnly(s, secrets))
 }
 
+// tokens masks what is shaped like a credential, whoever's it is: a bearer
+// token, a JWT (the API key's form), a whsec_ secret and a run of 32 or more
+// hex digits (a Payments-Signature secret's form).
+func tokens(s string) string {
+	s = bearerPattern.ReplaceAllString(s, "Bearer "+Masked)
+	s = jwtPattern.ReplaceAllString(s, Masked)
+	s = whsecPattern.ReplaceAllString(s, Masked)
+	return hexPattern.ReplaceAllString(s, Masked)
+}
+
 func secretsOnly(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if len(sec) >= 4 {
@@ -137,8 +153,17 @@ func secretsOnly(s string, secrets []string) string {
 // bidirectional overrides are written as Go escapes (\n, \x1b, \u202e), so
 // that a service cannot forge a log line or restyle a terminal.
 func Clean(s string) string {
+	// Printable ASCII, what nearly every value is, needs nothing: a byte
+	// loop says so at a fraction of the cost of decoding runes.
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
 	clean := true
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if (r == utf8.RuneError && size == 1) || needsEscape(r) {
 			clean = false

@@ -153,3 +153,14 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// Clean leaves printable ASCII as it is (its fast path) and escapes every
+// other ASCII byte, DEL included, wherever it stands.
+func TestCleanASCII(t *testing.T) {
+	for c := range 0x80 {
+		s := "stan-" + string(rune(c)) + "-1"
+		printable := c >= 0x20 && c < 0x7f
+		assert.Equal(t, printable, Clean(s) == s, "byte %#x", c)
+		assert.Equal(t, printable, Clean(string(rune(c))) == string(rune(c)), "byte %#x alone", c)
+	}
+}

@@ -216,6 +216,7 @@ func checkInstall(t *testing.T, readme, proxy, modcache, version string) {
 			t.Errorf("after the README's commands the module has not %s %s:\n%s", p, version, mods)
 		}
 	}
+	checkServedFromProxy(t, "the merchant's go.sum", readFile(t, dir, "go.sum"), proxy, version, libraries)
 	writeMain(t, dir, merchantProgram)
 	if out := run(t, dir, env, "go", "run", "."); out != merchantOutput {
 		t.Errorf("the merchant's program printed\n%s\nwant\n%s", out, merchantOutput)
@@ -225,12 +226,13 @@ func checkInstall(t *testing.T, readme, proxy, modcache, version string) {
 // checkRootOnly installs the root module alone, as the README's first Install
 // command does, and checks that the module graph holds none of the
 // satellites' heavy dependencies and the build only the design's libraries.
-func checkRootOnly(t *testing.T, readme, proxy, modcache string) {
+func checkRootOnly(t *testing.T, readme, proxy, modcache, version string) {
 	t.Helper()
 	first := installCommands(t, readme)[0]
 	dir := newModule(t)
 	env := outsideEnv(t, proxy, modcache)
 	run(t, dir, env, first[0], first[1:]...)
+	checkServedFromProxy(t, "the merchant's go.sum", readFile(t, dir, "go.sum"), proxy, version, []string{""})
 	writeMain(t, dir, rootOnlyProgram)
 	if out := run(t, dir, env, "go", "run", "."); out != "true true\n" {
 		t.Errorf("the root-only program printed %q", out)
@@ -269,6 +271,7 @@ func checkEachAlone(t *testing.T, readme, proxy, modcache, version string) {
 		run(t, dir, env, cmd[0], cmd[1:]...)
 		p, _, _ := strings.Cut(cmd[len(cmd)-1], "@")
 		run(t, dir, env, "go", "build", p)
+		checkServedFromProxy(t, "go.sum after "+strings.Join(cmd, " "), readFile(t, dir, "go.sum"), proxy, version, []string{"", strings.TrimPrefix(p, rootPath+"/")})
 		if out := run(t, dir, env, "go", "list", "-m", rootPath); out != rootPath+" "+version+"\n" {
 			t.Errorf("after %q the root module is %q, want %s", strings.Join(cmd, " "), out, version)
 		}
@@ -295,7 +298,9 @@ func checkCommandInstall(t *testing.T, cliDoc, proxy, modcache, version string) 
 	run(t, dir, env, cmd[0], cmd[1:]...)
 	exe := filepath.Join(bin, "payments")
 	info := run(t, dir, env, "go", "version", "-m", exe)
-	for _, d := range []string{"cmd/payments", "", "eventstore/pgstore", "eventstore/redisstore"} {
+	builtFrom := []string{"cmd/payments", "", "eventstore/pgstore", "eventstore/redisstore"}
+	checkServedFromProxy(t, "go version -m of the installed command", info, proxy, version, builtFrom)
+	for _, d := range builtFrom {
 		re := regexp.MustCompile(`(?m)^\s+(mod|dep)\s+` + regexp.QuoteMeta(modulePath(d)) + `\s+` + regexp.QuoteMeta(version) + `\s`)
 		if !re.MatchString(info) {
 			t.Errorf("the installed payments command is not built from %s %s:\n%s", modulePath(d), version, info)
@@ -334,7 +339,7 @@ func TestModulesInstallFromAProxy(t *testing.T) {
 	modcache := filepath.Join(t.TempDir(), "modcache")
 	t.Run("every module", func(t *testing.T) { checkInstall(t, readme, proxy, modcache, version) })
 	t.Run("each alone", func(t *testing.T) { checkEachAlone(t, readme, proxy, modcache, version) })
-	t.Run("root only", func(t *testing.T) { checkRootOnly(t, readme, proxy, modcache) })
+	t.Run("root only", func(t *testing.T) { checkRootOnly(t, readme, proxy, modcache, version) })
 	t.Run("the command", func(t *testing.T) { checkCommandInstall(t, readFile(t, root, "docs/cli.md"), proxy, modcache, version) })
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
+	"golang.org/x/mod/sumdb/dirhash"
 	"golang.org/x/mod/zip"
 )
 
@@ -222,29 +224,74 @@ func gitShow(t *testing.T, dir, rev, file string) []byte {
 }
 
 // outsideEnv is the environment of a go command run in a merchant's module:
-// no workspace, modules from the file proxy first and then from the local
-// module cache's download directory (for pgx, go-redis, OpenTelemetry and
-// the rest, so that no network is needed), no checksum database, and the
-// module cache modcache, not the real one, so that the candidate never lands
-// there.
+// no workspace, and the module cache modcache, not the real one, so that the
+// candidate never lands there. Modules come from the file proxy first (ours,
+// at the release version), then from the local module cache's download
+// directory (what the workspace's own build already fetched, so that a
+// machine that has it needs no network), and then from the proxies the
+// environment names (GOPROXY, proxy.golang.org by default), for a
+// third-party version that minimal version selection picks outside the
+// workspace and the workspace never downloaded: a fresh machine's module
+// cache holds none of them. Each falls through to the next on a file it has
+// not got. Third-party modules are checked against the checksum database as
+// a merchant's are; ours, which it has never seen, are not (GONOSUMDB), and
+// checkServedFromProxy proves they are the bytes of the file proxy.
 func outsideEnv(t *testing.T, proxy, modcache string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	download := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("go env GOMODCACHE GOPROXY printed %q", out)
+	}
+	download := filepath.Join(strings.TrimSpace(lines[0]), "cache", "download")
+	proxies := fileURL(proxy) + "," + fileURL(download)
+	if upstream := strings.TrimSpace(lines[1]); upstream != "" {
+		proxies += "," + upstream
+	}
 	return append(os.Environ(),
 		"GOWORK=off",
 		"GOFLAGS=-mod=mod -modcacherw",
-		"GOPROXY="+fileURL(proxy)+","+fileURL(download),
-		"GOSUMDB=off",
+		"GOPROXY="+proxies,
 		"GONOSUMDB="+rootPath,
 		"GOPRIVATE=",
 		"GONOPROXY=",
 		"GOTOOLCHAIN=local",
 		"GOMODCACHE="+modcache,
 	)
+}
+
+// checkServedFromProxy checks the h1: hashes that text (a go.sum, or the
+// output of go version -m) records for the published modules at version
+// against the zips of the file proxy, and that it records at least the
+// modules of want (directories): a module of ours fetched from anywhere else
+// (a public proxy further down GOPROXY, the real module cache) fails here.
+func checkServedFromProxy(t *testing.T, what, text, proxy, version string, want []string) {
+	t.Helper()
+	for _, dir := range published {
+		mod := modulePath(dir)
+		re := regexp.MustCompile(`(?m)^\s*(?:(?:mod|dep)\s+)?` + regexp.QuoteMeta(mod) + `\s+` + regexp.QuoteMeta(version) + `\s+(h1:\S+)`)
+		m := re.FindStringSubmatch(text)
+		if m == nil {
+			if slices.Contains(want, dir) {
+				t.Errorf("%s records no hash of %s %s:\n%s", what, mod, version, text)
+			}
+			continue
+		}
+		escaped, err := module.EscapePath(mod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		served, err := dirhash.HashZip(filepath.Join(proxy, filepath.FromSlash(escaped), "@v", version+".zip"), dirhash.Hash1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m[1] != served {
+			t.Errorf("%s records %s %s as %s, but the file proxy served %s: the module came from elsewhere", what, mod, version, m[1], served)
+		}
+	}
 }
 
 // fileURL returns the file:// URL of an absolute directory.

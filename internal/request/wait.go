@@ -59,7 +59,11 @@ func (p *Shared) Init(maxPause time.Duration) *Shared {
 	p.backoff = func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
 		return retry.Backoff(min, max, attempt, resp, p.now())
 	}
-	p.noteResponse = func(_ retryablehttp.Logger, resp *http.Response) { p.pause.note(resp, p.now()) }
+	p.noteResponse = func(_ retryablehttp.Logger, resp *http.Response) {
+		if resp != nil && resp.StatusCode == http.StatusTooManyRequests { // the clock is read for a 429 only
+			p.pause.note(resp, p.now())
+		}
+	}
 	return p
 }
 
@@ -107,13 +111,14 @@ func (p *pause) note(resp *http.Response, now time.Time) {
 	}
 }
 
-// left is how long the pause still lasts at now.
-func (p *pause) left(now time.Time) time.Duration {
+// left is how long the pause still lasts now (read from now only when a
+// pause was ever set).
+func (p *pause) left(now func() time.Time) time.Duration {
 	until := p.until.Load()
 	if until == 0 {
 		return 0
 	}
-	return time.Unix(0, until).Sub(now)
+	return time.Unix(0, until).Sub(now())
 }
 
 // beforeAttempt waits before an attempt of c (go-retryablehttp has waited
@@ -122,7 +127,8 @@ func (p *pause) left(now time.Time) time.Duration {
 // error, and the attempt is not made, when the call's context ends first.
 func (s *Shared) beforeAttempt(c *Call) error {
 	ctx := c.ctx
-	if d := s.pause.left(s.now()); d > 0 {
+	// The clock is read only once a 429 has set a pause.
+	if d := s.pause.left(s.now); d > 0 {
 		start := s.now()
 		err := s.sleep(ctx, d)
 		c.Waited += s.now().Sub(start)
