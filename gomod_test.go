@@ -96,14 +96,13 @@ func main() {
 // they say and why. The root module, which every merchant imports, is not
 // among them.
 var goAbove124 = map[string]string{
-	// River (the Queue) needs Go 1.25 from v0.35 on; the command and the
-	// example receiver import pgstore.
-	"eventstore/pgstore/go.mod":        "1.25.0",
-	"cmd/payments/go.mod":              "1.25.0",
-	"examples/webhook-receiver/go.mod": "1.25.0",
-	"examples/pg-queue/go.mod":         "1.25.0",
-	// River v0.45 and later (the project is on v0.51.2) say go 1.26.0.
-	"examples/payouts-river/go.mod": "1.26.0",
+	// River v0.45 and later (the project is on v0.51.2) say go 1.26.0;
+	// the command and the example receiver import pgstore.
+	"eventstore/pgstore/go.mod":        "1.26.0",
+	"cmd/payments/go.mod":              "1.26.0",
+	"examples/webhook-receiver/go.mod": "1.26.0",
+	"examples/pg-queue/go.mod":         "1.26.0",
+	"examples/payouts-river/go.mod":    "1.26.0",
 	// kin-openapi, the OpenAPI 3.1 validator of the contract, needs Go 1.25
 	// from the version that validates 3.1 documents (v0.137.0) on.
 	"openapi/go.mod": "1.25",

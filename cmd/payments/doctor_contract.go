@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"regexp"
@@ -25,7 +23,8 @@ type observation struct {
 	status  int
 	header  http.Header
 	body    []byte
-	err     error // no answer at all
+	err     error  // no answer at all
+	why     string // why it was not sent (err is errNotSent)
 	obj     map[string]any
 }
 
@@ -83,45 +82,6 @@ func topicOf(err error, fallback string) (topic, seen string) {
 	return best, err.Error()
 }
 
-// send makes one request and observes the answer. header holds extra
-// headers; withKey adds the bearer key.
-func (d *doctor) send(ctx context.Context, method, path string, body []byte, withKey bool, header ...string) *observation {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, d.cfg.baseURL+path, rd)
-	o := &observation{req: req, reqBody: body}
-	if err != nil {
-		o.err = err
-		return o
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "payments-cli/"+payments.Version+" (doctor)")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if withKey {
-		req.Header.Set("Authorization", "Bearer "+d.cfg.key)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := d.http.Do(req)
-	if err != nil {
-		o.err = err
-		return o
-	}
-	defer resp.Body.Close()
-	o.status, o.header = resp.StatusCode, resp.Header
-	o.body, o.err = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	o.obj = decodeLoose(o.body)
-	if !strings.HasPrefix(path, "/_sandbox/") { // the sandbox's own API is not the service's
-		d.obs = append(d.obs, o)
-	}
-	return o
-}
-
 // decodeLoose decodes a JSON object with its numbers as written; nil when
 // the body is not one.
 func decodeLoose(b []byte) map[string]any {
@@ -140,7 +100,7 @@ func decodeLoose(b []byte) map[string]any {
 func (d *doctor) check(o *observation, fallback string, rows ...string) bool {
 	if o.err != nil {
 		for _, r := range rows {
-			d.rep.cannot(r, d.scrub(fmt.Sprintf("%s got no answer: %v", o.what(), o.err)))
+			d.rep.cannot(r, d.scrub(o.noAnswer()))
 		}
 		return false
 	}

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -36,27 +36,34 @@ func runDoctor(t *testing.T, differences ...string) (int, map[string]*row, strin
 	for _, r := range doc.Rows {
 		rows[r.Topic] = r
 	}
-	assert.Equal(t, code == exitOK, doc.AllHold)
+	assert.Equal(t, code == exitOK, doc.AllHold && doc.Stopped == "")
 	return code, rows, stderr
 }
 
 // TestDoctorHolds: against the fake as it is, every row doctor can probe
-// holds, and the others say why not; exit 0.
+// holds, and the others say why not (the fake has no rate limit, so no 429
+// to read); exit 0. The payment doctor confirms is followed to its end.
 func TestDoctorHolds(t *testing.T) {
 	code, rows, stderr := runDoctor(t)
 	assert.Equal(t, exitOK, code, stderr)
 	require.Len(t, rows, len(topics))
 	for _, tp := range topics {
 		r := rows[tp.name]
-		if tp.notProbed != "" {
+		switch {
+		case tp.notProbed != "":
 			assert.Equal(t, unchecked, r.Result, tp.name)
 			assert.Equal(t, tp.notProbed, r.Detail)
-			continue
+		case tp.name == "Retryable answers":
+			assert.Equal(t, unchecked, r.Result, r.Detail)
+			assert.Contains(t, r.Detail, fmt.Sprintf("a burst of %d GET requests included", burstSize))
+		default:
+			assert.Equal(t, holds, r.Result, "%s: %s", tp.name, r.Detail)
+			assert.Empty(t, r.Override, tp.name)
 		}
-		assert.Equal(t, holds, r.Result, "%s: %s", tp.name, r.Detail)
-		assert.Empty(t, r.Override, tp.name)
 	}
 	assert.Contains(t, rows["Webhook signature"].Detail, "verifies with PAYMENTS_WEBHOOK_SECRET")
+	assert.Contains(t, rows["Confirm payment"].Detail, "confirmed the probe payment: status completed")
+	assert.Contains(t, rows["Payment statuses"].Detail, "the confirmed payment answered completed, then payment.completed came for it")
 }
 
 // TestDoctorDiffers: against the fake told to differ in one way, doctor
@@ -109,7 +116,7 @@ func TestDoctorText(t *testing.T) {
 	f := startFake(t, adminAPI(), paymentstest.WithDifferences("quote-renamed"))
 	code, stdout, stderr := runCLI(t, f.with(envWebhookSecret, sinkSecret), "doctor")
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, stdout, "payments doctor: the SDK's assumptions (docs/assumptions.md) against "+f.URL()+" (sandbox)\n")
+	assert.Contains(t, stdout, "payments doctor: the SDK's assumptions (docs/assumptions.md) against "+f.URL()+" (sandbox: loopback)\n")
 	assert.Contains(t, stdout, "holds            Idempotency\n")
 	assert.Contains(t, stdout, "DIFFERS          Quote in the initiate response\n")
 	assert.Contains(t, stdout, "                   override: Payment.RawJSON()\n")
@@ -119,50 +126,28 @@ func TestDoctorText(t *testing.T) {
 	assert.NotContains(t, stdout, f.APIKey())
 }
 
-func TestDoctorProductionSign(t *testing.T) {
-	jwt := func(claims string) string {
-		return "eyJhbGciOiJIUzI1NiJ9." + base64.RawURLEncoding.EncodeToString([]byte(claims)) + ".c2ln"
-	}
-	for _, tc := range []struct{ key, url, want string }{
-		{"k", "http://127.0.0.1:8765", ""},
-		{"k", "http://localhost:8765", ""},
-		{"k", "https://sandbox.payments.example", ""},
-		{"k", "https://api-sandbox.payments.example/v1", ""},
-		{"k", "https://api.test.payments.example", ""},
-		{"k", "https://staging-api.payments.example", ""},
-		{jwt(`{"env":"sandbox"}`), "https://sandbox.payments.example", ""},
-		{"k", "https://api.payments.example", "the host api.payments.example is not loopback and no label of it says sandbox, test or staging"},
-		{"k", "https://10.0.0.5", "the host 10.0.0.5 is not loopback and no label of it says sandbox, test or staging"},
-		{"sk_live_abc", "http://127.0.0.1:8765", "the API key starts with sk_live_"},
-		{"live_abc", "https://sandbox.payments.example", "the API key starts with live_"},
-		{jwt(`{"env":"production"}`), "http://127.0.0.1:1", "the API key's env claim is production"},
-		{jwt(`{"mode":"live"}`), "http://127.0.0.1:1", "the API key's mode claim is live"},
-		{jwt(`{"livemode":true}`), "http://127.0.0.1:1", "the API key's livemode claim is true"},
-	} {
-		assert.Equal(t, tc.want, productionSign(tc.key, tc.url), "%s %s", tc.key, tc.url)
-	}
-}
-
-// TestDoctorRefusesProduction: a production key is refused (exit 2,
-// nothing sent) without --production; with it, doctor runs only the
-// probes that create nothing: no POST reaches the service.
+// TestDoctorRefusesProduction: a production key is refused writes (exit 2,
+// nothing sent) even on loopback; with --production, doctor sends GET
+// requests only, and says so in each row it skips.
 func TestDoctorRefusesProduction(t *testing.T) {
 	f := startFake(t, paymentstest.WithAPIKey("sk_live_doctor_test_key"), adminAPI())
-	code, stdout, stderr := runCLI(t, f.env, "doctor")
+	rec := newRecorder(t, f.URL(), nil)
+	env := f.with(envBaseURL, rec.URL)
+	code, stdout, stderr := runCLI(t, env, "doctor")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, stdout)
-	assert.Equal(t, "payments: doctor refuses a production environment (the API key starts with sk_live_): it creates a recipient and a payment. "+
-		"Point it at a sandbox, or pass --production to run only the probes that create nothing\n", stderr)
-	assert.Empty(t, f.Requests(), "nothing is sent")
+	assert.Equal(t, "payments: the API key looks like a production key (it starts with sk_live_): doctor creates and confirms a payment, "+
+		"so it sends no write with it. Use the sandbox's API key, or pass --production to send GET requests only. Nothing was sent\n", stderr)
+	assert.Empty(t, rec.seen(), "nothing is sent")
 
-	code, stdout, stderr = runCLI(t, f.env, "doctor", "--production", "--json")
+	code, stdout, stderr = runCLI(t, env, "doctor", "--production", "--json")
 	assert.Equal(t, exitOK, code, stderr)
-	for _, r := range f.Requests() {
-		assert.Equal(t, "GET", r.Method, r.Path)
-	}
+	require.NotEmpty(t, rec.seen())
+	assert.Empty(t, rec.writes(), "--production sends GET requests only")
 	var doc doctorJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
 	assert.True(t, doc.Production)
+	assert.False(t, doc.Writes)
 	rows := map[string]*row{}
 	for _, r := range doc.Rows {
 		rows[r.Topic] = r
@@ -172,6 +157,8 @@ func TestDoctorRefusesProduction(t *testing.T) {
 		case tp.creates:
 			assert.Equal(t, unchecked, rows[tp.name].Result, tp.name)
 			assert.Contains(t, rows[tp.name].Detail, "--production", tp.name)
+		case tp.name == "Retryable answers":
+			assert.Equal(t, "no answer of the 3 doctor saw was a 429", rows[tp.name].Detail, "no burst in production")
 		case tp.notProbed == "":
 			assert.Equal(t, holds, rows[tp.name].Result, "%s: %s", tp.name, rows[tp.name].Detail)
 		}
@@ -179,23 +166,27 @@ func TestDoctorRefusesProduction(t *testing.T) {
 	assert.NotContains(t, stdout, "sk_live_doctor_test_key")
 }
 
-// TestDoctorNoReceiver: a service without the sandbox's admin API and no
-// --receive: the signature cannot be checked, and the row says how.
+// TestDoctorNoReceiver: a sandbox without the admin API and no --receive:
+// doctor cannot keep its events from the webhook URL set there (perhaps
+// the merchant's receiver), so it creates nothing and says how to give it
+// a receiver.
 func TestDoctorNoReceiver(t *testing.T) {
 	f := startFake(t)
-	code, stdout, _ := runCLI(t, f.env, "doctor", "--json")
+	rec := newRecorder(t, f.URL(), nil)
+	code, stdout, _ := runCLI(t, f.with(envBaseURL, rec.URL), "doctor", "--json")
 	assert.Equal(t, exitOK, code)
 	var doc doctorJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
 	for _, r := range doc.Rows {
-		if r.Topic == "Webhook signature" {
-			assert.Equal(t, unchecked, r.Result)
-			assert.Contains(t, r.Detail, "run doctor with --receive ADDR")
-		}
-		if r.Topic == "Webhook body" || r.Topic == "Test events" {
-			assert.Equal(t, holds, r.Result, "checked on the listed events: %s", r.Detail)
+		for _, tp := range topics {
+			if tp.name == r.Topic && tp.creates {
+				assert.Equal(t, unchecked, r.Result, r.Topic)
+				assert.Contains(t, r.Detail, "Run doctor with --receive ADDR", r.Topic)
+			}
 		}
 	}
+	assert.Equal(t, []string{"GET /_sandbox/webhook-url"}, rec.matching("GET /_sandbox/"), "only the look for the admin API")
+	assert.Empty(t, rec.writes())
 }
 
 func TestDoctorUsage(t *testing.T) {
@@ -205,7 +196,7 @@ func TestDoctorUsage(t *testing.T) {
 	assert.Contains(t, stderr, `doctor takes no arguments (got "extra"`)
 	code, stdout, _ := runCLI(t, nil, "doctor", "--help")
 	assert.Equal(t, exitOK, code)
-	assert.True(t, strings.HasPrefix(stdout, "Usage: payments doctor [--json]"))
+	assert.True(t, strings.HasPrefix(stdout, "Usage: payments doctor [--sandbox-host HOST | --production] [--json]"))
 	code, _, stderr = runCLI(t, f.with(envAPIKey, ""), "doctor")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "PAYMENTS_API_KEY is not set")
@@ -214,7 +205,7 @@ func TestDoctorUsage(t *testing.T) {
 // TestDoctorScrub: what doctor prints from the service has the key, the
 // webhook secret and long digit runs masked, UUIDs whole.
 func TestDoctorScrub(t *testing.T) {
-	d := newDoctor(&doctorConfig{key: "eyJkey.payload.sig", secrets: []string{"pssec_abcdef"}})
+	d := newDoctor(&doctorConfig{key: "eyJkey.payload.sig", secrets: []string{"pssec_abcdef"}}, nil)
 	assert.Equal(t, "key [redacted] secret [redacted] account ****6789 bvn ****8901 id 0b6c6a0e-1234-4000-8000-123456789012",
 		d.scrub("key eyJkey.payload.sig secret pssec_abcdef account 0123456789 bvn 12345678901 id 0b6c6a0e-1234-4000-8000-123456789012"))
 	assert.Equal(t, "Bearer [redacted]", d.scrub("Bearer abc.def"))
@@ -265,4 +256,22 @@ func TestDoctorReceive(t *testing.T) {
 	code, stdout, stderr := runCLI(t, env, "doctor", "--json", "--receive", addr)
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "carries Payments-Signature and verifies with PAYMENTS_WEBHOOK_SECRET")
+}
+
+// TestDoctorReportRevisesAPrintedRow: a row printed as decided that a
+// later answer changes is printed again, marked revised, and the JSON
+// document has its final result: a difference is never lost to streaming.
+func TestDoctorReportRevisesAPrintedRow(t *testing.T) {
+	var out strings.Builder
+	r := newReport()
+	r.out = &out
+	r.hold("Base URL", "the service answers the envelope")
+	r.decide("Base URL")
+	r.hold("Base URL", "another hold changes nothing")
+	r.differ("Base URL", "a later answer: the envelope's stan is a number")
+	r.finish("")
+	assert.Equal(t, 1, strings.Count(out.String(), "holds            Base URL\n"))
+	assert.Contains(t, out.String(), "DIFFERS          Base URL (revised)\n                   a later answer: the envelope's stan is a number\n                   override: WithBaseURL\n")
+	assert.Equal(t, differs, r.index["Base URL"].Result)
+	assert.Equal(t, "WithBaseURL", r.index["Base URL"].Override)
 }

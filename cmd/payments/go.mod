@@ -1,13 +1,13 @@
 module github.com/paymentsapi/payments-go/cmd/payments
 
-go 1.25.0
+go 1.26.0
 
 // No replace lines: go install github.com/paymentsapi/payments-go/cmd/payments@VERSION
 // refuses a module whose go.mod has any. Inside the checkout, go.work puts the
 // root and the store modules in their place (RELEASING.md says how to tidy).
 
 require (
-	github.com/jackc/pgx/v5 v5.10.0
+	github.com/jackc/pgx/v5 v5.11.0
 	github.com/paymentsapi/payments-go v0.2.0
 	github.com/paymentsapi/payments-go/eventstore/pgstore v0.2.0
 	github.com/paymentsapi/payments-go/eventstore/redisstore v0.2.0
@@ -31,13 +31,13 @@ require (
 	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/puddle/v2 v2.2.2 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/paymentsapi/payments-go/openapi v0.2.0
-	github.com/riverqueue/river v0.44.1 // indirect
-	github.com/riverqueue/river/riverdriver v0.44.1 // indirect
-	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.44.1 // indirect
-	github.com/riverqueue/river/rivershared v0.44.1 // indirect
-	github.com/riverqueue/river/rivertype v0.44.1 // indirect
+	github.com/riverqueue/river v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.2 // indirect
+	github.com/riverqueue/river/rivershared v0.51.2 // indirect
+	github.com/riverqueue/river/rivertype v0.51.2 // indirect
 	github.com/tidwall/gjson v1.19.0 // indirect
 	github.com/tidwall/match v1.2.0 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect

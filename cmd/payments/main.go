@@ -16,7 +16,8 @@
 //	payments open
 //	payments sandbox pause|resume|webhook-url|retries|advance|trigger|settle ...
 //	payments payments stuck [--older-than 1h] [--store URL] [--json]
-//	payments doctor [--json] [--production] [--receive ADDR] [--wait 10s]
+//	payments doctor [--sandbox-host HOST | --production] [--json] [--timeout 2m]
+//	                [--receive ADDR] [--wait 10s] [--currency NGN]
 //
 // The API key comes from PAYMENTS_API_KEY and nowhere else (no flag, so
 // that it stays out of shell history), the base URL from PAYMENTS_BASE_URL,
@@ -34,8 +35,11 @@
 // payment data. See listen --help.
 //
 // doctor checks the SDK's assumptions about the service (docs/assumptions.md)
-// against the environment, without moving money, and prints a row per
-// assumption: holds, differs or could not check (see doctor --help and
+// against the environment and prints a row per assumption as it is decided:
+// holds, differs or could not check. It writes (creates, confirms one
+// payment, triggers) only to a sandbox the merchant names: a loopback base
+// URL, or --sandbox-host naming its host; --production sends GET requests
+// only; --timeout bounds the run (see doctor --help and
 // docs/when-the-service-differs.md).
 //
 // Every command has --help. Exit codes: 0 success, 1 the service or the
@@ -50,6 +54,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -88,6 +93,9 @@ func main() {
 type cli struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// transport carries doctor's requests (nil: http.DefaultTransport);
+	// tests route a production-looking host to a recording server with it.
+	transport http.RoundTripper
 }
 
 // usageError is a mistake in the command line or the environment: exit 2.
@@ -125,7 +133,12 @@ Exit codes: 0 success, 1 the service or a delivery failed, 2 a usage or configur
 // the environment (os.Getenv, or a map in tests); ctx ends on SIGINT or
 // SIGTERM.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr, getenv: getenv}
+	return (&cli{stdout: stdout, stderr: stderr, getenv: getenv}).run(ctx, args)
+}
+
+// run runs the command line args with c and returns the exit code.
+func (c *cli) run(ctx context.Context, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	var err error
 	switch cmd := firstArg(args); cmd {
 	case "-h", "-help", "--help", "help":

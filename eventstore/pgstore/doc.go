@@ -1,17 +1,18 @@
 // Package pgstore receives the Payments API's webhooks on PostgreSQL, for
 // receivers that run on several replicas. It uses pgx v5 (a *pgxpool.Pool)
 // and, for the Queue, River (github.com/riverqueue/river), which needs Go
-// 1.25.
+// 1.26.
 //
 // Two ways, from the recommended one:
 //
 //   - Queue: the handler verifies a delivery, records the event once
-//     (unique by event id) and answers 200 at once; River workers,
-//     in any number of processes, run your function with a real pgx.Tx in
-//     the transaction that completes the job, so its writes happen exactly
-//     once however long it takes. A failing function is retried by River
-//     with back-off, a dead worker's job is rescued, and the outcome
-//     tracker's row rides the same transaction. See Queue.
+//     (unique by event id) with its River job in one transaction, and
+//     answers 200 at once; River workers, in any number of processes, run
+//     your function with a real pgx.Tx in the transaction that completes
+//     the job, so its writes happen exactly once however long it takes. A
+//     failing function is retried by River with back-off, a dead worker's
+//     job is rescued, and the outcome tracker's row rides the same
+//     transaction. See Queue.
 //
 //   - ClaimStore: a webhook.ClaimStore that claims each event id in one shared table,
 //     so that the handler runs your function once, during the delivery, at
@@ -26,80 +27,60 @@
 //     ...
 //     h := webhook.NewHandler(verifier, queue.Enqueue)
 //
+// A program that already runs River gives the Queue its own client
+// instead: w, err := NewWorker(pool, markPaid, nil); river.AddWorker(workers,
+// w) with the client's other workers; then q, err := w.Queue(client), whose
+// client lists QueueName in its Queues and sets RescueStuckJobsAfter to
+// minutes (DefaultRescueAfter), not River's hour.
+//
 // # The Queue
 //
-// Enqueue is one statement: INSERT the event's id and body into the
-// queue's table (DefaultQueueTable) ON CONFLICT DO NOTHING, committed on
-// its own, as a hand-written receiver that only records would. A duplicate
-// (a concurrent or late delivery, a reconcile, a redelivery) so finds the
-// id and writes nothing durable (TestWALPerDelivery). Under load a Queue
-// keeps two inserts in flight, and the deliveries that arrive meanwhile
-// are gathered: the first insert to end reads which of their ids are
-// already recorded (those duplicates are answered then, without waiting
-// for a commit) and inserts the others in one statement and one commit,
-// in the order of their ids, so that replicas gathering the same ids
-// never deadlock (TestQueueGathersConcurrentDeliveries,
-// TestQueueGatheredDuplicateWaitsForNoCommit,
-// TestQueueGatheredInsertsNeverDeadlock). If the database refuses such an
-// INSERT (a trigger of yours on one row, say), each event is inserted
-// alone and the Logger gets a warning (TestQueueGatheredRefusalIsItsOwn). The uniqueness
-// window is the retention (QueueConfig.Retention, DefaultRetention, 7
-// days, never less than MinRetention: twice the signature tolerance, after
-// which the service's retries of the event no longer verify); an hourly
-// River periodic job forgets older ids, never one whose event still waits
-// (TestQueuePurgeKeepsWaitingEvents). River's own unique jobs are not
-// used: a duplicate insert of one writes a row version.
+// Enqueue is River's transactional enqueue, in one transaction: INSERT
+// the event's id and body into the queue's table (DefaultQueueTable) ON
+// CONFLICT DO NOTHING; only when it is new, insert its River job with
+// InsertTx (EventArgs: the event's id alone, so River's table and River
+// UI hold no personal data: TestQueueJobHoldsOnlyTheEventID) and note the
+// job's id in the row; commit. A duplicate (a concurrent or late
+// delivery, a reconcile, a redelivery) finds the id and writes nothing:
+// no WAL, no job (TestWALPerDelivery). The uniqueness window is the
+// retention (QueueConfig.Retention, DefaultRetention, 7 days, never less
+// than MinRetention: twice the signature tolerance); an hourly River
+// periodic job (an EventArgs with Purge set, on the client that works
+// QueueName) forgets older ids whose function committed, and those whose
+// job River no longer keeps, asked through River's JobList: an event whose
+// job is failing or discarded keeps its body while River keeps the job,
+// so River UI can still retry it (TestQueuePurgeKeepsUnfinishedEvents). No
+// statement of the package names River's tables.
 //
-// Every started Queue runs a mover: in one transaction, it marks the oldest
-// waiting rows moved (SKIP LOCKED, so movers in several processes take
-// disjoint rows) and inserts their River jobs, as many as keep River's
-// available jobs at 4 per worker of its process
-// (TestQueueOutboxHoldsBackWhileWorkersAreBusy); a failed move rolls back
-// and each event reaches River once (TestQueueOutboxMovesEachEventOnce). An
-// Enqueue or a finished job wakes its process's mover, which moves what its
-// process received at once; an idle mover looks once a second. Events
-// another process received (a receiver that runs no workers) it moves once
-// the queue's table has received nothing for 50 ms, at the latest 500 ms
-// after the oldest arrived, so that a burst is answered without River's
-// work for it on the same database
-// (TestQueueOutboxGathersWhatAnotherProcessReceived). A job's arguments are
-// the event's id alone: the body stays in the queue's table until the
-// transaction in which your function succeeded clears it, so River's table
-// and River UI hold no personal data (TestQueueJobHoldsOnlyTheEventID). An
-// event whose function never succeeded keeps its body while River keeps its
-// job (the purge leaves it: TestQueuePurgeKeepsUnfinishedEvents), so River
-// UI can still retry it; a completed job retried by hand finds no body and
-// is cancelled without running your function
-// (TestQueueCompletedJobRetriedRunsNothing).
-//
-// A worker takes the job and, in one transaction: reads the event's body
-// from the queue's table; calls your function in a
-// savepoint (tx is pgx's own pgx.Tx; its Commit releases the savepoint, and
-// any use after your function returned fails with pgx.ErrTxClosed:
-// TestQueueTxIsClosedAfterTheFunction); records the event in the outcome
-// table (OutcomeStore.ApplyTx: an event the tracker cannot record, such as
-// one with a reference of 256 characters, is a warning of
-// QueueConfig.Logger, never a failed job: TestQueueReferencesInAnyScript);
-// completes the job with river.JobCompleteTx,
-// whose update takes the job row's lock and changes it only while it is
-// running, and checks that the row it returns shows this very attempt
-// completed (the fence: a function that returns after its job was rescued,
-// or taken by another worker, commits nothing and its run fails with
-// ErrJobRescued: TestQueueRescuedAttemptCommitsNothing); clears the body;
-// and commits. After the
-// commit of a final outcome the process NOTIFYs the outcome table's
-// channel (one notification for the commits of each 50 ms), so Await in
-// any process wakes at once (TestQueueAwaitWokenByNotifyAfterCommit), and
-// never before the function's writes are visible
-// (TestQueueAwaitNeverBeforeTheFunctionCommitted); a NOTIFY inside the
-// job's transaction would flush the workers' commits one at a time
-// (BENCHMARKS.md, "pgstore.Queue beside a hand-written River receiver"). A
-// process that dies between the commit and its notification delays the
-// waiters to their next read (outcome.WithPollInterval). An error of your function rolls all of
-// it back, and River runs the event again after a back-off
-// (TestQueueRetriesAFailingFunction); each event runs exactly once to a
-// commit (TestQueueProcessesEachEventOnce). The answer to the service never
-// waits for your function (TestQueueAnswersBeforeTheFunctionRuns).
+// A worker (Worker, River's executor) takes the job and, in one
+// transaction: reads the event's body (locking its row); calls your
+// function in a savepoint, with a pgx.Tx that refuses every call with
+// pgx.ErrTxClosed from the moment the function returns (a call still
+// running then fails the attempt:
+// TestQueueTxIsRefusedTheMomentTheFunctionReturns,
+// TestQueueTxIsClosedAfterTheFunction); releases the savepoint, and if
+// that fails (your function returned nil after one of its statements
+// failed, leaving the transaction aborted) fails the attempt with an
+// error naming that statement (TestQueueSwallowedFailureIsNamed); records
+// the event in the outcome table (OutcomeStore.ApplyTx: an event the
+// tracker cannot record, such as one with a reference of 256 characters,
+// is a warning of QueueConfig.Logger, never a failed job:
+// TestQueueReferencesInAnyScript); completes the job
+// with river.JobCompleteTx and checks that the row it returns shows this
+// very attempt completed (the fence: a function that returns after its
+// job was rescued commits nothing, ErrJobRescued:
+// TestQueueRescuedAttemptCommitsNothing); clears the body; and commits. A
+// completed job retried by hand finds no body and is cancelled without
+// running your function (TestQueueCompletedJobRetriedRunsNothing). After
+// the commit of a final outcome the worker NOTIFYs the outcome table's
+// channel, so Await in any process wakes at once
+// (TestQueueAwaitWokenByNotifyAfterCommit), never before the function's
+// writes are visible (TestQueueAwaitNeverBeforeTheFunctionCommitted). An
+// error of your function rolls all of it back, and River runs the event
+// again after a back-off (TestQueueRetriesAFailingFunction); each event
+// runs exactly once to a commit (TestQueueProcessesEachEventOnce). The
+// answer to the service never waits for your function
+// (TestQueueAnswersBeforeTheFunctionRuns).
 //
 // A frozen database (a hung host: connections open, nothing answers) costs
 // every delivery, in flight when it froze or arriving after, a 503 within
@@ -113,11 +94,13 @@
 // running jobs rolls their transactions back and River runs them again:
 // each event is processed once (TestQueueRestartedDatabase).
 //
-// River cancels your function's context after QueueConfig.JobTimeout (1
-// minute by default) and rescues a job still running after
-// QueueConfig.RescueAfter (1 hour). A job that failed MaxAttempts times is
-// discarded and stays in River's table: River UI or the river CLI shows it
-// with its errors and can retry it.
+// River cancels your function's context after QueueConfig.JobTimeout (30
+// s by default) and rescues a job still running after RescueAfter (1
+// minute; River's rescuer looks every 30 s), so a killed worker's events
+// run again within two minutes (the fault matrix's killed-worker row,
+// TestQueueFaultMatrix). A job that failed MaxAttempts times is discarded
+// and stays in River's table: River UI or the river CLI shows it with its
+// errors and can retry it.
 //
 // # The table
 //

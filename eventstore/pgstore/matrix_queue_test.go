@@ -12,17 +12,8 @@ import (
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
-	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/testservers"
 	"github.com/paymentsapi/payments-go/webhook"
-)
-
-// The Queue's runs: a function may work for the matrix's slow event (7.5
-// s) within JobTimeout, and a killed worker's jobs are rescued
-// RescueAfter after they started (River's rescuer looks every 30 s).
-const (
-	matrixJobTimeout  = 10 * time.Second
-	matrixRescueAfter = 15 * time.Second
 )
 
 // TestQueueFaultMatrix runs the fault matrix's Queue rows
@@ -36,8 +27,10 @@ func TestQueueFaultMatrix(t *testing.T) {
 		srv := testservers.StartPostgres(tb)
 		admin := newPool(tb, srv.URL(), 4)
 		paid := merchantTable(tb, admin)
-		cfg := pgstore.QueueConfig{JobTimeout: matrixJobTimeout, RescueAfter: matrixRescueAfter}
-		q := newQueue(tb, admin, insertPaid(paid), &cfg)
+		// The default settings: a killed worker's jobs are rescued
+		// DefaultRescueAfter after they started (River's rescuer looks
+		// every 30 s), within two minutes.
+		q := newQueue(tb, admin, insertPaid(paid), nil)
 		run := storetest.QueueRun{
 			Process: func(dial storetest.Dialer, work func(context.Context, string) error) storetest.QueueProcess {
 				pc, err := pgxpool.ParseConfig(srv.URL())

@@ -54,7 +54,6 @@ type OutcomeStore struct {
 	// Queue notifies after its commits (notifyCommitted), and Subscribe
 	// listens as with notify.
 	afterCommit bool
-	after       afterCommitNotifier
 	q           outcomeQueries
 }
 
@@ -437,3 +436,23 @@ var (
 	_ outcome.Store      = (*OutcomeStore)(nil)
 	_ outcome.Subscriber = (*OutcomeStore)(nil)
 )
+
+// notifyAfterCommit makes an OutcomeStore's writes notify nobody: a
+// Queue's Worker calls sendNotify after its commits, since PostgreSQL
+// flushes notifying commits one at a time (BENCHMARKS.md). Subscribe
+// listens as every OutcomeStore's does.
+func notifyAfterCommit() Option { return func(o *options) { o.afterCommit = true } }
+
+// sendNotify sends one NOTIFY of the store's channel, bounded by the
+// store's timeout; a failure is logged, and only delays the waiters to
+// their next read (outcome.WithPollInterval).
+func (s *OutcomeStore) sendNotify() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	_, err := s.pool.Exec(ctx, s.q.notifyNow)
+	cancel()
+	if err != nil && s.logger != nil {
+		s.logger.LogAttrs(context.Background(), slog.LevelWarn,
+			"pgstore: notifying the outcome tracker's waiters failed; they read the table at their next poll",
+			slog.String("error", err.Error()))
+	}
+}

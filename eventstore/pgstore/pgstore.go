@@ -61,7 +61,7 @@ type options struct {
 	claimOnly  []string // the options given that configure a ClaimStore only
 	noNotify   bool     // a test hook (export_test.go): an OutcomeStore that does not NOTIFY
 	// afterCommit: a Queue's OutcomeStore, which notifies after its
-	// commits (queue_notify.go), not inside them.
+	// commits (Worker.Work), not inside them.
 	afterCommit bool
 }
 

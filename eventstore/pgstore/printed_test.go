@@ -36,10 +36,17 @@ func printTable(t *testing.T, s string) map[string][]any {
 	fn := func(context.Context, pgx.Tx, *payments.Event) error { return nil }
 	queue, err := pgstore.NewQueue(pool, fn, nil)
 	require.NoError(t, err)
+	worker, err := pgstore.NewWorker(pool, fn, nil)
+	require.NoError(t, err)
 	// A QueueConfig is the merchant's own settings (table and schema
 	// names, durations): no text from outside reaches it.
 	qc := pgstore.QueueConfig{Table: pgstore.DefaultTable, OutcomeTable: pgstore.DefaultOutcomeTable, Schema: "public"}
+	// EventArgs holds an event's id, which the service gives and which is
+	// neither a secret nor personal data (River UI shows it).
+	args := pgstore.EventArgs{ID: "evt_1"}
 	return map[string][]any{
+		"pgstore.EventArgs":    {args},
+		"pgstore.Worker":       {worker},
 		"pgstore.ClaimStore":   {claims},
 		"pgstore.Option":       {pgstore.WithTable(s)},
 		"pgstore.OutcomeStore": {outcomes},

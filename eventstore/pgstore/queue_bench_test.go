@@ -6,11 +6,15 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
@@ -38,8 +42,8 @@ const envQueueSlow = "PAYMENTS_QUEUE_BENCH_SLOW"
 // over the floor's shows how far two runs of one side differ.
 const envQueueAnswers = "PAYMENTS_QUEUE_BENCH_ANSWERS"
 
-// oursKind is the kind of a Queue's event jobs in river_job.
-const oursKind = "payments_webhook_event"
+// oursKind is the kind of a Queue's event jobs.
+var oursKind = pgstore.EventArgs{}.Kind()
 
 // BenchmarkQueue runs pgstore.Queue beside a hand-written River receiver
 // and a floor that only verifies and INSERTs, in turn on one throwaway
@@ -155,6 +159,7 @@ type queueRun struct {
 	answers     bool // envQueueAnswers: end once the deliveries are answered
 	starts      []func(context.Context) error
 	stops       []func(context.Context) error
+	lister      *river.Client[pgx.Tx] // insert-only: River's API on the run's jobs
 }
 
 func newQueueRun(b *testing.B, url string, admin *pgxpool.Pool, slow time.Duration) *queueRun {
@@ -194,9 +199,8 @@ func oursQueue(b *testing.B, r *queueRun) http.Handler {
 // examples/pg-queue, where receivers and workers are separate processes: a
 // receiver, a Queue that is never started on the replica's pool, its
 // Enqueue behind a handler with default options; and a worker, a started
-// Queue on a pool of its own that receives nothing. The workers' movers
-// move what the receivers enqueued at their looks (an idle mover looks
-// once a second).
+// Queue on a pool of its own that receives nothing, whose River client
+// takes the jobs the receivers inserted.
 func oursSplit(b *testing.B, r *queueRun) http.Handler {
 	h := oursQueue(b, r)
 	// oursQueue would start the receiver's Queue: take that back, and
@@ -306,15 +310,51 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 }
 
 // jobsWhileAnswering adds to m River's work while the deliveries were
-// answered (until answered): the jobs inserted (ours: moved) and taken by a
-// worker by then.
+// answered (until answered): the jobs inserted and taken by a worker by
+// then, as River's JobList shows them.
 func (r *queueRun) jobsWhileAnswering(b *testing.B, m storetest.FloorMetrics, answered time.Time) {
-	q := "SELECT count(*) FILTER (WHERE created_at <= $2), count(*) FILTER (WHERE attempted_at <= $2) FROM " + r.schema + ".river_job WHERE kind = $1"
 	var inserted, taken float64
-	if err := r.admin.QueryRow(testCtx(b), q, r.kind, answered).Scan(&inserted, &taken); err != nil {
-		b.Fatal(err)
+	for _, j := range r.jobs(b, nil) {
+		if !j.CreatedAt.After(answered) {
+			inserted++
+		}
+		if j.AttemptedAt != nil && !j.AttemptedAt.After(answered) {
+			taken++
+		}
 	}
 	m["jobs-inserted-while-answering"], m["jobs-taken-while-answering"] = inserted, taken
+}
+
+// jobs lists the run's event jobs through River's API (in states, or all),
+// without the Queue's purge.
+func (r *queueRun) jobs(b *testing.B, states []rivertype.JobState) []*rivertype.JobRow {
+	if r.lister == nil {
+		c, err := river.NewClient(riverpgxv5.New(r.admin), &river.Config{Schema: r.schema})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.lister = c
+	}
+	params := river.NewJobListParams().Kinds(r.kind).First(10000)
+	if len(states) > 0 {
+		params = params.States(states...)
+	}
+	var all []*rivertype.JobRow
+	for {
+		res, err := r.lister.JobList(testCtx(b), params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, j := range res.Jobs {
+			if !strings.Contains(string(j.EncodedArgs), `"purge"`) {
+				all = append(all, j)
+			}
+		}
+		if len(res.Jobs) < 10000 {
+			return all
+		}
+		params = params.After(res.LastCursor)
+	}
 }
 
 // warm delivers a plan of its own through handlers before the run and its
@@ -330,19 +370,32 @@ func (r *queueRun) warm(b *testing.B, handlers []http.Handler) {
 	senders := int(r.maxConns) * len(r.pools)
 	plan := storetest.NewFloorPlan(b, 2*senders)
 	storetest.FloorRunSenders(b, plan, handlers, senders)
-	del := "DELETE FROM " + r.table + " WHERE event_id = ANY($1)"
-	args := []any{plan.IDs}
-	if r.kind != "" && r.kind != oursKind {
-		del = "DELETE FROM " + r.table + " WHERE kind = $2 AND args->>'id' = ANY($1)"
-		args = append(args, r.kind)
+	if r.kind != "" {
+		// The warm-up's jobs, before any worker started (River's API).
+		res, err := r.lister0(b).JobDeleteMany(testCtx(b), river.NewJobDeleteManyParams().Kinds(r.kind).First(10000))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(res.Jobs); n != plan.Events() {
+			b.Fatalf("the warm-up left %d of its %d jobs behind: the run would process them", plan.Events()-n, plan.Events())
+		}
+		if r.kind != oursKind {
+			return
+		}
 	}
-	tag, err := r.admin.Exec(testCtx(b), del, args...)
+	tag, err := r.admin.Exec(testCtx(b), "DELETE FROM "+r.table+" WHERE event_id = ANY($1)", plan.IDs)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if n := int(tag.RowsAffected()); n != plan.Events() {
 		b.Fatalf("the warm-up left %d of its %d events behind: the run would process them", plan.Events()-n, plan.Events())
 	}
+}
+
+// lister0 is the run's insert-only River client, for River's API.
+func (r *queueRun) lister0(b *testing.B) *river.Client[pgx.Tx] {
+	r.jobs(b, []rivertype.JobState{rivertype.JobStateCompleted})
+	return r.lister
 }
 
 // waitProcessed waits until every event was processed and its job
@@ -355,32 +408,31 @@ func (r *queueRun) waitProcessed(b *testing.B) {
 			b.Fatalf("%d of %d events processed after 30 minutes", r.once.Count(), events)
 		}
 	}
-	q := "SELECT count(*) FROM " + r.schema + ".river_job WHERE kind = $1 AND state = 'completed'"
 	for deadline := time.Now().Add(time.Minute); ; {
-		var n int
-		if err := r.admin.QueryRow(testCtx(b), q, r.kind).Scan(&n); err != nil {
-			b.Fatal(err)
-		}
+		n := len(r.jobs(b, []rivertype.JobState{rivertype.JobStateCompleted}))
 		if n == events {
 			return
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("%d of %d jobs completed a minute after every function ran", n, events)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
 // waitPurged waits for the purge that a started Queue runs at once.
 func (r *queueRun) waitPurged(b *testing.B) {
-	q := "SELECT count(*) FROM " + r.schema + ".river_job WHERE kind = 'payments_webhook_queue_purge' AND state = 'completed'"
+	params := river.NewJobListParams().Kinds(oursKind).States(rivertype.JobStateCompleted).First(10000)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var n int
-		if err := r.admin.QueryRow(testCtx(b), q).Scan(&n); err != nil {
+		r.jobs(b, nil) // makes the lister
+		res, err := r.lister.JobList(testCtx(b), params)
+		if err != nil {
 			b.Fatal(err)
 		}
-		if n > 0 {
-			return
+		for _, j := range res.Jobs {
+			if strings.Contains(string(j.EncodedArgs), `"purge"`) {
+				return
+			}
 		}
 	}
 	b.Log("the Queue's first purge did not run within 30s: it may fall in the run")

@@ -5,11 +5,16 @@ package pgstore_test
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
@@ -62,11 +67,19 @@ type testQueue struct {
 // newQueue migrates a Queue in a fresh River schema; cfg may be nil.
 func newQueue(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc, cfg *pgstore.QueueConfig) *testQueue {
 	tb.Helper()
+	return newQueueOn(tb, pool, fn, cfg, nil)
+}
+
+// newQueueOn is newQueue on a River client of the merchant's own, made
+// with river.Config rc (its Workers, Schema and Logger set here) when rc
+// is not nil.
+func newQueueOn(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc, cfg *pgstore.QueueConfig, rc *river.Config) *testQueue {
+	tb.Helper()
 	c := pgstore.QueueConfig{}
 	if cfg != nil {
 		c = *cfg
 	}
-	c.Schema = uniqueName("river_")
+	c.Schema = uniqueName("rq_")
 	c.Table = c.Schema + "." + "queue"
 	c.OutcomeTable = c.Schema + ".outcomes"
 	if _, err := pool.Exec(testCtx(tb), "CREATE SCHEMA "+c.Schema); err != nil {
@@ -77,7 +90,24 @@ func newQueue(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc, cfg *pg
 		defer cancel()
 		_, _ = pool.Exec(ctx, "DROP SCHEMA "+c.Schema+" CASCADE")
 	})
-	q, err := pgstore.NewQueue(pool, fn, &c)
+	var q *pgstore.Queue
+	var err error
+	if rc == nil {
+		q, err = pgstore.NewQueue(pool, fn, &c)
+	} else {
+		var w *pgstore.Worker
+		if w, err = pgstore.NewWorker(pool, fn, &c); err != nil {
+			tb.Fatal(err)
+		}
+		rc.Workers = river.NewWorkers()
+		river.AddWorker(rc.Workers, w)
+		rc.Schema, rc.Logger = c.Schema, slog.New(slog.DiscardHandler)
+		var client *river.Client[pgx.Tx]
+		if client, err = river.NewClient(riverpgxv5.New(pool), rc); err != nil {
+			tb.Fatal(err)
+		}
+		q, err = w.Queue(client)
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -112,37 +142,36 @@ func start(tb testing.TB, q *pgstore.Queue) {
 	})
 }
 
-// outboxRows counts the events received and not yet moved into River
-// (not yet marked moved in the Queue's table).
-func (q *testQueue) outboxRows(tb testing.TB, pool *pgxpool.Pool) int {
+// jobStates counts the queue's event jobs by state, as River's API lists them.
+func (q *testQueue) jobStates(tb testing.TB, _ *pgxpool.Pool) map[string]int {
 	tb.Helper()
-	var n int
-	if err := pool.QueryRow(testCtx(tb), "SELECT count(*) FROM "+q.table+" WHERE NOT moved").Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
-// jobStates counts the queue's jobs by state.
-func (q *testQueue) jobStates(tb testing.TB, pool *pgxpool.Pool) map[string]int {
-	tb.Helper()
-	rows, err := pool.Query(testCtx(tb), "SELECT state::text, count(*) FROM "+q.schema+".river_job WHERE kind = 'payments_webhook_event' GROUP BY state")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	m := map[string]int{}
-	for rows.Next() {
-		var s string
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			tb.Fatal(err)
-		}
-		m[s] = n
-	}
-	if err := rows.Err(); err != nil {
-		tb.Fatal(err)
+	for _, j := range q.jobs(tb) {
+		m[string(j.State)]++
 	}
 	return m
+}
+
+// jobs lists the queue's event jobs through River's API.
+func (q *testQueue) jobs(tb testing.TB) []*rivertype.JobRow {
+	tb.Helper()
+	var all []*rivertype.JobRow
+	params := river.NewJobListParams().Kinds(pgstore.EventArgs{}.Kind()).First(10000)
+	for {
+		res, err := q.Client().JobList(testCtx(tb), params)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, j := range res.Jobs {
+			if !strings.Contains(string(j.EncodedArgs), `"purge"`) {
+				all = append(all, j)
+			}
+		}
+		if res.LastCursor == nil || len(res.Jobs) < 10000 {
+			return all
+		}
+		params = params.After(res.LastCursor)
+	}
 }
 
 // eventually polls cond every 20 ms until it holds, or fails the test
@@ -160,21 +189,6 @@ func eventually(tb testing.TB, limit time.Duration, what string, cond func() boo
 
 // testPoolURL is the shared server's URL, for a pool of another "process".
 func testPoolURL(tb testing.TB) string { return testservers.SharedPostgres(tb).URL() }
-
-// beforeInsert creates a trigger named name on table, in q's schema, that
-// runs body (PL/pgSQL, NEW the row) before each row or each statement
-// inserted ("ROW" or "STATEMENT"); it goes with the schema.
-func (q *testQueue) beforeInsert(tb testing.TB, pool *pgxpool.Pool, name, table, each, body string) {
-	tb.Helper()
-	for _, stmt := range []string{
-		`CREATE FUNCTION ` + q.schema + `.` + name + `() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` + body + ` END $$`,
-		`CREATE TRIGGER ` + name + ` BEFORE INSERT ON ` + table + ` FOR EACH ` + each + ` EXECUTE FUNCTION ` + q.schema + `.` + name + `()`,
-	} {
-		if _, err := pool.Exec(testCtx(tb), stmt); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
 
 // newEvents returns n events with ids of their own.
 func newEvents(tb testing.TB, n int) []*payments.Event {

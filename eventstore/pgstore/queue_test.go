@@ -11,9 +11,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
@@ -53,20 +56,14 @@ func TestQueueProcessesEachEventOnce(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	if n := len(q.jobStates(t, pool)); n != 0 {
-		t.Fatalf("jobs in River before any worker started: %v, want none (the events wait in the outbox)", q.jobStates(t, pool))
-	}
-	if n := q.outboxRows(t, pool); n != events {
-		t.Fatalf("%d events in the outbox before any worker started, want %d (one per event)", n, events)
+	if s := q.jobStates(t, pool); s["available"] != events || len(s) != 1 {
+		t.Fatalf("jobs in River before any worker started: %v, want %d available (one per event, inserted with it)", s, events)
 	}
 	start(t, q.Queue)
 	start(t, other)
 	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == events })
 	if s := q.jobStates(t, pool); len(s) != 1 {
-		t.Errorf("jobs by state %v, want %d completed and nothing else (each event moved into River once)", s, events)
-	}
-	if n := q.outboxRows(t, pool); n != 0 {
-		t.Errorf("%d events left in the outbox, want 0", n)
+		t.Errorf("jobs by state %v, want %d completed and nothing else (each event enqueued once)", s, events)
 	}
 	if n := rowsOf(t, pool, paid, ""); n != events {
 		t.Errorf("%d rows in the merchant's table, want %d", n, events)
@@ -144,57 +141,58 @@ func TestQueueTxIsClosedAfterTheFunction(t *testing.T) {
 	}
 }
 
-// A function that outlives its attempt commits nothing: the job is taken
-// back while the function runs (here by the statement River's rescuer
-// runs, made available at once instead of after its back-off), another
-// worker runs it again and commits; the first attempt's function then
-// returns nil, but the fence inside its transaction (the job's attempt and
-// state, under the row lock) finds the attempt gone and rolls back.
+// A function that outlives its attempt commits nothing: River's rescuer
+// (on a merchant's client that rescues after 3 s, the function's timeout
+// being 2 s) takes the job back while the function runs, ignoring its
+// context; once another attempt is running, the first function returns
+// nil, and its attempt rolls back (its context ended; had it not, the
+// fence in its transaction, the job's attempt and state under the job
+// row's lock, would find the attempt gone: ErrJobRescued). The row that
+// commits is the second call's.
 func TestQueueRescuedAttemptCommitsNothing(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
 	paid := merchantTable(t, pool)
-	firstRunning := make(chan struct{})
-	releaseFirst := make(chan struct{})
-	var attempts atomic.Int64
+	var calls atomic.Int64
+	rescued := make(chan struct{})
+	defer func() {
+		select {
+		case <-rescued:
+		default:
+			close(rescued) // a failed test's first call returns
+		}
+	}()
 	fn := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		if err := insertPaid(paid)(ctx, tx, ev); err != nil {
+		call := calls.Add(1)
+		if _, err := tx.Exec(ctx, "INSERT INTO "+paid+" (event_id, reference) VALUES ($1, $2)", ev.ID, fmt.Sprint(call)); err != nil {
 			return err
 		}
-		if attempts.Add(1) == 1 {
-			close(firstRunning)
-			<-releaseFirst
+		if call == 1 {
+			<-rescued
 		}
 		return nil
 	}
-	q := newQueue(t, pool, fn, nil)
-	start(t, q.Queue)
-	id := storetest.NewEventID(t)
-	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
-		t.Fatalf("delivery: %d", code)
-	}
-	<-firstRunning
-	// The rescue: River's rescuer sets a stuck job retryable; the job runs
-	// again as soon as a worker takes it.
-	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.schema+".river_job SET state = 'available', scheduled_at = now() WHERE kind = 'payments_webhook_event'"); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, time.Minute, "the second attempt committed", func() bool { return rowsOf(t, pool, paid, id) == 1 })
-	close(releaseFirst)
-	eventually(t, time.Minute, "both attempts ended", func() bool {
-		var n int
-		err := pool.QueryRow(testCtx(t), "SELECT count(*) FROM "+q.schema+".river_job WHERE state = 'completed' AND attempt = 2").Scan(&n)
-		return err == nil && n == 1 && attempts.Load() == 2
+	q := newQueueOn(t, pool, fn, &pgstore.QueueConfig{JobTimeout: 2 * time.Second, RescueAfter: 3 * time.Second}, &river.Config{
+		Queues:     map[string]river.QueueConfig{pgstore.QueueName: {MaxWorkers: 2}},
+		JobTimeout: 2 * time.Second, RescueStuckJobsAfter: 3 * time.Second,
 	})
-	// Let the first attempt's rollback and River's bookkeeping land.
-	if err := q.Stop(testCtx(t)); err != nil {
+	start(t, q.Queue)
+	id := enqueueEvents(t, q, 1)[0]
+	// River's rescuer looks every 30 s; the second attempt then waits for
+	// the first's lock on the event's row.
+	eventually(t, 2*time.Minute, "the job rescued and running again", func() bool {
+		j := q.jobOf(t, id)
+		return j.State == rivertype.JobStateRunning && j.Attempt >= 2
+	})
+	close(rescued)
+	eventually(t, time.Minute, "the job completed", func() bool { return q.jobStates(t, pool)["completed"] == 1 })
+	rows, _ := pool.Query(testCtx(t), "SELECT reference FROM "+paid+" WHERE event_id = $1", id)
+	refs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n := rowsOf(t, pool, paid, id); n != 1 {
-		t.Errorf("%d rows for the event, want 1: the rescued attempt committed", n)
-	}
-	if s := q.jobStates(t, pool); s["completed"] != 1 || len(s) != 1 {
-		t.Errorf("jobs %v, want one completed", s)
+	if len(refs) != 1 || refs[0] == "1" {
+		t.Errorf("the merchant's rows for the event: %v, want one, not the rescued first call's", refs)
 	}
 }
 

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
@@ -32,16 +35,33 @@ func (q *testQueue) bodyOf(tb testing.TB, id string) ([]byte, bool) {
 	return body, true
 }
 
-// argsOf returns the arguments of the queue's job for id, as River keeps
-// them.
-func (q *testQueue) argsOf(tb testing.TB, id string) string {
+// jobOf returns the queue's job for the event id, as River's API lists it.
+func (q *testQueue) jobOf(tb testing.TB, id string) *rivertype.JobRow {
 	tb.Helper()
-	var args string
-	err := sharedPool(tb).QueryRow(testCtx(tb), "SELECT args::text FROM "+q.schema+".river_job WHERE kind = 'payments_webhook_event' AND args->>'id' = $1", id).Scan(&args)
-	if err != nil {
-		tb.Fatal(err)
+	for _, j := range q.jobs(tb) {
+		var args pgstore.EventArgs
+		if err := json.Unmarshal(j.EncodedArgs, &args); err != nil {
+			tb.Fatal(err)
+		}
+		if args.ID == id {
+			return j
+		}
 	}
-	return args
+	tb.Fatalf("no job for event %s", id)
+	return nil
+}
+
+// enqueueEvents enqueues n new events and returns their ids.
+func enqueueEvents(tb testing.TB, q *testQueue, n int) []string {
+	tb.Helper()
+	var ids []string
+	for _, ev := range newEvents(tb, n) {
+		if err := q.Enqueue(testCtx(tb), ev); err != nil {
+			tb.Fatal(err)
+		}
+		ids = append(ids, ev.ID)
+	}
+	return ids
 }
 
 // River's job holds the event's id and nothing else of it, so River UI
@@ -78,7 +98,7 @@ func TestQueueJobHoldsOnlyTheEventID(t *testing.T) {
 	if body, ok := q.bodyOf(t, id); !ok || string(body) != string(sent) {
 		t.Errorf("while the retry runs the table holds %q (row: %v), want the body", body, ok)
 	}
-	if args, want := q.argsOf(t, id), `{"id": "`+id+`"}`; args != want {
+	if args, want := string(q.jobOf(t, id).EncodedArgs), `{"id": "`+id+`"}`; args != want {
 		t.Errorf("River's job args are %s, want %s: the event's body is in River's table", args, want)
 	}
 	close(release)
@@ -106,16 +126,17 @@ func TestQueueCompletedJobRetriedRunsNothing(t *testing.T) {
 	start(t, q.Queue)
 	id := enqueueEvents(t, q, 1)[0]
 	eventually(t, time.Minute, "the job completed", func() bool { return q.jobStates(t, pool)["completed"] == 1 })
-	// What River UI's retry does to a completed job.
-	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.schema+".river_job SET state = 'available', finalized_at = NULL, scheduled_at = now(), max_attempts = max_attempts + 1 WHERE kind = 'payments_webhook_event'"); err != nil {
+	// River UI's retry of a completed job.
+	job := q.jobOf(t, id)
+	if _, err := q.Client().JobRetry(testCtx(t), job.ID); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "the retried job was cancelled", func() bool { return q.jobStates(t, pool)["cancelled"] == 1 })
-	var last string
-	if err := pool.QueryRow(testCtx(t), "SELECT errors[array_length(errors, 1)]->>'error' FROM "+q.schema+".river_job WHERE kind = 'payments_webhook_event'").Scan(&last); err != nil {
-		t.Fatal(err)
+	job, err := q.Client().JobGet(testCtx(t), job.ID)
+	if err != nil || len(job.Errors) == 0 {
+		t.Fatalf("the cancelled job: %v, %v; want its error", job, err)
 	}
-	if want := "its function already committed"; !strings.Contains(last, want) {
+	if last, want := job.Errors[len(job.Errors)-1].Error, "its function already committed"; !strings.Contains(last, want) {
 		t.Errorf("the cancelled job's error is %q, want it to say %q", last, want)
 	}
 	if n := rowsOf(t, pool, paid, id); n != 1 || calls.Load() != 1 {
@@ -154,11 +175,16 @@ func TestQueuePurgeKeepsUnfinishedEvents(t *testing.T) {
 	// load average of 6, it once ran late and took the row this test's
 	// second purge expects).
 	eventually(t, time.Minute, "the Queue's purge at start done", func() bool {
-		var n int
-		if err := pool.QueryRow(testCtx(t), "SELECT count(*) FROM "+q.schema+".river_job WHERE kind = 'payments_webhook_queue_purge' AND state = 'completed'").Scan(&n); err != nil {
+		res, err := q.Client().JobList(testCtx(t), river.NewJobListParams().Kinds(pgstore.EventArgs{}.Kind()).States(rivertype.JobStateCompleted))
+		if err != nil {
 			t.Fatal(err)
 		}
-		return n > 0
+		for _, j := range res.Jobs {
+			if strings.Contains(string(j.EncodedArgs), `"purge"`) {
+				return true
+			}
+		}
+		return false
 	})
 	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.table+" SET enqueued_at = now() - interval '30 days'"); err != nil {
 		t.Fatal(err)
@@ -173,10 +199,48 @@ func TestQueuePurgeKeepsUnfinishedEvents(t *testing.T) {
 		t.Fatalf("the discarded event's row: %v, body %q; want it kept with its body while River keeps the job", ok, body)
 	}
 	// River's cleaner deletes a discarded job after its retention.
-	if _, err := pool.Exec(testCtx(t), "DELETE FROM "+q.schema+".river_job WHERE kind = 'payments_webhook_event'"); err != nil {
+	if _, err := q.Client().JobDelete(testCtx(t), q.jobOf(t, failed).ID); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := q.Purge(testCtx(t)); err != nil || n != 1 {
 		t.Fatalf("purge after River deleted the job: %d, %v; want 1", n, err)
+	}
+}
+
+// An earlier release's table (an outbox with its moved column): Migrate
+// refuses while an event waits in it, saying what to do, and once none
+// waits it drops the column and adds job ids; the old rows stay.
+func TestQueueMigrateUpgradesAnOutboxTable(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	q := newQueue(t, pool, func(context.Context, pgx.Tx, *payments.Event) error { return nil }, nil)
+	for _, stmt := range []string{
+		"DROP TABLE " + q.table,
+		"CREATE TABLE " + q.table + " (event_id text PRIMARY KEY, enqueued_at timestamptz NOT NULL DEFAULT now(), body bytea, moved boolean NOT NULL DEFAULT false)",
+		"INSERT INTO " + q.table + " (event_id, body) VALUES ('waiting', 'x')",
+	} {
+		if _, err := pool.Exec(testCtx(t), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := q.Migrate(testCtx(t))
+	if err == nil || !strings.Contains(err.Error(), "1 events wait in the earlier release's outbox: run its workers until none waits") {
+		t.Fatalf("Migrate with an event waiting: %v, want it refused with what to do", err)
+	}
+	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.table+" SET moved = true"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Migrate(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	var jobID *int64
+	if err := pool.QueryRow(testCtx(t), "SELECT job_id FROM "+q.table+" WHERE event_id = 'waiting'").Scan(&jobID); err != nil || jobID != nil {
+		t.Fatalf("the old row after the upgrade: job id %v, %v; want the row, with no job id", jobID, err)
+	}
+	if err := pool.QueryRow(testCtx(t), "SELECT moved FROM "+q.table).Scan(new(bool)); err == nil {
+		t.Error("the moved column survived the upgrade")
+	}
+	if err := q.Migrate(testCtx(t)); err != nil {
+		t.Fatalf("Migrate again: %v", err)
 	}
 }

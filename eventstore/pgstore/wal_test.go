@@ -88,11 +88,11 @@ SELECT (SELECT count(*) FROM ours WHERE record_type <> 'PRUNE'),
 //     commits nothing (it used to lock the row: a record and a flush each);
 //   - a completion in the default mode is a HOT update (the index is on
 //     claimed_at, which it does not change);
-//   - with the Queue, a first delivery is one commit (its id and body in
-//     the outbox), with no update at all, and a duplicate of an enqueued
-//     event, delivered to a replica that does not remember it, writes
-//     nothing to either table, also when duplicates arrive together and
-//     are gathered (the last round delivers them all at once).
+//   - with the Queue, a first delivery is one commit (its id, body and
+//     job, whose id is then set by a HOT update), and a duplicate of an
+//     enqueued event, delivered to a replica that does not remember it,
+//     writes nothing to the Queue's table and inserts no job (River's
+//     JobList), also when duplicates arrive together (the last round).
 func TestWALPerDelivery(t *testing.T) {
 	t.Parallel()
 	const events = 40
@@ -110,7 +110,7 @@ func TestWALPerDelivery(t *testing.T) {
 				webhook.WithClaimStore(plain), storetest.NoRecentlyDone())
 		}},
 		// A new handler (a replica that remembers nothing) per round.
-		{"Queue", []string{q.table, q.schema + ".river_job"}, func() http.Handler {
+		{"Queue", []string{q.table}, func() http.Handler {
 			return webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
 		}},
 	}
@@ -134,8 +134,8 @@ func TestWALPerDelivery(t *testing.T) {
 				t.Errorf("%s: %d completions made %d updates, %d of them HOT; want every one HOT", m.name, events, first.updates, first.hotUpdates)
 			}
 		case "Queue":
-			if first.commits != events || first.updates != 0 {
-				t.Errorf("%s: %d first deliveries made %d commits and %d updates; want one commit each and no update", m.name, events, first.commits, first.updates)
+			if first.commits != events || first.updates != events || first.hotUpdates != events {
+				t.Errorf("%s: %d first deliveries made %d commits and %d updates (%d HOT); want one commit each, and one HOT update (its job's id)", m.name, events, first.commits, first.updates, first.hotUpdates)
 			}
 		}
 
@@ -168,6 +168,11 @@ func TestWALPerDelivery(t *testing.T) {
 			}
 			if dup := walSince(t, pool, table, mark); dup.records != 0 || dup.commits != 0 || dup.prunes > pages {
 				t.Errorf("%s: %d duplicates of done events wrote %d records (%s), %d commits to %s; want none (and at most %d prunes)", m.name, 3*events, dup.records, dup.kinds, dup.commits, table, pages)
+			}
+		}
+		if m.name == "Queue" {
+			if n := len(q.jobs(t)); n != events {
+				t.Errorf("River lists %d jobs after %d events and their duplicates, want %d", n, events, events)
 			}
 		}
 	}

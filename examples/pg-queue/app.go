@@ -53,18 +53,27 @@ type app struct {
 
 // newApp makes the queue on pool and runs the migrations: River's tables,
 // the queue's and the tracker's (queue.Migrate), then the merchant's. Both
-// are idempotent and safe from every process at once.
-func newApp(ctx context.Context, pool *pgxpool.Pool, call func(context.Context, *payments.Event) error, logger *slog.Logger) (*app, error) {
+// are idempotent and safe from every process at once. ownRiver puts the queue on a River client of the merchant's own
+// (river.go) instead of the one pgstore.NewQueue makes.
+func newApp(ctx context.Context, pool *pgxpool.Pool, call func(context.Context, *payments.Event) error, logger *slog.Logger, ownRiver bool) (*app, error) {
 	a := &app{pool: pool, call: call, logger: logger}
-	// region queue
-	// The zero QueueConfig is the recommended set-up: 10 workers per
-	// process, a run of the function cancelled after River's 1 minute
-	// (JobTimeout), a worker that died rescued after 1 hour (RescueAfter),
-	// event ids remembered 7 days (Retention).
-	queue, err := pgstore.NewQueue(pool, a.book, &pgstore.QueueConfig{Logger: logger})
+	var queue *pgstore.Queue
+	var err error
+	if ownRiver {
+		queue, err = newQueueOnYourRiver(pool, a.book, logger) // river.go
+	} else {
+		// region queue
+		// The zero QueueConfig is the recommended set-up: 10 workers per
+		// process, a run of the function cancelled after 30 s
+		// (JobTimeout), a worker that died rescued after 1 minute
+		// (RescueAfter), event ids remembered 7 days (Retention).
+		queue, err = pgstore.NewQueue(pool, a.book, &pgstore.QueueConfig{Logger: logger})
+		// endregion
+	}
 	if err != nil {
 		return nil, err
 	}
+	// region migrate
 	// River's migrations, the queue's table and the outcome table.
 	if err := queue.Migrate(ctx); err != nil {
 		return nil, err

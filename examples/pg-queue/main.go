@@ -54,7 +54,7 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-const usage = "usage: pg-queue migrate | receive | work [-call-time 2s] [-reconcile-every 10m] | await [-timeout 2m] [-list-after 30s] REFERENCE"
+const usage = "usage: pg-queue [-own-river] migrate | receive | work [-call-time 2s] [-reconcile-every 10m] | await [-timeout 2m] [-list-after 30s] REFERENCE"
 
 // run runs one subcommand until ctx ends and returns the exit code: 0, 1
 // when it failed, 2 for a bad command line.
@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	timeout := fs.Duration("timeout", 2*time.Minute, "await: how long to wait for the outcome")
 	listAfter := fs.Duration("list-after", 30*time.Second, "await: list the service's events when no webhook came within this")
 	addr := fs.String("addr", "", "receive: the address to listen on (default PAYMENTS_WEBHOOK_ADDR, else :8080)")
+	ownRiver := fs.Bool("own-river", false, "the queue on a River client of the program's own, as a program that runs River for other jobs has (river.go)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -99,7 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	defer pool.Close()
-	a, err := newApp(ctx, pool, pause(*callTime), logger)
+	a, err := newApp(ctx, pool, pause(*callTime), logger, *ownRiver)
 	if err != nil {
 		fmt.Fprintf(stderr, "pg-queue: migrate: %v\n", err)
 		return 1
@@ -236,10 +237,10 @@ func (a *app) awaitAndPrint(ctx context.Context, client *payments.Client, timeou
 }
 
 // poolConfig is DATABASE_URL's pool, with room for the workers: each holds
-// a connection while its function runs, and the mover, River's own work
-// and the deliveries need more. pgxpool's default (4, or the number of
-// CPUs) would leave workers waiting for a connection and the mover timing
-// out; a pool_max_conns in DATABASE_URL is kept as it is.
+// a connection while its function runs, and River's own work and the
+// deliveries need more. pgxpool's default (4, or the number of CPUs) would
+// leave workers waiting for a connection and deliveries answered 503; a
+// pool_max_conns in DATABASE_URL is kept as it is.
 func poolConfig(dbURL string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {

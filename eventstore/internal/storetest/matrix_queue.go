@@ -61,6 +61,7 @@ func QueueFaults(restart string) []Fault {
 	}, func(t *testing.T, _ Server, rs *replicaSet, sz matrixSize, _ func() bool) {
 		in := rs.waitFor(t, "a job running at a process", func(in *incarnation) bool { return in.running.Load() > 0 })
 		rs.killedJobs.Add(in.running.Load())
+		rs.killedAt.Store(time.Now().UnixNano())
 		rs.killIncarnation(in)
 		time.Sleep(sz.killedFor)
 		rs.start(in.index)
@@ -214,6 +215,16 @@ func queueRun(t *testing.T, b QueueBackend, fault Fault, sz matrixSize, seed uin
 		time.Sleep(100 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
+	// With the default settings a killed worker's jobs are rescued soon
+	// after their timeout: every event processed within two minutes of
+	// the kill.
+	if at := rs.killedAt.Load(); at != 0 && len(neverDelivered(ids, run.Effects)) == 0 {
+		if d := time.Since(time.Unix(0, at)); d > 2*time.Minute {
+			t.Errorf("the last event was processed %v after the worker's kill, want within 2 minutes", d.Round(time.Second))
+		} else {
+			t.Logf("every event processed %v after the worker's kill", d.Round(time.Second))
+		}
+	}
 	row.EventsPerSecond = float64(sz.events) / elapsed.Seconds()
 	rs.shutdown(t)
 

@@ -32,6 +32,7 @@ type replicaSet struct {
 	// process whose enqueue commits is killed before it answers, and sent
 	// on killedAfterInsert.
 	killedJobs, killedAfterInsertHits atomic.Int64
+	killedAt                          atomic.Int64 // the worker's kill, in Unix ns
 	killAfterInsert                   atomic.Bool
 	killedAfterInsert                 chan *incarnation
 }
