@@ -55,8 +55,10 @@
 // A worker (Worker, River's executor) takes the job and, in one
 // transaction: reads the event's body (locking its row); calls your
 // function in a savepoint, with a pgx.Tx that refuses every call with
-// pgx.ErrTxClosed from the moment the function returns (a call still
-// running then fails the attempt:
+// pgx.ErrTxClosed from the moment the worker sees the function return (a
+// call still running then fails the attempt; one a goroutine of yours
+// starts and ends in the instant of the return cannot be told from one
+// before it: wait for your goroutines before you return;
 // TestQueueTxIsRefusedTheMomentTheFunctionReturns,
 // TestQueueTxIsClosedAfterTheFunction); releases the savepoint, and if
 // that fails (your function returned nil after one of its statements

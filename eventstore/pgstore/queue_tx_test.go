@@ -18,18 +18,23 @@ import (
 )
 
 // A function whose goroutines use its tx as it returns, 1,000 times: every
-// call they start after the return is refused with pgx.ErrTxClosed and
-// none writes anything; an attempt during which one was still running
-// fails with the reason and runs again; no attempt is broken otherwise (no
-// "conn busy"), each event's own row commits once, and every connection
-// goes back to the pool (it closes at once).
+// call they start after the worker saw the return is refused with
+// pgx.ErrTxClosed and writes nothing; an attempt during which one was
+// still running fails with the reason and runs again; no attempt is broken
+// otherwise (no "conn busy"), each event's own row commits once, and every
+// connection goes back to the pool (it closes at once). A goroutine's call
+// that starts and ends in the instant between the function's return
+// statement and the worker closing the handle cannot be told from a call
+// made before the return (Go cannot see which came first), so it is part
+// of the attempt like any other: only such calls, which returned nil, may
+// have left a late row (CI saw 2 of 3,000 once, under -race at load 5).
 func TestQueueTxIsRefusedTheMomentTheFunctionReturns(t *testing.T) {
 	t.Parallel()
 	admin := sharedPool(t)
 	paid := merchantTable(t, admin)
 	pool := newPool(t, testPoolURL(t), 16)
 	const events, goroutines = 1000, 3
-	var refused, busy, other atomic.Int64
+	var refused, busy, other, succeeded atomic.Int64
 	var late sync.WaitGroup
 	q := newQueue(t, pool, func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
 		if err := insertPaid(paid)(ctx, tx, ev); err != nil {
@@ -47,6 +52,9 @@ func TestQueueTxIsRefusedTheMomentTheFunctionReturns(t *testing.T) {
 					refused.Add(1)
 				case err != nil && strings.Contains(err.Error(), "busy with another call"):
 					busy.Add(1) // three goroutines on one connection
+				case err == nil:
+					succeeded.Add(1) // entered before the worker closed the handle
+					other.Add(1)
 				default:
 					other.Add(1)
 				}
@@ -59,12 +67,12 @@ func TestQueueTxIsRefusedTheMomentTheFunctionReturns(t *testing.T) {
 	enqueueEvents(t, q, events)
 	eventually(t, 10*time.Minute, "every job completed", func() bool { return q.jobStates(t, admin)["completed"] == events })
 	late.Wait()
-	if n := rowsOf(t, admin, paid, ""); n != events {
-		t.Errorf("%d rows, want %d: one per event, none of the late calls'", n, events)
-	}
 	var lateRows int
-	if err := admin.QueryRow(testCtx(t), "SELECT count(*) FROM "+paid+" WHERE reference = 'late'").Scan(&lateRows); err != nil || lateRows != 0 {
-		t.Errorf("%d rows written by late calls (%v), want none", lateRows, err)
+	if err := admin.QueryRow(testCtx(t), "SELECT count(*) FROM "+paid+" WHERE reference = 'late'").Scan(&lateRows); err != nil || int64(lateRows) > succeeded.Load() {
+		t.Errorf("%d rows written by late calls (%v), but only %d late calls were let in: a refused call wrote", lateRows, err, succeeded.Load())
+	}
+	if n := rowsOf(t, admin, paid, ""); n != events+lateRows {
+		t.Errorf("%d rows, want %d: one per event, plus the %d of late calls let in before the handle closed", n, events+lateRows, lateRows)
 	}
 	for _, j := range q.jobs(t) {
 		for _, e := range j.Errors {
