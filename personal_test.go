@@ -153,7 +153,7 @@ func roundTripCases() map[string]any {
 		"webhook.DeliveryOutcome": webhook.OutcomeProcessed,
 		"webhook.DeliveryResult": webhook.DeliveryResult{EventID: "evt-1", EventType: payments.EventPaymentCompleted,
 			Outcome: webhook.OutcomeFailed, StatusCode: 500, Surprises: []payments.Surprise{surprise}},
-		"webhook.ReconcileResult": webhook.ReconcileResult{Processed: 3, AlreadyDone: 2, InProgress: 1, Failed: 1,
+		"webhook.ReconcileResult": webhook.ReconcileResult{Processed: 3, Enqueued: 4, AlreadyDone: 2, InProgress: 1, Failed: 1,
 			FailedIDs: []string{"evt-4"}, Checkpoint: checkpoint},
 
 		"outcome.ConflictError": *conflict,
@@ -183,6 +183,7 @@ var notData = map[string]string{
 	"payments.VirtualAccountsService": "a service",
 	"payments.WebhooksService":        "a service",
 	"webhook.DeliveryObserver":        "a function",
+	"webhook.EnqueueFunc":             "a function",
 	"webhook.EventFunc":               "a function",
 	"webhook.EventIDVerifier":         "an interface",
 	"webhook.Handler":                 "an http.Handler",

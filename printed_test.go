@@ -65,6 +65,7 @@ func printTable(t *testing.T, s string) map[string][]any {
 	require.NoError(t, err)
 	h := webhook.NewHandler(sv, fn, webhook.WithClaimStore(store))
 	hs := webhook.NewHandler(stdv, fn)
+	hq := webhook.NewQueueHandler(sv, fn) // the hand-off mode
 	ostore := outcome.NewMemoryStore()
 	_, err = ostore.Update(ctx, s, func(o outcome.Outcome) (outcome.Outcome, bool, error) {
 		return filled[outcome.Outcome](s), true, nil
@@ -135,9 +136,10 @@ func printTable(t *testing.T, s string) map[string][]any {
 		"webhook.DeliveryObserver":  {webhook.DeliveryObserver(nil)},
 		"webhook.DeliveryOutcome":   {webhook.OutcomeProcessed},
 		"webhook.DeliveryResult":    {filled[webhook.DeliveryResult](s)},
+		"webhook.EnqueueFunc":       {webhook.EnqueueFunc(fn)},
 		"webhook.EventFunc":         {webhook.EventFunc(fn)},
 		"webhook.EventIDVerifier":   {webhook.EventIDVerifier(stdv)},
-		"webhook.Handler":           {h, hs},
+		"webhook.Handler":           {h, hs, hq},
 		"webhook.HandlerOption":     {webhook.WithClaimStore(store)},
 		"webhook.MemoryClaimStore":  {store},
 		"webhook.ReconcileResult":   {filled[webhook.ReconcileResult](s)},

@@ -16,8 +16,10 @@ import (
 // Webhook URL.
 
 type adminWebhookURLJSON struct {
-	// URL is where deliveries go; "" when they are off.
+	// URL is where deliveries go, the first of URLs; "" when they are off.
 	URL string `json:"url"`
+	// URLs are the receivers deliveries go to round robin: [URL] with one.
+	URLs []string `json:"urls"`
 	// Scheme is how deliveries are signed: "payments" or "standard". The
 	// secrets are never shown.
 	Scheme WebhookScheme `json:"scheme"`
@@ -28,7 +30,11 @@ func (s *Server) webhookSetting() adminWebhookURLJSON {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return adminWebhookURLJSON{URL: d.url, Scheme: d.scheme}
+	out := adminWebhookURLJSON{URLs: append([]string{}, d.urls...), Scheme: d.scheme}
+	if len(d.urls) > 0 {
+		out.URL = d.urls[0]
+	}
+	return out
 }
 
 // adminWebhookURL is GET /_sandbox/webhook-url.
@@ -36,30 +42,52 @@ func (s *Server) adminWebhookURL(*apiRequest) *response {
 	return s.adminOK("Webhook URL", s.webhookSetting())
 }
 
-// adminSetWebhookURL is PUT /_sandbox/webhook-url {"url": "..."}:
-// SetWebhookURL; "" turns deliveries off.
+// adminSetWebhookURL is PUT /_sandbox/webhook-url {"url": "..."}, or
+// {"urls": ["...", ...]} for several receivers, which deliveries then go
+// to round robin: setWebhookURLs; "" or [] turns deliveries off.
 func (s *Server) adminSetWebhookURL(rq *apiRequest) *response {
 	o, p, bad := s.adminObject(rq, false)
 	if bad != nil {
 		return bad
 	}
-	o.only("url")
-	if !o.present("url") {
-		p.add("url", `is required: an absolute http or https URL, or "" to turn deliveries off`)
-	}
-	u := strings.TrimSpace(o.text("url", maxTextLen))
-	if err := checkWebhookURL(u); err != nil {
-		p.add("url", "%s", strings.TrimPrefix(err.Error(), "the webhook URL "))
+	o.only("url", "urls")
+	var urls []string
+	switch {
+	case o.present("url") && o.present("urls"):
+		p.add("urls", `give "url" or "urls", not both`)
+	case o.present("urls"):
+		if err := json.Unmarshal(o.m["urls"], &urls); err != nil {
+			p.add("urls", "must be a list of strings")
+		}
+		for i := range urls {
+			urls[i] = strings.TrimSpace(urls[i])
+		}
+		if err := checkWebhookURLs(urls); err != nil {
+			p.add("urls", "%s", err.Error())
+		}
+	case o.present("url"):
+		u := strings.TrimSpace(o.text("url", maxTextLen))
+		if err := checkWebhookURL(u); err != nil {
+			p.add("url", "%s", strings.TrimPrefix(err.Error(), "the webhook URL "))
+		}
+		if u != "" {
+			urls = []string{u}
+		}
+	default:
+		p.add("url", `is required: an absolute http or https URL, or "" to turn deliveries off (or "urls": a list of them, for round robin)`)
 	}
 	if len(*p) > 0 {
 		return s.invalid(*p)
 	}
-	if err := s.setWebhookURL(u); err != nil { // checked above: cannot happen
-		return s.invalid(problems{{Field: "url", Message: err.Error()}})
+	if err := s.setWebhookURLs(urls); err != nil { // checked above: cannot happen
+		return s.invalid(problems{{Field: "urls", Message: err.Error()}})
 	}
 	msg := "Webhook URL set"
-	if u == "" {
+	switch {
+	case len(urls) == 0:
 		msg = "Webhook deliveries turned off"
+	case len(urls) > 1:
+		msg = "Webhook URLs set: deliveries go round robin"
 	}
 	return s.adminOK(msg, s.webhookSetting())
 }
@@ -68,6 +96,7 @@ func (s *Server) adminSetWebhookURL(rq *apiRequest) *response {
 
 type adminAttemptJSON struct {
 	At         string `json:"at"`
+	URL        string `json:"url"`
 	StatusCode int    `json:"status_code"`
 	Error      string `json:"error,omitempty"`
 	Scheme     string `json:"scheme"`
@@ -124,7 +153,7 @@ func deliveryJSON(dl Delivery) adminDeliveryJSON {
 	}
 	for j, a := range dl.Attempts {
 		d.Attempts[j] = adminAttemptJSON{
-			At: stamp(a.At), StatusCode: a.StatusCode, Error: a.Error, Scheme: string(a.Scheme), Signature: a.Signature,
+			At: stamp(a.At), URL: a.URL, StatusCode: a.StatusCode, Error: a.Error, Scheme: string(a.Scheme), Signature: a.Signature,
 			DurationMS: a.Duration.Milliseconds(), ResponseHeaders: a.ResponseHeader,
 		}
 	}

@@ -114,3 +114,39 @@ func TestSetWebhookURLKeepsSecrets(t *testing.T) {
 	require.NoError(t, srv.SetWebhookURL(""))
 	assert.Equal(t, "", srv.WebhookURL())
 }
+
+// TestAdminWebhookURLs: PUT {"urls": [...]} sets several receivers, which
+// deliveries go to round robin; GET reads them back ("url" is the first);
+// a bad one, or "url" and "urls" together, changes nothing.
+func TestAdminWebhookURLs(t *testing.T) {
+	a, b := newReceiver(t, nil), newReceiver(t, nil)
+	srv, c := startAdmin(t, paymentstest.WithWebhook(paymentstest.Webhook{URL: "http://127.0.0.1:1/hooks", Secrets: []string{secret}}))
+	type urlsData struct {
+		URL  string   `json:"url"`
+		URLs []string `json:"urls"`
+	}
+	for body, field := range map[string]string{
+		`{"urls": ["http://x/", "mailto:ops@example.com"]}`: "urls",
+		`{"urls": "http://x/"}`:                             "urls",
+		`{"urls": ["http://x/", ""]}`:                       "urls",
+		`{"url": "http://x/", "urls": ["http://y/"]}`:       "urls",
+	} {
+		res := send(t, srv, http.MethodPut, "/_sandbox/webhook-url", body, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, res.status, "%s: %s", body, res.body)
+		assert.Contains(t, res.fields(), field, body)
+	}
+	assert.Equal(t, "http://127.0.0.1:1/hooks", srv.WebhookURL(), "nothing refused changed the setting")
+
+	res := send(t, srv, http.MethodPut, "/_sandbox/webhook-url", `{"urls": ["`+a.URL+`", "`+b.URL+`"]}`, nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	assert.Equal(t, "Webhook URLs set: deliveries go round robin", res.env.Message)
+	assert.Equal(t, urlsData{URL: a.URL, URLs: []string{a.URL, b.URL}}, data[urlsData](t, send(t, srv, http.MethodGet, "/_sandbox/webhook-url", "", nil)))
+	createRecipient(t, c, "") // recipient.created and recipient.verified
+	waitDeliveries(t, srv)
+	assert.Len(t, a.deliveries(), 1)
+	assert.Len(t, b.deliveries(), 1)
+
+	res = send(t, srv, http.MethodPut, "/_sandbox/webhook-url", `{"urls": []}`, nil)
+	assert.Equal(t, "Webhook deliveries turned off", res.env.Message)
+	assert.Equal(t, urlsData{URLs: []string{}}, data[urlsData](t, res))
+}

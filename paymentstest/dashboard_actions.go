@@ -81,13 +81,17 @@ var dashboardActions = map[string]dashboardActionFunc{
 	},
 	"webhook-url": func(s *Server, r *http.Request) (string, error) {
 		u := strings.TrimSpace(r.PostFormValue("url"))
-		if err := s.setWebhookURL(u); err != nil {
+		urls := splitWebhookURLs(u)
+		if err := s.setWebhookURLs(urls); err != nil {
 			return "", fmt.Errorf("%q: %s", u, strings.TrimPrefix(err.Error(), "paymentstest: SetWebhookURL: "))
 		}
-		if u == "" {
+		switch len(urls) {
+		case 0:
 			return "Webhook deliveries turned off", nil
+		case 1:
+			return "Webhooks now go to " + urls[0], nil
 		}
-		return "Webhooks now go to " + u, nil
+		return "Webhooks now go round robin to " + strings.Join(urls, ", "), nil
 	},
 	"retries": func(s *Server, r *http.Request) (string, error) {
 		text := strings.TrimSpace(r.PostFormValue("waits"))

@@ -254,7 +254,7 @@ func (s *Server) readEvents(v *dashView, kind, resource string, personal persona
 		}
 	}
 	v.Events, v.EventsShown = all, len(all)
-	v.WebhookURL, v.Scheme, v.Paused = d.url, string(d.scheme), d.paused
+	v.WebhookURL, v.Scheme, v.Paused = strings.Join(d.urls, ", "), string(d.scheme), d.paused
 	waits := make([]string, len(d.retries))
 	for i, w := range d.retries {
 		waits[i] = w.String()

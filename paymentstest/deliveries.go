@@ -43,7 +43,8 @@ type dispatcher struct {
 	differences differences // WithDifferences': the signature's header
 
 	mu         sync.Mutex
-	url        string
+	urls       []string // the receivers, taken in turn; none: deliveries off (never changed in place)
+	turn       int      // the receiver of the next first attempt
 	scheme     WebhookScheme
 	secrets    []string
 	retries    []time.Duration // the wait before each retry of a delivery
@@ -80,7 +81,7 @@ func newDispatcher(cfg *config, now func() time.Time, logger *slog.Logger) *disp
 		wake:        make(chan struct{}, 1),
 		concurrency: cfg.webhookConcurrency,
 		differences: cfg.differences,
-		url:         cfg.webhookURL,
+		urls:        cfg.webhookURLs,
 		scheme:      cfg.webhookScheme,
 		secrets:     cfg.webhookSecrets,
 		retries:     cfg.webhookRetries,
@@ -106,7 +107,7 @@ func (d *dispatcher) publish(ev Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.events.add(ev)
-	if d.url == "" || d.ctx.Err() != nil {
+	if len(d.urls) == 0 || d.ctx.Err() != nil {
 		return
 	}
 	copies := 1
@@ -114,7 +115,7 @@ func (d *dispatcher) publish(ev Event) {
 		copies = 2
 	}
 	for i := 0; i < copies; i++ {
-		d.enqueue(&Delivery{EventID: ev.ID, Event: ev.Type, URL: d.url, Body: ev.Body, Status: DeliveryPending,
+		d.enqueue(&Delivery{EventID: ev.ID, Event: ev.Type, URL: d.urls[0], urls: d.urls, Body: ev.Body, Status: DeliveryPending,
 			CreatedAt: ev.CreatedAt, Redelivery: i > 0}, d.chaos.Delay)
 	}
 }
@@ -200,6 +201,7 @@ func (d *dispatcher) startDue() (time.Duration, bool) {
 		if len(dl.Attempts) == 0 {
 			dl.waits = d.retries // the schedule as it is at the first attempt
 		}
+		d.aim(dl)
 		d.running++
 		d.attempts.Add(1)
 		go d.deliverOnce(dl)
@@ -207,6 +209,24 @@ func (d *dispatcher) startDue() (time.Duration, bool) {
 	clear(d.waiting[len(kept):])
 	d.waiting = kept
 	return sleep, true
+}
+
+// aim points dl's next attempt at its receiver. With several webhook URLs,
+// first attempts take them in turn (round robin), and each retry goes to
+// the URL after the one its previous attempt went to, so that a receiver
+// that fails does not get the retry. d.mu must be held.
+func (d *dispatcher) aim(dl *Delivery) {
+	n := len(dl.urls)
+	if n < 2 {
+		return
+	}
+	if len(dl.Attempts) == 0 {
+		dl.turn = d.turn % n
+		d.turn++
+	} else {
+		dl.turn = (dl.turn + 1) % n
+	}
+	dl.URL = dl.urls[dl.turn]
 }
 
 func cmpUint(a, b uint64) int {
@@ -254,7 +274,7 @@ func (d *dispatcher) attempt(dl *Delivery) DeliveryAttempt {
 	d.mu.Lock()
 	scheme, secrets := d.scheme, d.secrets
 	d.mu.Unlock()
-	a := DeliveryAttempt{At: d.now(), Scheme: scheme}
+	a := DeliveryAttempt{At: d.now(), URL: dl.URL, Scheme: scheme}
 	start := d.wall()
 	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, dl.URL, bytes.NewReader(dl.Body))
 	if err != nil {

@@ -166,3 +166,65 @@ func TestWithWebhookConcurrencyRefusesBadValues(t *testing.T) {
 		assert.ErrorContains(t, err, "WithSandbox: WebhookConcurrency", "n=%d", n)
 	}
 }
+
+// TestDeliveriesRoundRobin: with three webhook URLs, the first attempts of
+// deliveries go to each in turn; a failing receiver's delivery is retried
+// at the URL after it, so replicas can be tried without a load balancer.
+// Each attempt records where it went.
+func TestDeliveriesRoundRobin(t *testing.T) {
+	urlsOf := func(log []paymentstest.Delivery) [][]string {
+		var out [][]string
+		for _, dl := range log {
+			var urls []string
+			for _, a := range dl.Attempts {
+				urls = append(urls, a.URL)
+			}
+			out = append(out, urls)
+		}
+		return out
+	}
+	t.Run("in turn", func(t *testing.T) {
+		a, b, c := newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil)
+		srv, client := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URLs: []string{a.URL, b.URL, c.URL}, Secrets: []string{secret}}))
+		for range 6 {
+			_, err := client.Webhooks.Trigger(ctx(t), payments.EventPaymentCompleted)
+			require.NoError(t, err)
+		}
+		waitDeliveries(t, srv)
+		assert.Equal(t, [][]string{{a.URL}, {b.URL}, {c.URL}, {a.URL}, {b.URL}, {c.URL}}, urlsOf(srv.Deliveries()))
+		for _, rc := range []*receiver{a, b, c} {
+			assert.Len(t, rc.deliveries(), 2)
+			for _, d := range rc.deliveries() {
+				checkSigned(t, d, secret)
+			}
+		}
+	})
+	t.Run("a retry goes to the next URL", func(t *testing.T) {
+		failing := func(int) int { return http.StatusServiceUnavailable }
+		a, b, c := newReceiver(t, nil), newReceiver(t, failing), newReceiver(t, nil)
+		srv, client := start(t, paymentstest.WithWebhook(paymentstest.Webhook{URLs: []string{a.URL, b.URL, c.URL}, Secrets: []string{secret},
+			Retries: []time.Duration{time.Millisecond, time.Millisecond}}))
+		for range 3 {
+			_, err := client.Webhooks.Trigger(ctx(t), payments.EventPaymentCompleted)
+			require.NoError(t, err)
+		}
+		waitDeliveries(t, srv)
+		log := srv.Deliveries()
+		assert.Equal(t, [][]string{{a.URL}, {b.URL, c.URL}, {c.URL}}, urlsOf(log))
+		for _, dl := range log {
+			assert.Equal(t, paymentstest.DeliveryDelivered, dl.Status)
+			assert.Equal(t, dl.Attempts[len(dl.Attempts)-1].URL, dl.URL, "a delivery's URL is its latest attempt's")
+		}
+		assert.Len(t, b.deliveries(), 1)
+	})
+	t.Run("refused", func(t *testing.T) {
+		for name, w := range map[string]paymentstest.Webhook{
+			"both":      {URL: "http://localhost:1/a", URLs: []string{"http://localhost:2/b"}},
+			"not http":  {URLs: []string{"http://localhost:2/b", "mailto:ops@example.com"}},
+			"empty one": {URLs: []string{"http://localhost:2/b", ""}},
+		} {
+			_, err := paymentstest.StartServer(paymentstest.WithWebhook(w))
+			assert.Error(t, err, name)
+		}
+	})
+}

@@ -166,16 +166,18 @@
 //	DELETE /_sandbox/faults                ClearFaults
 //	GET    /_sandbox/deliveries            data {"pending", "paused", "deliveries": [{"event_id", "event", "url",
 //	                                        "status", "created_at", "attempts", "body"}]};
-//	                                        an attempt is {"at", "status_code", "error", "scheme",
+//	                                        an attempt is {"at", "url", "status_code", "error", "scheme",
 //	                                        "signature", "duration_ms", "response_headers"}
 //	POST   /_sandbox/deliveries/wait       {"timeout_seconds": 10} (optional; at most 300):
 //	                                       WaitForDeliveries, then the same data; 504
 //	                                       "deliveries_pending" with it when time runs out
-//	GET    /_sandbox/webhook-url           data {"url", "scheme"}: where deliveries go ("" when they
-//	                                       are off) and how they are signed ("payments" or "standard")
+//	GET    /_sandbox/webhook-url           data {"url", "urls", "scheme"}: where deliveries go ("" and
+//	                                       [] when they are off; "url" is the first of "urls") and
+//	                                       how they are signed ("payments" or "standard")
 //	PUT    /_sandbox/webhook-url           {"url": "http://localhost:8080/webhooks"}, or "" to turn
-//	                                       deliveries off (the scheme and secrets stay);
-//	                                       data {"url", "scheme"}
+//	                                       deliveries off (the scheme and secrets stay), or
+//	                                       {"urls": [...]}: several receivers, round robin (see
+//	                                       Webhook.URLs); data {"url", "urls", "scheme"}
 //	GET    /_sandbox/webhook-retries       data {"retries", "waits": ["1s", ...], "waits_seconds": [1, ...]}
 //	PUT    /_sandbox/webhook-retries       {"waits": ["1s", "2s", 4]} (Go durations, or seconds; [] for no
 //	                                       retry); the same data

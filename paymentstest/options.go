@@ -29,7 +29,7 @@ type config struct {
 	addr           string
 	apiKey         string
 	now            func() time.Time
-	webhookURL     string
+	webhookURLs    []string
 	webhookSecrets []string
 	webhookScheme  WebhookScheme
 	webhookRetries []time.Duration
@@ -102,9 +102,15 @@ func withClock(now func() time.Time) Option {
 // (its default, or what an earlier WithWebhook gave).
 type Webhook struct {
 	// URL receives the deliveries: an absolute http or https URL. Without
-	// one the server delivers nothing until the admin API (WithSandbox)
-	// sets one.
+	// one (or URLs) the server delivers nothing until the admin API
+	// (WithSandbox) sets one.
 	URL string
+	// URLs are several receivers instead of URL (give one or the other, at
+	// most 16): the first attempts of deliveries take them in turn, round
+	// robin, and each retry goes to the URL after the one its previous
+	// attempt went to, so that replicas of a receiver can be tried without
+	// a load balancer (see Delivery.URL).
+	URLs []string
 	// Secrets sign each delivery (give two while rotating: every delivery
 	// then carries one signature per secret). Under SchemeStandard they must
 	// be whsec_ secrets (webhook.NewStandardSecret makes one; StartServer
@@ -132,6 +138,14 @@ func WithWebhook(w Webhook) Option {
 			c.fail("WithWebhook: %v", err)
 			return
 		}
+		if err := checkWebhookURLs(w.URLs); err != nil {
+			c.fail("WithWebhook: URLs: %v", err)
+			return
+		}
+		if w.URL != "" && len(w.URLs) > 0 {
+			c.fail("WithWebhook: give URL or URLs, not both")
+			return
+		}
 		if w.Scheme != "" && !w.Scheme.valid() {
 			c.fail("WithWebhook: Scheme %q: the scheme is %q or %q", string(w.Scheme), SchemePayments, SchemeStandard)
 			return
@@ -140,8 +154,11 @@ func WithWebhook(w Webhook) Option {
 			c.fail("WithWebhook: Retries: %v", err)
 			return
 		}
-		if w.URL != "" {
-			c.webhookURL = w.URL
+		switch {
+		case w.URL != "":
+			c.webhookURLs = []string{w.URL}
+		case len(w.URLs) > 0:
+			c.webhookURLs = slices.Clone(w.URLs)
 		}
 		if w.Secrets != nil {
 			c.webhookSecrets = slices.Clone(w.Secrets)

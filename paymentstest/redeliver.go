@@ -99,11 +99,12 @@ func (s *Server) redeliverTo(id, url string) (Delivery, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	configured := url == ""
+	urls := []string{url}
 	if configured {
 		if err := d.canDeliver(); err != nil {
 			return Delivery{}, err
 		}
-		url = d.url
+		urls = d.urls
 	} else if d.ctx.Err() != nil {
 		return Delivery{}, errClosed
 	}
@@ -119,7 +120,7 @@ func (s *Server) redeliverTo(id, url string) (Delivery, error) {
 	if !found {
 		return Delivery{}, errUnknownEvent
 	}
-	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: url, Body: ev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
+	dl := &Delivery{EventID: ev.ID, Event: ev.Type, URL: urls[0], urls: urls, Body: ev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
 	d.enqueue(dl, 0)
 	d.logRedelivery(dl, configured)
 	return copyDelivery(dl), nil
@@ -159,7 +160,7 @@ func (s *Server) redeliverFailed() ([]string, error) {
 			continue
 		}
 		prev := last[id]
-		dl := &Delivery{EventID: id, Event: prev.Event, URL: d.url, Body: prev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
+		dl := &Delivery{EventID: id, Event: prev.Event, URL: d.urls[0], urls: d.urls, Body: prev.Body, Status: DeliveryPending, CreatedAt: d.now(), Redelivery: true}
 		d.enqueue(dl, 0)
 		d.logRedelivery(dl, true)
 		ids = append(ids, id)
@@ -173,7 +174,7 @@ func (d *dispatcher) canDeliver() error {
 	switch {
 	case d.ctx.Err() != nil:
 		return errClosed
-	case d.url == "":
+	case len(d.urls) == 0:
 		return errNoWebhookURL
 	}
 	return nil

@@ -2,8 +2,11 @@ package paymentstest
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	payments "github.com/paymentsapi/payments-go"
@@ -28,7 +31,12 @@ const (
 type Delivery struct {
 	EventID string
 	Event   payments.EventType
-	URL     string
+	// URL is where the delivery's latest attempt went, or where its first
+	// goes. With several webhook URLs (Webhook.URLs), first attempts take
+	// them in turn, round robin, and each retry goes to the URL after the
+	// one its previous attempt went to (DeliveryAttempt.URL says where each
+	// went).
+	URL string
 	// Body is the request body of every attempt, byte for byte.
 	Body     []byte
 	Status   DeliveryStatus
@@ -45,6 +53,8 @@ type Delivery struct {
 	NextAttemptAt time.Time
 
 	seq   uint64          // the order the delivery was queued in
+	urls  []string        // the receivers it may go to, as set when it was queued
+	turn  int             // which of them its latest attempt went to
 	waits []time.Duration // its retry schedule, taken at its first attempt
 	due   time.Time       // wall-clock time of its next attempt
 }
@@ -57,6 +67,8 @@ type DeliveryAttempt struct {
 	// of sending (time.Now), which a receiver checks against its own
 	// clock.
 	At time.Time
+	// URL is the receiver the attempt went to.
+	URL string
 	// StatusCode is the receiver's answer, or 0 when there was none.
 	StatusCode int
 	// Error is the connection error, when there was one.
@@ -93,6 +105,38 @@ func checkWebhookURL(u string) error {
 	return nil
 }
 
+// maxWebhookURLs bounds the receivers deliveries go round robin over.
+const maxWebhookURLs = 16
+
+// checkWebhookURLs checks a list of receivers: none turns deliveries off.
+func checkWebhookURLs(urls []string) error {
+	if len(urls) > maxWebhookURLs {
+		return fmt.Errorf("the webhook URLs are %d, more than %d", len(urls), maxWebhookURLs)
+	}
+	for _, u := range urls {
+		if u == "" {
+			return errors.New("the webhook URLs hold an empty one: give absolute http or https URLs, such as http://localhost:8081/webhooks")
+		}
+		if err := checkWebhookURL(u); err != nil {
+			return fmt.Errorf("%q: %w", u, err)
+		}
+	}
+	return nil
+}
+
+// splitWebhookURLs reads a comma-separated list of webhook URLs, as the
+// dashboard's form and the sandbox's -webhook-url flag take them: "" is
+// none.
+func splitWebhookURLs(s string) []string {
+	var urls []string
+	for _, u := range strings.Split(s, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	return urls
+}
+
 // setWebhook sets the URL that deliveries go to and the signing secrets,
 // replacing those of WithWebhook; the scheme stays (SetWebhookScheme
 // changes it). An empty url stops sending new events (deliveries already
@@ -114,7 +158,10 @@ func (s *Server) setWebhook(url string, secrets ...string) error {
 	if err != nil {
 		return errors.New("paymentstest: SetWebhook: " + err.Error())
 	}
-	d.url, d.secrets = url, secrets
+	d.urls, d.secrets = nil, secrets
+	if url != "" {
+		d.urls = []string{url}
+	}
 	return nil
 }
 
@@ -125,23 +172,32 @@ func (s *Server) setWebhook(url string, secrets ...string) error {
 // changes nothing, for a URL that is not absolute http or https. The
 // admin API's PUT /_sandbox/webhook-url calls it.
 func (s *Server) setWebhookURL(url string) error {
-	if err := checkWebhookURL(url); err != nil {
+	if url == "" {
+		return s.setWebhookURLs(nil)
+	}
+	return s.setWebhookURLs([]string{url})
+}
+
+// setWebhookURLs is setWebhookURL for several receivers: new events go
+// to them round robin (see Delivery.URL); none turns deliveries off.
+func (s *Server) setWebhookURLs(urls []string) error {
+	if err := checkWebhookURLs(urls); err != nil {
 		return errors.New("paymentstest: SetWebhookURL: " + err.Error())
 	}
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.url = url
+	d.urls, d.turn = slices.Clone(urls), 0
 	return nil
 }
 
-// webhookURLValue returns the URL that new events are delivered to, or "" when
-// deliveries are off.
+// webhookURLValue returns the URLs that new events are delivered to,
+// comma-separated, or "" when deliveries are off.
 func (s *Server) webhookURLValue() string {
 	d := s.hooks
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.url
+	return strings.Join(d.urls, ",")
 }
 
 // notify wakes WaitForDeliveries. d.mu must be held.

@@ -5,14 +5,24 @@
 //
 // The pieces, from the outside in:
 //
-//   - Handler (NewHandler) is the http.Handler to mount at the URL the
-//     service posts to. It answers each delivery with the status the
-//     service's retries need (see Handler).
+//   - Handler is the http.Handler to mount at the URL the service posts
+//     to. It answers each delivery with the status the service's retries
+//     need. It works in one of two modes. NewQueueHandler hands each
+//     verified event off to your queue (an EnqueueFunc such as
+//     pgstore.Queue.Enqueue) and answers once it is recorded: nothing
+//     more, and no claim or lease. A delivery so handed off crosses
+//     serve.go, the Verifier's file (signature.go or standard.go) and
+//     the event's parse in package payments (events.go, envelope.go),
+//     and, with a logger or an observer, the surprise scan (surprise.go,
+//     internal/surprise): TestHandOffPathFiles. NewHandler runs your
+//     function during the delivery, under a claim, for a receiver
+//     without a queue (see Handler).
 //   - A Verifier checks that a delivery comes from the service:
 //     SignatureVerifier for the Payments-Signature scheme the SDK assumes,
 //     StandardVerifier for Standard Webhooks. ConstructEvent verifies and
 //     parses in one call for a receiver that brings its own HTTP stack.
-//   - A ClaimStore remembers which event ids were processed, in two phases (Claim,
+//   - In NewHandler's mode, a ClaimStore remembers which event ids were
+//     processed, in two phases (Claim,
 //     then Complete or Release) with a lease that the handler renews while
 //     your function runs, so that an event is processed once across
 //     replicas and a dead replica's claim lapses within seconds (see

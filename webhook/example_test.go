@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -148,4 +149,57 @@ func ExampleConstructEvent() {
 	// Output:
 	// virtual_account.created Acme Ltd
 	// true
+}
+
+// memoryQueue stands for your queue (pgstore.Queue on PostgreSQL): Enqueue
+// records each event once, by its id, before it returns.
+type memoryQueue struct {
+	mu     sync.Mutex
+	events map[string]*payments.Event
+}
+
+func (q *memoryQueue) Enqueue(_ context.Context, ev *payments.Event) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.events[ev.ID]; !ok { // a duplicate delivery writes nothing
+		q.events[ev.ID] = ev
+	}
+	return nil
+}
+
+// Two replicas of a receiver hand every delivery off to one queue; the
+// fake delivers to them round robin (Webhook.URLs), as a load balancer
+// would. Your workers then take the events from the queue.
+func ExampleNewQueueHandler() {
+	const secret = "whsec_example"
+	verifier, err := webhook.NewSignatureVerifier([]string{secret})
+	if err != nil {
+		log.Fatal(err)
+	}
+	queue := &memoryQueue{events: map[string]*payments.Event{}}
+	var urls []string
+	for range 2 {
+		replica := httptest.NewServer(webhook.NewQueueHandler(verifier, queue.Enqueue))
+		defer replica.Close()
+		urls = append(urls, replica.URL)
+	}
+
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URLs: urls, Secrets: []string{secret}}))
+	defer srv.Close()
+	ctx := context.Background()
+	for range 4 {
+		if _, err := srv.Client().Webhooks.Trigger(ctx, payments.EventPaymentCompleted); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := srv.WaitForDeliveries(ctx); err != nil {
+		log.Fatal(err)
+	}
+	perReplica := map[string]int{}
+	for _, d := range srv.Deliveries() {
+		perReplica[d.URL]++
+	}
+	fmt.Println(len(queue.events), "events enqueued;", perReplica[urls[0]], "and", perReplica[urls[1]], "deliveries per replica")
+	// Output:
+	// 4 events enqueued; 2 and 2 deliveries per replica
 }

@@ -1,13 +1,12 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/paymentsapi/payments-go"
@@ -40,7 +39,8 @@ const DefaultMaxBodyBytes = 1 << 20
 // keep secrets and personal data out of it.
 type EventFunc func(ctx context.Context, ev *payments.Event) error
 
-// HandlerOption configures a handler made by NewHandler.
+// HandlerOption configures a handler made by NewHandler or
+// NewQueueHandler.
 type HandlerOption func(*Handler)
 
 // WithMaxBodyBytes sets the largest body the handler reads (default
@@ -58,7 +58,7 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 // (default: a MemoryClaimStore of DefaultMemoryClaimStoreSize entries,
 // private to this handler and to this process). Give a store shared by
 // every replica of your receiver when you run more than one. nil keeps the
-// default.
+// default. NewQueueHandler refuses it: a queue dedupes by itself.
 func WithClaimStore(s ClaimStore) HandlerOption {
 	return func(h *Handler) {
 		if s != nil {
@@ -74,7 +74,8 @@ func WithClaimStore(s ClaimStore) HandlerOption {
 // lapsed. It asks the store again after 1 ms, then after pauses that double
 // up to 250 ms, so that a short function's duplicate is answered soon after
 // it settles. Keep it well under what the service waits for an answer. 0
-// answers 409 at once; d < 0 keeps the default.
+// answers 409 at once; d < 0 keeps the default. NewQueueHandler refuses
+// it: it claims nothing.
 func WithClaimWait(d time.Duration) HandlerOption {
 	return func(h *Handler) {
 		if d >= 0 {
@@ -94,10 +95,12 @@ func WithLogger(l *slog.Logger) HandlerOption {
 }
 
 // Handler is an http.Handler that receives webhook deliveries: it
-// verifies each one, parses it, drops duplicates and calls your EventFunc.
-// Make it with NewHandler; it is safe for concurrent use.
+// verifies each one and parses it, then either hands it off to your queue
+// (NewQueueHandler: nothing more, see there) or drops duplicates and runs
+// your EventFunc during the delivery (NewHandler, for a receiver without a
+// queue: what follows). It is safe for concurrent use.
 //
-// Answers, in the order the checks are made:
+// NewHandler's answers, in the order the checks are made:
 //
 //   - 405, with "Allow: POST", to any method other than POST;
 //   - 413 to a body larger than the limit (read before anything parses it);
@@ -146,7 +149,8 @@ func WithLogger(l *slog.Logger) HandlerOption {
 // answer); hand long work to a queue of your own.
 type Handler struct {
 	verifier     Verifier
-	fn           EventFunc
+	fn           EventFunc   // NewHandler's
+	enqueue      EnqueueFunc // NewQueueHandler's (serve.go)
 	store        ClaimStore
 	maxBody      int64
 	logger       *slog.Logger
@@ -158,53 +162,10 @@ type Handler struct {
 	recent       *recentlyDone // nil: remembers nothing
 	bg           background
 	surprised    surprise.Set // the surprises already logged (surprise.go)
-	clock        clock        // realClock{}; tests set another (export_test.go)
+	// How many of them are signature headers (surprise.go).
+	headerSurprises atomic.Int64
+	clock           clock // realClock{}; tests set another (export_test.go)
 }
-
-// DeliveryOutcome is how the handler answered a delivery, for metrics.
-type DeliveryOutcome string
-
-// Outcomes of a delivery.
-const (
-	OutcomeProcessed         DeliveryOutcome = "processed"          // 200: your function succeeded
-	OutcomeDuplicate         DeliveryOutcome = "duplicate"          // 200: already processed
-	OutcomeInProgress        DeliveryOutcome = "in_progress"        // 409: another delivery holds it
-	OutcomeFailed            DeliveryOutcome = "failed"             // 500: your function failed or panicked
-	OutcomeRejectedSignature DeliveryOutcome = "rejected_signature" // 401
-	OutcomeInvalid           DeliveryOutcome = "invalid"            // 400, 405, 413: not a delivery
-	OutcomeStoreUnavailable  DeliveryOutcome = "store_unavailable"  // 503: the claim store, or one the function needs (ErrUnavailable)
-	OutcomeShuttingDown      DeliveryOutcome = "shutting_down"      // 503: Shutdown was called
-)
-
-// DeliveryResult is what the handler did with one delivery.
-type DeliveryResult struct {
-	Outcome    DeliveryOutcome
-	StatusCode int
-	// EventID and EventType are set once the delivery was verified and
-	// parsed.
-	EventID   string
-	EventType payments.EventType
-	// Err is the EventFunc's error, or why the delivery was refused.
-	Err error
-	// Surprises are what the delivery held that the SDK does not assume
-	// (an unknown signature header or none known, an unknown event kind,
-	// body member or payment status), every one, in the order met; nil
-	// when none. They never change the answer. Test:
-	// TestHandlerSurprisesOncePerKind.
-	Surprises []payments.Surprise
-}
-
-// DeliveryObserver is called when a delivery arrives; it returns the context
-// the handler uses for it (carrying a tracing span, say) and a function
-// called once with the result. The paymentsotel package has one.
-type DeliveryObserver func(ctx context.Context, r *http.Request) (context.Context, func(DeliveryResult))
-
-// WithDeliveryObserver makes the handler report every delivery to obs.
-func WithDeliveryObserver(obs DeliveryObserver) HandlerOption {
-	return func(h *Handler) { h.observer = obs }
-}
-
-type resultKey struct{}
 
 // NewHandler returns a handler that verifies deliveries with verifier
 // (usually a *SignatureVerifier), and calls fn once per event id. It panics
@@ -241,55 +202,10 @@ func NewHandler(verifier Verifier, fn EventFunc, opts ...HandlerOption) *Handler
 	return h
 }
 
-// ServeHTTP handles one delivery; see Handler for the answers.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.observer == nil {
-		h.serve(r.Context(), w, r)
-		return
-	}
-	ctx, end := h.observer(r.Context(), r)
-	res := new(DeliveryResult)
-	h.serve(context.WithValue(ctx, resultKey{}, res), w, r)
-	end(*res)
-}
-
-func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		h.refuse(ctx, w, http.StatusMethodNotAllowed, nil, OutcomeInvalid, nil, "method not allowed", slog.String("method", r.Method))
-		return
-	}
-	body, status, reason := h.readBody(w, r)
-	if status != 0 {
-		h.refuse(ctx, w, status, nil, OutcomeInvalid, nil, reason)
-		return
-	}
-	// Surprises go to the logger and the observer: with neither, nobody
-	// would see them, and the delivery does not look for them.
-	var found *deliverySurprises
-	if h.logger != nil || h.observer != nil {
-		found = &deliverySurprises{h: h, ctx: ctx}
-		res, _ := ctx.Value(resultKey{}).(*DeliveryResult)
-		defer found.report(res)
-	}
-	found.headers(r.Header)
-	if err := h.verifier.Verify(body, r.Header); err != nil {
-		h.refuse(ctx, w, http.StatusUnauthorized, nil, OutcomeRejectedSignature, err, "invalid signature")
-		return
-	}
-	ev, err := payments.ParseEvent(body)
-	if err != nil {
-		h.refuse(ctx, w, http.StatusBadRequest, nil, OutcomeInvalid, err, "not a webhook event")
-		return
-	}
-	found.event(ev)
-
-	if !h.bg.enter() {
-		h.refuse(ctx, w, http.StatusServiceUnavailable, ev, OutcomeShuttingDown, nil, "the handler is shutting down")
-		return
-	}
-	defer h.bg.leave()
-	id := h.eventID(ev, r.Header)
+// serveClaimed runs a verified event's function during its delivery,
+// under a claim (NewHandler's mode).
+func (h *Handler) serveClaimed(ctx context.Context, w http.ResponseWriter, header http.Header, ev *payments.Event) {
+	id := h.eventID(ev, header)
 	leave, wait, answered := h.local(ctx, w, ev, id)
 	if answered {
 		return
@@ -374,14 +290,6 @@ func (h *Handler) failed(ctx context.Context, w http.ResponseWriter, ev *payment
 	h.answer(ctx, w, http.StatusInternalServerError, ev, OutcomeFailed, err, slog.LevelError, "event processing failed", attrs...)
 }
 
-// panicError is a panic of the EventFunc, turned into an error.
-type panicError struct {
-	value any
-	stack []byte
-}
-
-func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
-
 // run calls fn with the claim in its context and turns a panic into an
 // error.
 func (h *Handler) run(ctx context.Context, ev *payments.Event, claim Claim) (err error) {
@@ -392,67 +300,4 @@ func (h *Handler) run(ctx context.Context, ev *payments.Event, claim Claim) (err
 		}
 	}()
 	return h.fn(ctx, ev)
-}
-
-// presizeBody is the most readBody allocates for a body before its bytes
-// arrive.
-const presizeBody = 64 << 10
-
-// readBody reads the whole body under the size limit. A non-zero status
-// means the body was refused.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
-	if r.ContentLength > h.maxBody {
-		return nil, http.StatusRequestEntityTooLarge, "body too large"
-	}
-	// Sized by Content-Length when the sender gave one, up to
-	// presizeBody (an unverified sender's claim costs no more before its
-	// bytes arrive; a wrong one only costs the buffer's growth), so that
-	// an event's body is read into one allocation instead of a growing
-	// series of them.
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), presizeBody)+bytes.MinRead))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.maxBody))
-	body := buf.Bytes()
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, http.StatusRequestEntityTooLarge, "body too large"
-	case err != nil:
-		return nil, http.StatusBadRequest, "body could not be read"
-	}
-	return body, 0, ""
-}
-
-// refuse answers an error status and logs it at warning level.
-func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int, ev *payments.Event, outcome DeliveryOutcome, err error, reason string, attrs ...slog.Attr) {
-	h.answer(ctx, w, status, ev, outcome, err, slog.LevelWarn, "webhook refused: "+reason, attrs...)
-}
-
-// answer writes status with a short text body and logs the delivery. The
-// body never says more than the status: in particular not why a signature
-// failed, nor what the EventFunc returned.
-func (h *Handler) answer(ctx context.Context, w http.ResponseWriter, status int, ev *payments.Event, outcome DeliveryOutcome, err error, level slog.Level, msg string, attrs ...slog.Attr) {
-	if res, ok := ctx.Value(resultKey{}).(*DeliveryResult); ok {
-		*res = DeliveryResult{Outcome: outcome, StatusCode: status, Err: err}
-		if ev != nil {
-			res.EventID, res.EventType = ev.ID, ev.Type
-		}
-	}
-	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	fmt.Fprintln(w, http.StatusText(status))
-	h.log(ctx, level, msg, ev, append(attrs, slog.Int("status", status))...)
-}
-
-func (h *Handler) log(ctx context.Context, level slog.Level, msg string, ev *payments.Event, attrs ...slog.Attr) {
-	if h.logger == nil || !h.logger.Enabled(ctx, level) {
-		return
-	}
-	if ev != nil {
-		attrs = append([]slog.Attr{slog.String("event_id", ev.ID), slog.String("event_type", string(ev.Type))}, attrs...)
-	}
-	h.logger.LogAttrs(ctx, level, msg, attrs...)
 }

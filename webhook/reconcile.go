@@ -37,6 +37,11 @@ type ReconcileResult struct {
 	// Processed counts the events this run recovered: it claimed them and
 	// your function succeeded.
 	Processed int
+	// Enqueued counts the events a handler from NewQueueHandler handed to
+	// its EnqueueFunc, which returned nil (the queue dedupes: an event it
+	// already held counts too). Such a handler counts nothing else but
+	// Failed.
+	Enqueued int
 	// AlreadyDone counts the events found processed already, by a
 	// delivery, another replica or an earlier run.
 	AlreadyDone int
@@ -44,22 +49,25 @@ type ReconcileResult struct {
 	// reconcile) still held at the end of the claim wait: not processed
 	// here, and not failed; that one settles them.
 	InProgress int
-	// Failed counts the events whose function returned an error or
-	// panicked. Each was released, so the next delivery or reconcile runs
-	// it again.
+	// Failed counts the events whose function (EventFunc or
+	// EnqueueFunc) returned an error or panicked. Each was released, or
+	// not enqueued, so the next delivery or reconcile brings it again.
 	Failed int
 	// FailedIDs are the ids of the failed events, in the listing's order.
 	FailedIDs []string
 	// Checkpoint is the last event up to which every event listed is done
-	// (processed or already done): never past a failed, in-progress or
-	// unreached event, so that a stored checkpoint skips nothing.
+	// (processed, already done or enqueued): never past a failed,
+	// in-progress or unreached event, so that a stored checkpoint skips
+	// nothing.
 	Checkpoint Checkpoint
 }
 
 // Reconcile runs the events listed from the service through the same
 // function and the same ClaimStore as live deliveries, so that whichever path
 // brings an event (a delivery, its retries, a reconcile, on any replica) it
-// is processed once. Pass the service's listing:
+// is processed once. A handler from NewQueueHandler calls its EnqueueFunc
+// for each event instead, with what follows about claims left out: the
+// queue dedupes. Pass the service's listing:
 //
 //	events := client.Webhooks.ListEvents(ctx, &payments.EventListParams{Since: time.Now().Add(-24 * time.Hour)})
 //	res, err := h.Reconcile(ctx, events)
@@ -189,13 +197,15 @@ func (h *Handler) reconcile(ctx context.Context, events iter.Seq2[*payments.Even
 			res.Processed++
 		case OutcomeDuplicate:
 			res.AlreadyDone++
+		case OutcomeEnqueued:
+			res.Enqueued++
 		case OutcomeInProgress:
 			res.InProgress++
 		case OutcomeFailed:
 			res.Failed++
 			res.FailedIDs = append(res.FailedIDs, ev.ID)
 		}
-		contiguous = contiguous && (outcome == OutcomeProcessed || outcome == OutcomeDuplicate)
+		contiguous = contiguous && (outcome == OutcomeProcessed || outcome == OutcomeDuplicate || outcome == OutcomeEnqueued)
 		if contiguous {
 			res.Checkpoint = Checkpoint{ID: ev.ID, CreatedAt: ev.CreatedAt}
 		}
@@ -228,6 +238,9 @@ func (h *Handler) reconcileEvent(ctx context.Context, ev *payments.Event) (Deliv
 		return "", fmt.Errorf("webhook: reconcile stopped before event %s: %w", ev.ID, ErrShutdown)
 	}
 	defer h.bg.leave()
+	if h.enqueue != nil {
+		return h.enqueueListed(ctx, ev)
+	}
 	claim, claimed, err := h.claimOrWait(ctx, ev.ID, h.claimWait)
 	switch {
 	case ctx.Err() != nil && (err != nil || claim.Status == ClaimInProgress):
@@ -261,4 +274,20 @@ func (h *Handler) reconcileEvent(ctx context.Context, ev *payments.Event) (Deliv
 	}
 	h.log(ctx, slog.LevelInfo, "event recovered by reconcile", ev, attrs...)
 	return OutcomeProcessed, nil
+}
+
+// enqueueListed hands one listed event to a NewQueueHandler handler's
+// EnqueueFunc.
+func (h *Handler) enqueueListed(ctx context.Context, ev *payments.Event) (DeliveryOutcome, error) {
+	attrs, err := h.handOff(ctx, ev)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "", fmt.Errorf("webhook: reconcile stopped at event %s: %w", ev.ID, context.Cause(ctx))
+	case err != nil:
+		h.log(ctx, slog.LevelError, "reconcile: the event could not be enqueued; left for the next delivery or reconcile", ev,
+			append(attrs, slog.String("error", err.Error()))...)
+		return OutcomeFailed, nil
+	}
+	h.log(ctx, slog.LevelInfo, "event enqueued by reconcile", ev)
+	return OutcomeEnqueued, nil
 }

@@ -59,20 +59,6 @@ func (b *background) markStopped() {
 	b.stopMu.Unlock()
 }
 
-// enter counts a delivery in, unless Shutdown was called. The count comes
-// first, so that Shutdown, which sets closing and then reads the count,
-// either sees the delivery or is seen by it.
-func (b *background) enter() bool {
-	b.inflight.Add(1)
-	if b.closing.Load() {
-		b.inflight.Add(-1)
-		return false
-	}
-	return true
-}
-
-func (b *background) leave() { b.inflight.Add(-1) }
-
 // stopping is closed when Shutdown stops waiting for pending completions.
 func (b *background) stopping() chan struct{} {
 	b.stopMu.Lock()
@@ -101,7 +87,9 @@ const shutdownGrace = 100 * time.Millisecond
 // still running whose completion fails is answered 503, as past the cap of
 // background completions (see Handler), instead of handing the completion
 // to a retry nobody waits for. Calling it again waits again for what is
-// left. Call it after http.Server.Shutdown, with the time your platform
+// left. A handler from NewQueueHandler has no background work: Shutdown
+// waits for the EnqueueFunc calls running. Call it after
+// http.Server.Shutdown, with the time your platform
 // leaves between SIGTERM and SIGKILL. Tests:
 // TestHandlerShutdownWaitsForPendingCompletions,
 // TestHandlerShutdownGivesUpAtItsDeadline,

@@ -28,53 +28,67 @@ type deliverySurprises struct {
 }
 
 func (d *deliverySurprises) add(kind, detail string) {
+	d.note(kind, detail, true)
+}
+
+// note adds a surprise and, when remember is true, reports whether it was
+// met for the first time (then logged).
+func (d *deliverySurprises) note(kind, detail string, remember bool) bool {
 	s := payments.Surprise{Kind: payments.SurpriseKind(kind), Detail: surprise.Clean(redact.String(detail, nil))}
 	d.found = append(d.found, s)
-	if !d.h.surprised.First(kind, s.Detail) || d.h.logger == nil {
-		return
+	if !remember || !d.h.surprised.First(kind, s.Detail) {
+		return false
+	}
+	if d.h.logger == nil {
+		return true
 	}
 	attrs := []slog.Attr{slog.String("kind", kind), slog.String("detail", s.Detail)}
 	if d.eventID != "" {
 		attrs = append(attrs, slog.String("event_id", d.eventID))
 	}
 	d.h.logger.LogAttrs(d.ctx, slog.LevelWarn, surprise.LogMessage, attrs...)
+	return true
 }
 
-// Its methods do nothing on nil: the delivery of a handler with neither a
-// logger nor an observer.
+// Headers are not signed: a replay of a signed delivery, within the
+// verifier's tolerance, could carry any number of made-up ones. So one
+// delivery reports at most maxHeaderSurprises unknown signature headers,
+// and a handler remembers (and logs) at most maxRememberedHeaders of them,
+// which leaves most of the surprises it remembers to the signed body's.
+const (
+	maxHeaderSurprises   = 4
+	maxRememberedHeaders = 16
+)
 
 // headers adds the signature headers the handler's verifier does not
 // expect: for the SDK's own verifiers (a Verifier of yours knows its
 // headers), any header whose name holds "signature" other than
-// Payments-Signature and webhook-signature, and a delivery with neither.
+// Payments-Signature and webhook-signature. It is called once the delivery
+// verified: an unsigned request changes nothing the handler remembers.
 func (d *deliverySurprises) headers(header http.Header) {
-	if d == nil {
-		return
-	}
 	switch d.h.verifier.(type) {
 	case *SignatureVerifier, *StandardVerifier:
 	default:
 		return
 	}
-	known := false
+	n := 0
 	for name := range header {
-		switch {
-		case strings.EqualFold(name, SignatureHeader), strings.EqualFold(name, StandardSignatureHeader):
-			known = true
-		case containsFold(name, "signature"):
-			d.add(surprise.SignatureHeader, "unknown header "+name)
+		if n == maxHeaderSurprises {
+			return
 		}
-	}
-	if !known {
-		d.add(surprise.SignatureHeader, "no "+SignatureHeader+" or "+StandardSignatureHeader+" header")
+		if !containsFold(name, "signature") || strings.EqualFold(name, SignatureHeader) || strings.EqualFold(name, StandardSignatureHeader) {
+			continue
+		}
+		n++
+		remember := d.h.headerSurprises.Load() < maxRememberedHeaders
+		if d.note(surprise.SignatureHeader, "unknown header "+name, remember) {
+			d.h.headerSurprises.Add(1)
+		}
 	}
 }
 
 // event adds what a verified event holds that the SDK does not assume.
 func (d *deliverySurprises) event(ev *payments.Event) {
-	if d == nil {
-		return
-	}
 	d.eventID = ev.ID
 	surprise.Event(ev.RawJSON(), ev.Data, string(ev.Type), "event.", d.add)
 }

@@ -50,11 +50,6 @@ func TestHandlerSurprisesOncePerKind(t *testing.T) {
 			req.Header.Set("X-Payments-Signature-256", "sha256=SECRET-VALUE-4242")
 			return req
 		}, http.StatusOK, payments.Surprise{Kind: payments.SurpriseSignatureHeader, Detail: "unknown header X-Payments-Signature-256"}},
-		{"no known signature header", func(n int) *http.Request {
-			req := whDelivery(body(n, "payment.completed", "", payment), whNow, whSecret)
-			req.Header.Del(webhook.SignatureHeader)
-			return req
-		}, http.StatusUnauthorized, payments.Surprise{Kind: payments.SurpriseSignatureHeader, Detail: "no Payments-Signature or webhook-signature header"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -116,11 +111,14 @@ func (f verifierFunc) Verify(b []byte, h http.Header) error { return f(b, h) }
 
 // TestHandlerCatchesADifferentSignatureHeader: the fake told to sign its
 // deliveries under another header (paymentstest.WithDifferences
-// "signature-header") gets 401 from the handler, which reports the
-// unknown signature header as a surprise, so that the logs say why every
-// delivery fails. (A test event marked otherwise than the assumed reference
-// prefix, "test-marker", cannot be told from a real one at run time:
-// payments doctor names it, row "Test events".)
+// "signature-header") gets 401 from the handler, whose refusal says why
+// (ErrNoSignatureHeader, in the result and the log line), so that the logs
+// say why every delivery fails; as the delivery did not verify, its
+// headers are no surprise the handler remembers (issue 45). payments
+// doctor names the header the service used, row "Webhook signature". (A
+// test event marked otherwise than the assumed reference prefix,
+// "test-marker", cannot be told from a real one at run time: doctor names
+// it, row "Test events".)
 func TestHandlerCatchesADifferentSignatureHeader(t *testing.T) {
 	const secret = "whsec_differs_signature_header"
 	verifier, err := webhook.NewSignatureVerifier([]string{secret})
@@ -155,5 +153,66 @@ func TestHandlerCatchesADifferentSignatureHeader(t *testing.T) {
 	defer mu.Unlock()
 	require.NotEmpty(t, results, "no delivery reached the handler")
 	assert.Equal(t, http.StatusUnauthorized, results[0].StatusCode)
-	assert.Contains(t, results[0].Surprises, payments.Surprise{Kind: payments.SurpriseSignatureHeader, Detail: "unknown header X-Signature"})
+	assert.ErrorIs(t, results[0].Err, webhook.ErrNoSignatureHeader)
+	assert.Empty(t, results[0].Surprises, "an unsigned request is looked at for nothing")
+}
+
+// TestUnsignedRequestChangesNoSurpriseMemory (issue 45): an unsigned
+// request carrying 300 made-up signature headers is answered 401 and
+// looked at for nothing: no surprise logged or reported, none remembered.
+// A signed delivery replayed 100 times (headers are not signed) with as
+// many reports at most 4 each, and the handler remembers and logs at most
+// 16 in all. The service's real change that follows (a new event kind) is
+// still logged, in both of the handler's modes.
+func TestUnsignedRequestChangesNoSurpriseMemory(t *testing.T) {
+	made := func(req *http.Request) *http.Request {
+		for i := range 300 {
+			req.Header.Set(fmt.Sprintf("X-Signature-%03d", i), "x")
+		}
+		return req
+	}
+	for name, build := range map[string]func(...webhook.HandlerOption) *webhook.Handler{
+		"NewHandler": func(o ...webhook.HandlerOption) *webhook.Handler { return whHandler(t, whRecorderFn(), o...) },
+		"NewQueueHandler": func(o ...webhook.HandlerOption) *webhook.Handler {
+			return webhook.NewQueueHandler(whVerifier(t, whSecret), new(queueRecorder).enqueue, o...)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got [][]payments.Surprise
+			obs := func(ctx context.Context, _ *http.Request) (context.Context, func(webhook.DeliveryResult)) {
+				return ctx, func(r webhook.DeliveryResult) {
+					mu.Lock()
+					got = append(got, r.Surprises)
+					mu.Unlock()
+				}
+			}
+			logs := new(testlog.Buffer)
+			h := build(webhook.WithDeliveryObserver(obs), webhook.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
+			surprises := func() []map[string]any { return rcLines(t, logs, surpriseLogMessage) }
+
+			unsigned := made(whDelivery(whEventJSON("00000000-0000-4000-8000-000000000001", "payout.settled", `{}`), whNow, whSecret))
+			unsigned.Header.Del(webhook.SignatureHeader)
+			assert.Equal(t, http.StatusUnauthorized, whServe(h, unsigned).Code)
+			forged := made(whDelivery(whEventJSON("00000000-0000-4000-8000-000000000002", "payout.settled", `{}`), whNow, "whsec_not_the_service"))
+			assert.Equal(t, http.StatusUnauthorized, whServe(h, forged).Code)
+			assert.Empty(t, surprises(), "nothing logged for a request that did not verify")
+			assert.Equal(t, [][]payments.Surprise{nil, nil}, got, "nothing reported either")
+
+			for range 100 {
+				assert.Equal(t, http.StatusOK, whServe(h, made(whDelivery(whPayload(), whNow, whSecret))).Code)
+			}
+			require.Len(t, got, 102)
+			assert.Len(t, got[2], 4, "at most 4 unknown signature headers per delivery")
+			assert.Len(t, got[101], 4, "every delivery reports its own to the observer")
+			assert.Len(t, surprises(), 16, "at most 16 signature headers remembered and logged")
+
+			real := whDelivery(whEventJSON("00000000-0000-4000-8000-000000000003", "payout.settled", `{}`), whNow, whSecret)
+			assert.Equal(t, http.StatusOK, whServe(h, real).Code)
+			lines := surprises()
+			require.Len(t, lines, 17, logs.String())
+			assert.Equal(t, string(payments.SurpriseEventKind), lines[16]["kind"])
+			assert.Equal(t, "payout.settled", lines[16]["detail"])
+		})
+	}
 }

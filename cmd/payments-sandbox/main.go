@@ -36,6 +36,12 @@
 // two meet without configuration: start the receiver with the printed
 // PAYMENTS_WEBHOOK_SECRET. -webhook-url none (or "") turns deliveries off;
 // the admin API's PUT /_sandbox/webhook-url changes the URL at run time.
+// Several URLs, comma-separated (-webhook-url
+// http://localhost:8081/webhooks,http://localhost:8082/webhooks), are
+// replicas of a receiver, tried without a load balancer: the first attempts
+// of deliveries go to each in turn, round robin, and a retry goes to the
+// URL after the one that failed. The admin API takes them as {"urls":
+// [...]}.
 //
 // A failed delivery is retried 4 times, after 1s, 2s, 4s and 8s.
 // -webhook-retry-wait scales that schedule (it doubles from the wait
@@ -196,7 +202,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	addr := fs.String("addr", defaultAddr, "`address` to listen on (port 0 picks a free port)")
 	apiKey := fs.String("api-key", "", "API `key` to accept (default: $"+envAPIKey+", else a random JWT-shaped key)")
 	hookURL := fs.String("webhook-url", defaultWebhookURL,
-		"`URL` to deliver webhook events to, where examples/webhook-receiver listens by default; none turns deliveries off")
+		"`URL` to deliver webhook events to, where examples/webhook-receiver listens by default; several, comma-separated, take the deliveries round robin (a retry goes to the next one); none turns deliveries off")
 	hookScheme := fs.String("webhook-scheme", string(paymentstest.SchemePayments),
 		"how webhooks are signed: payments (the Payments-Signature header) or standard (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature); default: $"+envScheme+", else payments")
 	hookSecret := fs.String("webhook-secret", "",
@@ -290,7 +296,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	opts := []paymentstest.Option{
 		paymentstest.WithSandbox(sb),
-		paymentstest.WithWebhook(paymentstest.Webhook{URL: *hookURL, Secrets: creds.secrets,
+		paymentstest.WithWebhook(paymentstest.Webhook{URLs: splitList(*hookURL), Secrets: creds.secrets,
 			Scheme: creds.scheme, Retries: waits, NoRetries: len(waits) == 0}),
 		paymentstest.WithBalance(startBalance),
 	}

@@ -24,7 +24,9 @@ func printBanner(w io.Writer, srv *paymentstest.Server, creds credentials, hookU
 	} else {
 		fmt.Fprintf(w, "  API key:  %s\n", srv.APIKey())
 	}
-	if hookURL != "" {
+	if urls := splitList(hookURL); len(urls) > 1 {
+		fmt.Fprintf(w, "  Webhooks: round robin to %s (-webhook-url none turns them off)\n", strings.Join(urls, ", "))
+	} else if hookURL != "" {
 		fmt.Fprintf(w, "  Webhooks: %s (-webhook-url none turns them off)\n", hookURL)
 	} else {
 		fmt.Fprintf(w, "  Webhooks: off (-webhook-url sets where they go)\n")

@@ -65,7 +65,7 @@ func TestRunStandardScheme(t *testing.T) {
 	defer rc.Close()
 	status, data := adminCall(t, baseURL, apiKey, http.MethodPut, "/_sandbox/webhook-url", `{"url": "`+rc.URL+`"}`)
 	require.Equal(t, http.StatusOK, status, "%s", data)
-	assert.JSONEq(t, `{"url": "`+rc.URL+`", "scheme": "standard"}`, string(data), "moving the URL keeps the scheme")
+	assert.JSONEq(t, `{"url": "`+rc.URL+`", "urls": ["`+rc.URL+`"], "scheme": "standard"}`, string(data), "moving the URL keeps the scheme")
 
 	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
 	require.NoError(t, err)

@@ -95,7 +95,7 @@ func TestRunWebhookURLOffThenSet(t *testing.T) {
 
 	status, data := adminCall(t, baseURL, apiKey, http.MethodPut, "/_sandbox/webhook-url", `{"url": "`+rc.URL+`/webhooks"}`)
 	require.Equal(t, http.StatusOK, status, "%s", data)
-	assert.JSONEq(t, `{"url": "`+rc.URL+`/webhooks", "scheme": "payments"}`, string(data))
+	assert.JSONEq(t, `{"url": "`+rc.URL+`/webhooks", "urls": ["`+rc.URL+`/webhooks"], "scheme": "payments"}`, string(data))
 	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
 	require.NoError(t, err)
 	_, err = client.Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)
@@ -105,6 +105,48 @@ func TestRunWebhookURLOffThenSet(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []payments.EventType{payments.EventPaymentCompleted}, got, "delivered and verified with the printed secret")
+}
+
+// TestRunWebhookURLsRoundRobin: -webhook-url with three URLs,
+// comma-separated, sends the deliveries to three replicas of a receiver in
+// turn, each verifying with the printed secret.
+func TestRunWebhookURLsRoundRobin(t *testing.T) {
+	var mu sync.Mutex
+	got := map[int][]string{}
+	var urls []string
+	var secret string
+	for i := range 3 {
+		rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			ev, err := webhook.ConstructEvent(body, r.Header, secret)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusUnauthorized)
+				return
+			}
+			mu.Lock()
+			got[i] = append(got[i], ev.ID)
+			mu.Unlock()
+		}))
+		defer rc.Close()
+		urls = append(urls, rc.URL+"/webhooks")
+	}
+	const fixed = "pssec_0123456789abcdef0123456789abcdef"
+	secret = fixed
+	baseURL, apiKey, stdout, _ := startRunTimeouts(t, serverTimeouts(), "-webhook-url", strings.Join(urls, ","), "-webhook-secret", fixed, "-quiet")
+	assert.Contains(t, stdout.String(), "Webhooks: round robin to "+strings.Join(urls, ", "))
+	client, err := payments.NewClient(apiKey, payments.WithBaseURL(baseURL))
+	require.NoError(t, err)
+	for range 6 {
+		_, err = client.Webhooks.Trigger(context.Background(), payments.EventPaymentCompleted)
+		require.NoError(t, err)
+	}
+	status, data := adminCall(t, baseURL, apiKey, http.MethodPost, "/_sandbox/deliveries/wait", "")
+	require.Equal(t, http.StatusOK, status, "%s", data)
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range 3 {
+		assert.Len(t, got[i], 2, "receiver %d", i)
+	}
 }
 
 // TestRunExportLinesSurviveTheShell: the printed export lines, pasted into

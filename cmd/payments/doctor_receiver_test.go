@@ -77,3 +77,30 @@ func TestDoctorKeepsItsEventsFromTheMerchant(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorPutsBackSeveralWebhookURLs: a sandbox delivering round robin
+// to two replicas of the merchant's receiver gets both URLs back after
+// doctor, and neither replica gets doctor's events.
+func TestDoctorPutsBackSeveralWebhookURLs(t *testing.T) {
+	var merchantGot atomic.Int32
+	var urls []string
+	for range 2 {
+		replica := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { merchantGot.Add(1) }))
+		t.Cleanup(replica.Close)
+		urls = append(urls, replica.URL)
+	}
+	f := startFake(t, paymentstest.WithSandbox(paymentstest.Sandbox{}), paymentstest.WithWebhook(paymentstest.Webhook{URLs: urls, Secrets: []string{sinkSecret}}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec := newRecorder(t, f.URL(), func(http.ResponseWriter, *http.Request) bool { return false })
+	var out syncBuffer
+	code, stderr := runDoctorVia(ctx, t, rec, f.with(envBaseURL, "http://127.0.0.1:1", envWebhookSecret, sinkSecret), &out, "--json")
+	assert.Equal(t, exitOK, code, stderr)
+	var setting struct {
+		URLs []string `json:"urls"`
+	}
+	f.admin(t, http.MethodGet, "webhook-url", nil, &setting)
+	assert.Equal(t, urls, setting.URLs, "both replicas are back")
+	require.NoError(t, f.WaitForDeliveries(ctx))
+	assert.Zero(t, merchantGot.Load(), "none of doctor's events reached the merchant's replicas")
+}

@@ -112,6 +112,14 @@ func (d *doctor) redirectDeliveries(ctx context.Context) (restore func(), why st
 	}
 	o := d.send(ctx, http.MethodGet, "/_sandbox/webhook-url", nil, true)
 	old, isString := o.data()["url"].(string)
+	var oldURLs []string // several: the sandbox delivers round robin, and gets them all back
+	if list, ok := o.data()["urls"].([]any); ok && len(list) > 1 {
+		for _, u := range list {
+			if s, ok := u.(string); ok {
+				oldURLs = append(oldURLs, s)
+			}
+		}
+	}
 	if o.err != nil || o.status != http.StatusOK || !isString {
 		return restore, "doctor created nothing: its events would go to the webhook URL set in the sandbox's dashboard, " +
 			"perhaps your own receiver. Run doctor with --receive ADDR and point that URL (or a tunnel) at it"
@@ -135,7 +143,7 @@ func (d *doctor) redirectDeliveries(ctx context.Context) (restore func(), why st
 				d.warnings = append(d.warnings, fmt.Sprintf("some of doctor's events may still be undelivered: they may reach %s once it is back "+
 					"(their references start with doctor- or %s)", show(old), testReferencePrefix))
 			}
-			if !d.setWebhookURL(cctx, old) {
+			if !d.setWebhookURL(cctx, old, oldURLs...) {
 				d.warnings = append(d.warnings, fmt.Sprintf("the sandbox's webhook URL could not be put back: it still points at doctor's receiver, which has stopped. "+
 					"Set it with: payments sandbox webhook-url %s", orNoneURL(old)))
 			}
@@ -145,9 +153,12 @@ func (d *doctor) redirectDeliveries(ctx context.Context) (restore func(), why st
 }
 
 // setWebhookURL sets the sandbox's webhook URL (admin API), even after
-// doctor stopped probing.
-func (d *doctor) setWebhookURL(ctx context.Context, u string) bool {
+// doctor stopped probing; with several urls, those instead.
+func (d *doctor) setWebhookURL(ctx context.Context, u string, urls ...string) bool {
 	b, _ := json.Marshal(map[string]string{"url": u})
+	if len(urls) > 1 {
+		b, _ = json.Marshal(map[string][]string{"urls": urls})
+	}
 	o := d.do(ctx, http.MethodPut, "/_sandbox/webhook-url", b, true)
 	return o.err == nil && o.status == http.StatusOK
 }
