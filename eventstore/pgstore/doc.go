@@ -25,7 +25,7 @@
 //     err = queue.Migrate(ctx) // River's tables and the queue's
 //     err = queue.Start(ctx)   // in every process that works
 //     ...
-//     h := webhook.NewHandler(verifier, queue.Enqueue)
+//     h := webhook.NewQueueHandler(verifier, queue.Enqueue)
 //
 // A program that already runs River gives the Queue its own client
 // instead: w, err := NewWorker(pool, markPaid, nil); river.AddWorker(workers,

@@ -57,7 +57,7 @@ func Example() {
 	}
 	defer func() { _ = queue.Stop(context.Background()) }()
 
-	http.Handle("POST /webhooks", webhook.NewHandler(verifier, queue.Enqueue))
+	http.Handle("POST /webhooks", webhook.NewQueueHandler(verifier, queue.Enqueue))
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
 

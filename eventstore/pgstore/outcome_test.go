@@ -182,7 +182,7 @@ func TestOutcomeAwaitInAnotherProcess(t *testing.T) {
 	// region outcomes-queue
 	// The workers record each event's outcome in the transaction of its
 	// job: the outcome and markPaid's writes commit together.
-	h := webhook.NewHandler(verifier, q.Enqueue)
+	h := webhook.NewQueueHandler(verifier, q.Enqueue)
 	// endregion
 	wait := outcometest.AwaitInChild(t, "TestOutcomeAwaitChild", "order-42",
 		"PAYMENTS_OUTCOME_CHILD_PG_URL="+url, "PAYMENTS_OUTCOME_CHILD_PG_TABLE="+q.outcomes)

@@ -128,7 +128,7 @@ WHERE orders.status NOT IN ('completed', 'failed', 'rejected')`,
 // database answers.
 func (a *app) receiver(verifier webhook.Verifier) (http.Handler, *webhook.Handler) {
 	// region receiver
-	h := webhook.NewHandler(verifier, a.queue.Enqueue, webhook.WithLogger(a.logger))
+	h := webhook.NewQueueHandler(verifier, a.queue.Enqueue, webhook.WithLogger(a.logger))
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhooks", h)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
