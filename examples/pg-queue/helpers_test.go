@@ -169,26 +169,33 @@ func waitBooked(t *testing.T, a *app, ids []string) map[string]int {
 	return waitBookedBy(t, a, ids, time.Now().Add(90*time.Second))
 }
 
+// bookedCounts returns how many rows of order_events each event has.
+func bookedCounts(t *testing.T, a *app) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	rows, err := a.pool.Query(context.Background(), `SELECT event_id, count(*) FROM order_events GROUP BY event_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		counts[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return counts
+}
+
 // waitBookedBy is waitBooked until deadline.
 func waitBookedBy(t *testing.T, a *app, ids []string, deadline time.Time) map[string]int {
 	t.Helper()
 	for {
-		counts := map[string]int{}
-		rows, err := a.pool.Query(context.Background(), `SELECT event_id, count(*) FROM order_events GROUP BY event_id`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id string
-			var n int
-			if err := rows.Scan(&id, &n); err != nil {
-				t.Fatal(err)
-			}
-			counts[id] = n
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
+		counts := bookedCounts(t, a)
 		missing := 0
 		for _, id := range ids {
 			if counts[id] == 0 {

@@ -211,22 +211,7 @@ func TestWorkerStoppedBySIGTERMFinishesItsRunningFunctions(t *testing.T) {
 	if stopped.err != nil {
 		t.Errorf("the worker exited with %v after SIGTERM, want 0", stopped.err)
 	}
-	booked := map[string]int{}
-	rows, err := a.pool.Query(context.Background(), `SELECT event_id, count(*) FROM order_events GROUP BY event_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			t.Fatal(err)
-		}
-		booked[id] = n
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	booked := bookedCounts(t, a)
 	for _, j := range eventJobs(t, a) {
 		if !running[j.ID] {
 			continue
