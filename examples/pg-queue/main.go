@@ -20,6 +20,12 @@
 //	PAYMENTS_WEBHOOK_ADDR     where receive listens (default :8080)
 //	PAYMENTS_API_KEY, PAYMENTS_BASE_URL  the service, for reconcile (work) and the event list (await)
 //
+// pg-queue -h lists the flags too (before or after the command). Ctrl-C
+// or SIGTERM stops a process cleanly: a worker lets its running functions
+// commit, a minute at most. docs/webhooks.md ("Trying it on your
+// machine") walks through one receiver and two workers against the
+// sandbox, and what each fault looks like.
+//
 // River UI (riverqueue.com) is optional: pointed at the same database, it
 // shows the queue "payments_webhooks", each job's event id, errors and
 // attempts (not the event's body, which stays in the Queue's table), and
