@@ -191,7 +191,7 @@ func (c *Client) encodeBody(op *operation, body any, fields []bodyField) ([]byte
 	var b []byte
 	if body != nil {
 		var err error
-		if b, err = json.Marshal(body); err != nil {
+		if b, err = json.Marshal(wireBody(body)); err != nil { // encode.go
 			return nil, fmt.Errorf("payments: encoding the request: %w", err)
 		}
 	}
