@@ -16,32 +16,43 @@ import "encoding/json"
 // them: Client.Do sends that as encoding/json writes it), and nothing of it
 // is a method: the params stay plain structs for encoding/json and gob.
 
+// wireScratch is where a call's copy of its params is made: part of the
+// call's allocation (see call), not one of its own.
+type wireScratch struct {
+	initiate        initiateWire
+	recipientCreate recipientCreateWire
+	recipientUpdate recipientUpdateWire
+}
+
 // wireBody returns what encodeBody marshals for body: a copy of the params
 // of Initiate or of a recipient's create or update with their amounts as
-// json.Number, or body itself.
-func wireBody(body any) any {
+// json.Number, made in w, or body itself.
+func wireBody(body any, w *wireScratch) any {
 	switch p := body.(type) {
 	case *PaymentInitiateParams:
 		if p != nil {
-			return &initiateWire{Amount: json.Number(p.Amount.String()), Currency: p.Currency, RecipientID: p.RecipientID,
+			w.initiate = initiateWire{Amount: json.Number(p.Amount.String()), Currency: p.Currency, RecipientID: p.RecipientID,
 				Description: p.Description, Reference: p.Reference, TransactionType: p.TransactionType,
 				TransactionCategory: p.TransactionCategory, TransactionTags: p.TransactionTags,
 				TransactionNotes: p.TransactionNotes, Channel: p.Channel, SubType: p.SubType}
+			return &w.initiate
 		}
 	case *RecipientCreateParams:
 		if p != nil {
-			return &recipientCreateWire{AccountNumber: p.AccountNumber, AccountName: p.AccountName, AccountType: p.AccountType,
+			w.recipientCreate = recipientCreateWire{AccountNumber: p.AccountNumber, AccountName: p.AccountName, AccountType: p.AccountType,
 				AccountCurrency: p.AccountCurrency, AccountCountryCode: p.AccountCountryCode, AccountBankName: p.AccountBankName,
 				AccountBankCode: p.AccountBankCode, AmountLimit: amountNumber(p.AmountLimit),
 				Identification: p.Identification, PaymentDetails: p.PaymentDetails}
+			return &w.recipientCreate
 		}
 	case *RecipientUpdateParams:
 		if p != nil {
-			return &recipientUpdateWire{AccountNumber: p.AccountNumber, AccountName: p.AccountName, AccountType: p.AccountType,
+			w.recipientUpdate = recipientUpdateWire{AccountNumber: p.AccountNumber, AccountName: p.AccountName, AccountType: p.AccountType,
 				AccountCurrency: p.AccountCurrency, AccountCountryCode: p.AccountCountryCode, AccountBankName: p.AccountBankName,
 				AccountBankCode: p.AccountBankCode, AmountLimit: amountNumber(p.AmountLimit),
 				IdentificationType: p.IdentificationType, IdentificationNumber: p.IdentificationNumber,
 				PaymentDetails: p.PaymentDetails}
+			return &w.recipientUpdate
 		}
 	}
 	return body

@@ -54,7 +54,7 @@ func TestWireBodiesAreWhatEncodingJSONWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wire := wireBody(p.Interface())
+			wire := wireBody(p.Interface(), new(wireScratch))
 			if reflect.TypeOf(wire).Elem() != tc.wire {
 				t.Fatalf("wireBody(%v) is a %T", tc.params, wire)
 			}
@@ -70,7 +70,7 @@ func TestWireBodiesAreWhatEncodingJSONWrites(t *testing.T) {
 	// Anything else, nil params included, goes as it is.
 	for _, body := range []any{(*PaymentInitiateParams)(nil), (*RecipientCreateParams)(nil), &PaymentConfirmParams{},
 		struct{ PaymentInitiateParams }{}} {
-		if got := wireBody(body); !reflect.DeepEqual(got, body) {
+		if got := wireBody(body, new(wireScratch)); !reflect.DeepEqual(got, body) {
 			t.Errorf("wireBody(%#v) = %#v", body, got)
 		}
 	}

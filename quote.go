@@ -64,10 +64,19 @@ type paymentWire struct {
 // included), a plain struct for encoding/json to fill.
 type plainPayment Payment
 
-// decoder returns the value p's JSON decodes into (see wired).
-func (p *Payment) decoder() finisher {
+// decoder returns the value p's JSON decodes into (see wired): in s, the
+// call's scratch, one allocation less per call, or, when s is nil, a value
+// of its own.
+func (p *Payment) decoder(s *decodeScratch) finisher {
 	p.Quote = nil
-	return &paymentWire{plainPayment: (*plainPayment)(p)}
+	var w *paymentWire
+	if s != nil {
+		w = &s.payment
+	} else {
+		w = new(paymentWire)
+	}
+	*w = paymentWire{plainPayment: (*plainPayment)(p)}
+	return w
 }
 
 // decodeData decodes a payment and its quote from the data of a response or
@@ -76,7 +85,7 @@ func (p *Payment) decoder() finisher {
 // caller, reads only the documented shape.) A payment without an amount is
 // an error; a quote that cannot be read whole leaves Quote nil.
 func (p *Payment) decodeData(b []byte) error {
-	w := p.decoder()
+	w := p.decoder(nil)
 	if err := json.Unmarshal(b, w); err != nil {
 		return err
 	}
