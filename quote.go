@@ -54,8 +54,6 @@ func (o *optDecimal) UnmarshalJSON(b []byte) error {
 // (BENCHMARKS.md, "Time per call, second round").
 type paymentWire struct {
 	plainPayment
-	// into is the payment decoded (see decoder).
-	into *Payment
 	Amount       optDecimal `json:"amount"`
 	Quote        *quoteWire `json:"quote"`
 	QuoteID      string     `json:"quote_id"`
@@ -63,6 +61,9 @@ type paymentWire struct {
 	ExchangeRate optDecimal `json:"exchange_rate"`
 	TotalAmount  optDecimal `json:"total_amount"`
 	ExpiresAt    time.Time  `json:"expires_at"`
+
+	// into is the payment decoded (see decoder).
+	into *Payment
 }
 
 // plainPayment is Payment without its methods (its embedded APIResource
