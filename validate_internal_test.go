@@ -127,3 +127,19 @@ func TestAtLeastMaxAmountIsCmp(t *testing.T) {
 		check(d)
 	}
 }
+
+// BenchmarkAmountBound is the 10^18 bound of an amount with two places
+// checked by decimal.Cmp (how=cmp) and from its digits (how=digits).
+func BenchmarkAmountBound(b *testing.B) {
+	d := decimal.RequireFromString("15000.50")
+	for _, how := range []string{"cmp", "digits"} {
+		b.Run("how="+how, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if how == "cmp" && d.Cmp(maxAmount) >= 0 || how == "digits" && atLeastMaxAmount(d) {
+					b.Fatal(d)
+				}
+			}
+		})
+	}
+}
