@@ -3,6 +3,7 @@ package payments
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -70,21 +71,22 @@ type paymentWire struct {
 // included), a plain struct for encoding/json to fill.
 type plainPayment Payment
 
-// decoder returns the value p's JSON decodes into (see wired): in s, the
-// call's scratch, one allocation less per call, or, when s is nil, a value
-// of its own. It starts from p's fields, as decoding into p itself would,
-// and its finish stores them into p.
-func (p *Payment) decoder(s *decodeScratch) finisher {
+// decoder returns the value p's JSON decodes into (see wired), in s, the
+// call's scratch: no allocation of its own.
+func (p *Payment) decoder(s *decodeScratch) finisher { return p.wire(&s.payment) }
+
+// wire makes w the value p's JSON decodes into: it starts from p's fields,
+// as decoding into p itself would, and its finish stores them into p.
+func (p *Payment) wire(w *paymentWire) *paymentWire {
 	p.Quote = nil
-	var w *paymentWire
-	if s != nil {
-		w = &s.payment
-	} else {
-		w = new(paymentWire)
-	}
 	*w = paymentWire{plainPayment: plainPayment(*p), into: p}
 	return w
 }
+
+// paymentWires holds the values that payments decoded outside a call (an
+// event's) decode into: the decoded payment holds nothing of one, so it is
+// emptied and reused, not allocated per payment.
+var paymentWires = sync.Pool{New: func() any { return new(paymentWire) }}
 
 // decodeData decodes a payment and its quote from the data of a response or
 // an event, whether the quote is nested under "quote" (the documented shape)
@@ -92,8 +94,12 @@ func (p *Payment) decoder(s *decodeScratch) finisher {
 // caller, reads only the documented shape.) A payment without an amount is
 // an error; a quote that cannot be read whole leaves Quote nil.
 func (p *Payment) decodeData(b []byte) error {
-	w := p.decoder(nil)
-	if err := json.Unmarshal(b, w); err != nil {
+	w := paymentWires.Get().(*paymentWire)
+	defer func() {
+		*w = paymentWire{}
+		paymentWires.Put(w)
+	}()
+	if err := json.Unmarshal(b, p.wire(w)); err != nil {
 		return err
 	}
 	if reason := w.finish(false); reason != "" {

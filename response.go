@@ -116,8 +116,8 @@ type resource interface {
 
 // wired is a resource whose JSON differs from its fields (Payment and its
 // quote): decoder returns the value its JSON decodes into, in the envelope's
-// own pass, made in the call's scratch s (a value of its own when s is
-// nil), and that value's finish completes the resource.
+// own pass, made in the call's scratch s, and that value's finish completes
+// the resource.
 type wired interface {
 	decoder(s *decodeScratch) finisher
 }
