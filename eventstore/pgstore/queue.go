@@ -1,17 +1,14 @@
 package pgstore
 
-// One event's way through the Queue (doc.go, "The Queue"): Enqueue during
-// the delivery, then Work in a River worker with your function on a gated
-// pgx.Tx. Its set-up is in queue_setup.go.
+// One event's way through the Queue (doc.go, "The Queue"): Enqueue, then
+// Work with your function on a gated pgx.Tx. The set-up: queue_setup.go.
 
 import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -91,30 +88,27 @@ func (q *Queue) Enqueue(ctx context.Context, ev *payments.Event) error {
 	return err
 }
 
-// enqueue reports whether it inserted the event.
-func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (bool, error) {
+// enqueue reports whether it inserted the event. Its deadline covers the
+// wait for a connection too.
+func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (inserted bool, err error) {
 	if ev == nil || ev.ID == "" || len(ev.RawJSON()) == 0 {
 		return false, fmt.Errorf("pgstore: enqueue: the event has no id or no body: pass an event from webhook.Handler, payments.ParseEvent or ListEvents")
 	}
-	// The deadline covers the wait for a connection too; past it pgx
-	// closes the connection, which ends the statement.
+	defer func() {
+		if err != nil {
+			inserted, err = false, fmt.Errorf("%w: pgstore: enqueue event %s: %w (answered 503: the service delivers it again, and reconcile lists it; check that the database is reachable and that the pool has a connection free beyond the workers')",
+				webhook.ErrUnavailable, shownID(ev.ID), err)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, q.w.cfg.Timeout)
 	defer cancel()
-	inserted, err := q.insert(ctx, storedID(ev.ID), ev.RawJSON())
-	if err != nil {
-		return false, fmt.Errorf("%w: pgstore: enqueue event %s: %w (answered 503: the service delivers it again, and reconcile lists it; check that the database is reachable and that the pool has a connection free beyond the workers')",
-			webhook.ErrUnavailable, shownID(ev.ID), err)
-	}
-	return inserted, nil
-}
-
-func (q *Queue) insert(ctx context.Context, id string, body []byte) (bool, error) {
 	tx, err := q.w.pool.Begin(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }() // a no-op after the commit
-	err = tx.QueryRow(ctx, `INSERT INTO `+q.w.table+` (event_id, body) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING RETURNING true`, id, body).Scan(new(bool))
+	id := storedID(ev.ID)
+	err = tx.QueryRow(ctx, `INSERT INTO `+q.w.table+` (event_id, body) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING RETURNING true`, id, ev.RawJSON()).Scan(new(bool))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // a duplicate: the transaction wrote nothing
 	} else if err != nil {
@@ -152,9 +146,8 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[EventArgs]) error {
 		defer cancel()
 		_ = tx.Rollback(ctx)
 	}()
-	// Locked, so that two jobs of one event (one inserted by hand) run one
-	// after the other. No body (its function committed, and the job was
-	// retried by hand) or no row: nothing runs.
+	// Locked: two jobs of one event run one after the other. No body (its
+	// function committed; the job was retried by hand) or no row: no run.
 	var body []byte
 	err = tx.QueryRow(ctx, `SELECT body FROM `+w.table+` WHERE event_id = $1 FOR NO KEY UPDATE`, job.Args.ID).Scan(&body)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && body == nil {
@@ -239,11 +232,11 @@ type handle struct {
 }
 
 type gate struct {
-	mu                  sync.Mutex
-	busy, closed, ended bool          // ended: the function ended its savepoint itself
-	drained             chan struct{} // closed as the call in flight at close ends
-	endErr              error
-	failed              string // the first statement the database refused
+	mu            sync.Mutex
+	call          chan struct{} // the call in flight, closed as it ends
+	closed, ended bool          // ended: the function ended its savepoint itself
+	endErr        error
+	failed        string // the first statement the database refused
 }
 
 var (
@@ -256,10 +249,10 @@ func (g *gate) enter() error {
 	defer g.mu.Unlock()
 	if g.closed {
 		return pgx.ErrTxClosed
-	} else if g.busy {
+	} else if g.call != nil {
 		return errBusy
 	}
-	g.busy = true
+	g.call = make(chan struct{})
 	return nil
 }
 
@@ -270,24 +263,21 @@ func (g *gate) leave(sql string, err error) {
 	if g.failed == "" && errors.As(err, &pgErr) {
 		g.failed = fmt.Sprintf("its statement %.80q (SQLSTATE %s: %s)", sql, pgErr.Code, pgErr.Message)
 	}
-	if g.busy = false; g.drained != nil {
-		close(g.drained)
-	}
+	close(g.call)
+	g.call = nil
 }
 
-// close refuses every later call; a call in flight is waited for (until
-// ctx ends) and fails the attempt.
+// close refuses every later call; a call in flight fails the attempt.
 func (g *gate) close(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
-	if !g.busy {
-		g.mu.Unlock()
+	call := g.call
+	g.mu.Unlock()
+	if call == nil {
 		return nil
 	}
-	g.drained = make(chan struct{})
-	g.mu.Unlock()
 	select {
-	case <-g.drained:
+	case <-call:
 		return errStillRunning
 	case <-ctx.Done():
 		return fmt.Errorf("%w (and it had not ended when the job's context did: %w)", errStillRunning, ctx.Err())
@@ -381,8 +371,6 @@ func (h *handle) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	return &gatedBatch{BatchResults: br, leave: func(err error) { h.g.leave("a batch", err) }}
 }
 
-// gatedRows and gatedBatch leave the gate once, when closed (rows: or
-// read to the end).
 type gatedRows struct {
 	pgx.Rows
 	leave func()
@@ -405,8 +393,7 @@ func (b *gatedBatch) Close() error {
 	return err
 }
 
-// refused is QueryRow's row, and a batch the gate refused: every call
-// returns its Scan's error.
+// refused is QueryRow's row, and a refused batch: every call returns r().
 type refused func(dest ...any) error
 
 func (r refused) Scan(dest ...any) error           { return r(dest...) }
@@ -416,26 +403,22 @@ func (r refused) QueryRow() pgx.Row                { return r }
 func (r refused) Close() error                     { return r() }
 
 // storedID is the key an event id is stored under (doc.go, "Event ids"):
-// the id itself when it is valid UTF-8 without NUL, at most 256 bytes, and
-// does not start with "sha256:"; otherwise "sha256:" and the hex SHA-256
-// of its bytes, so that the two kinds never meet.
+// itself, or "sha256:" and the hex SHA-256 of an id PostgreSQL cannot key.
 func storedID(id string) string {
 	if len(id) <= 256 && utf8.ValidString(id) && !strings.ContainsRune(id, 0) && !strings.HasPrefix(id, "sha256:") {
 		return id
 	}
-	sum := sha256.Sum256([]byte(id))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(id)))
 }
 
-// shownID is id as an error message quotes it: at most 64 bytes, with its
-// length when cut.
+// shownID is id as an error message quotes it: at most 64 bytes of it.
 func shownID(id string) string {
-	cut := 64
-	if len(id) <= cut {
-		return strconv.Quote(id)
+	if len(id) <= 64 {
+		return fmt.Sprintf("%q", id)
 	}
+	cut := 64
 	for cut > 0 && !utf8.RuneStart(id[cut]) {
 		cut--
 	}
-	return strconv.Quote(id[:cut]) + "... (" + strconv.Itoa(len(id)) + " bytes)"
+	return fmt.Sprintf("%q... (%d bytes)", id[:cut], len(id))
 }

@@ -22,9 +22,8 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// The Queue's table, its jobs' River queue, and the defaults of
-// QueueConfig: a dead worker's job runs again within about a minute and a
-// half (DefaultRescueAfter, and River's rescuer looks every 30 s).
+// The Queue's table, its jobs' River queue, and QueueConfig's defaults: a
+// dead worker's job runs again within about a minute and a half.
 const (
 	DefaultQueueTable  = "payments_webhook_queue"
 	QueueName          = "payments_webhooks"
@@ -67,9 +66,8 @@ func (c QueueConfig) withDefaults() (QueueConfig, error) {
 }
 
 // NewQueue returns a Queue on a River client of its own, which works
-// QueueConfig.Workers jobs at once once started; cfg may be nil. Run
-// Migrate before Start. Its errors for a bad configuration match
-// ErrInvalidOption.
+// QueueConfig.Workers jobs at once once started; cfg may be nil. Its
+// errors for a bad configuration match ErrInvalidOption.
 func NewQueue(pool *pgxpool.Pool, fn TxEventFunc, cfg *QueueConfig) (*Queue, error) {
 	w, err := NewWorker(pool, fn, cfg)
 	if err != nil {
@@ -251,9 +249,8 @@ func (q *Queue) Migrate(ctx context.Context) error {
 // (not River's), for a DBA to apply by hand; River's are river migrate-up's.
 func (q *Queue) MigrationSQL() string { return q.w.createSQL() + ";\n" + q.w.outcomes.MigrationSQL() }
 
-// createSQL creates the Queue's table: the body stays until the function
-// committed; a BRIN index, which costs an INSERT next to nothing, finds old
-// rows for the purge.
+// createSQL creates the Queue's table; a BRIN index, which costs an INSERT
+// next to nothing, finds old rows for the purge.
 func (w *Worker) createSQL() string {
 	name := w.cfg.Table[strings.LastIndex(w.cfg.Table, ".")+1:]
 	return `CREATE TABLE IF NOT EXISTS ` + w.table + ` (
