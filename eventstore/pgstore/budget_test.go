@@ -12,7 +12,7 @@ import (
 // queueBudget is the most lines the Queue's non-test code may have. Issue
 // 46 asks for 450. With every behaviour it has today (among them the gated
 // pgx.Tx, 170 lines of it; the purge through River's JobList; Reconcile;
-// the id keys its delivery path needs) the Queue is 687 lines, down from
+// the id keys its delivery path needs) the Queue is 689 lines, down from
 // 895: the budget holds it there, so that it only shrinks.
 const queueBudget = 690
 

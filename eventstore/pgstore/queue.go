@@ -1,7 +1,7 @@
 package pgstore
 
 // One event's way through the Queue (doc.go, "The Queue"): Enqueue, then
-// Work with your function on a gated pgx.Tx. The set-up: queue_setup.go.
+// Work with your function on a gated pgx.Tx.
 
 import (
 	"cmp"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
@@ -25,35 +24,6 @@ import (
 	"github.com/paymentsapi/payments-go/outcome"
 	"github.com/paymentsapi/payments-go/webhook"
 )
-
-// Queue is the recommended way to receive webhooks on PostgreSQL: give
-// Enqueue to webhook.NewQueueHandler; River workers, in any number of
-// processes, run your function (a Worker) in the transaction that records
-// the event's outcome and completes its job, so that its writes commit
-// exactly once. NewQueue makes its own River client; with yours:
-//
-//	w, err := pgstore.NewWorker(pool, bookOrder, nil)
-//	river.AddWorker(workers, w)                      // workers: your river.Config's
-//	client, err := river.NewClient(riverpgxv5.New(pool), config)
-//	q, err := w.Queue(client)
-type Queue struct {
-	w      *Worker
-	client *river.Client[pgx.Tx]
-}
-
-// TxEventFunc processes one event in the transaction that also completes
-// its River job: return nil once it is handled; an error rolls its writes
-// back and River runs it again with back-off. tx is a savepoint of that
-// transaction, and every call of it fails with pgx.ErrTxClosed from the
-// moment your function returns. After a statement of yours fails, return
-// its error or roll back to a savepoint of your own. ctx ends after
-// QueueConfig.JobTimeout and when the River client stops.
-type TxEventFunc func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error
-
-// ErrJobRescued fails an attempt that River gave up while your function ran
-// (rescued after QueueConfig.RescueAfter, or cancelled): nothing of it
-// commits, and River runs the event again.
-var ErrJobRescued = errors.New("pgstore: the job's attempt was rescued or cancelled while the function ran; nothing of it was committed and River runs the event again")
 
 // EventArgs is the River job of one event: its id alone (the body waits in
 // the Queue's table), so that River UI shows no personal data. A job with
@@ -65,18 +35,6 @@ type EventArgs struct {
 
 // Kind is the River job kind of events.
 func (EventArgs) Kind() string { return "payments_webhook_event" }
-
-// Worker is the River worker that runs your function for each event: add
-// it to your River client's workers (river.AddWorker), then enqueue
-// through Worker.Queue. NewQueue does both.
-type Worker struct {
-	river.WorkerDefaults[EventArgs]
-	pool     *pgxpool.Pool
-	fn       TxEventFunc
-	cfg      QueueConfig
-	table    string // cfg.Table, quoted
-	outcomes *OutcomeStore
-}
 
 // Enqueue records ev unless its id was enqueued within the retention: in
 // one transaction, its id and body into the Queue's table and its River

@@ -1,8 +1,11 @@
 package pgstore
 
+// The Queue's types and set-up; one event's way through it is queue.go.
+
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -22,6 +25,47 @@ import (
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
+// Queue is the recommended way to receive webhooks on PostgreSQL: give
+// Enqueue to webhook.NewQueueHandler; River workers, in any number of
+// processes, run your function (a Worker) in the transaction that records
+// the event's outcome and completes its job, so that its writes commit
+// exactly once. NewQueue makes its own River client; with yours:
+//
+//	w, err := pgstore.NewWorker(pool, bookOrder, nil)
+//	river.AddWorker(workers, w)                      // workers: your river.Config's
+//	client, err := river.NewClient(riverpgxv5.New(pool), config)
+//	q, err := w.Queue(client)
+type Queue struct {
+	w      *Worker
+	client *river.Client[pgx.Tx]
+}
+
+// TxEventFunc processes one event in the transaction that also completes
+// its River job: return nil once it is handled; an error rolls its writes
+// back and River runs it again with back-off. tx is a savepoint of that
+// transaction, and every call of it fails with pgx.ErrTxClosed from the
+// moment your function returns. After a statement of yours fails, return
+// its error or roll back to a savepoint of your own. ctx ends after
+// QueueConfig.JobTimeout and when the River client stops.
+type TxEventFunc func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error
+
+// ErrJobRescued fails an attempt that River gave up while your function ran
+// (rescued after QueueConfig.RescueAfter, or cancelled): nothing of it
+// commits, and River runs the event again.
+var ErrJobRescued = errors.New("pgstore: the job's attempt was rescued or cancelled while the function ran; nothing of it was committed and River runs the event again")
+
+// Worker is the River worker that runs your function for each event: add
+// it to your River client's workers (river.AddWorker), then enqueue
+// through Worker.Queue. NewQueue does both.
+type Worker struct {
+	river.WorkerDefaults[EventArgs]
+	pool     *pgxpool.Pool
+	fn       TxEventFunc
+	cfg      QueueConfig
+	table    string // cfg.Table, quoted
+	outcomes *OutcomeStore
+}
+
 // The Queue's table, its jobs' River queue, and QueueConfig's defaults: a
 // dead worker's job runs again within about a minute and a half.
 const (
@@ -40,7 +84,7 @@ type QueueConfig struct {
 	RescueAfter  time.Duration // when NewQueue's client runs a dead worker's job again (DefaultRescueAfter; over JobTimeout); give your client the same RescueStuckJobsAfter
 	MaxAttempts  int           // runs of a failing event before River discards its job (River's, 25, over about three weeks)
 	Retention    time.Duration // how long an event id is remembered (DefaultRetention, at least MinRetention)
-	Timeout      time.Duration // bounds each Enqueue, from the wait for a connection to the commit (DefaultTimeout)
+	Timeout      time.Duration // bounds each Enqueue, from the wait for a connection to the commit (DefaultTimeout; TestQueueFrozenDatabase)
 	Table        string        // the Queue's table (DefaultQueueTable): [a-z_][a-z0-9_]*, optionally schema-qualified
 	OutcomeTable string        // the outcome table (DefaultOutcomeTable), named likewise
 	Schema       string        // River's schema for NewQueue's client (the search_path); yours uses its own
