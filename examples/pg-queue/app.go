@@ -94,6 +94,9 @@ func newApp(ctx context.Context, pool *pgxpool.Pool, call func(context.Context, 
 // its writes commit once, together with them, however long the call takes;
 // the service got its 200 when the event was enqueued.
 func (a *app) book(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+	if webhook.Triggered(ev) {
+		return nil // a test event (Webhooks.Trigger, payments trigger): book no order
+	}
 	// The slow part (an ERP, a mail). Stop when ctx is cancelled: after
 	// QueueConfig.JobTimeout, or when the worker stops.
 	if err := a.call(ctx, ev); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/outcome"
 	"github.com/paymentsapi/payments-go/paymentstest"
 	"github.com/paymentsapi/payments-go/webhook"
@@ -162,5 +163,53 @@ func TestReceiverWorkerAndAwait(t *testing.T) {
 		if d.Status != paymentstest.DeliveryDelivered || len(d.Attempts) != 1 {
 			t.Errorf("delivery of %s: %s after %d attempts, want delivered at the first", d.EventID, d.Status, len(d.Attempts))
 		}
+	}
+}
+
+// A test event (Webhooks.Trigger, or payments trigger at a terminal) books
+// no order: book acknowledges it and writes nothing, while a real
+// payment's event in the same kind of transaction books its row.
+func TestTriggeredEventBooksNoOrder(t *testing.T) {
+	a := process(t, testDB(t), nil)
+	sink := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // the events are booked below
+	defer sink.Close()
+	srv := paymentstest.NewServer(paymentstest.WithWebhook(paymentstest.Webhook{URL: sink.URL, Secrets: []string{secret}}))
+	defer srv.Close()
+	ctx := context.Background()
+	if _, err := srv.Client().Webhooks.Trigger(ctx, payments.EventPaymentCompleted); err != nil {
+		t.Fatal(err)
+	}
+	pay(t, srv.Client(), "order-40", "2500.00")
+	booked := map[bool]int{}
+	for _, e := range srv.Events() {
+		ev, err := payments.ParseEvent(e.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := a.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.book(ctx, tx, ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var rows int
+		if err := a.pool.QueryRow(ctx, `SELECT count(*) FROM order_events WHERE event_id = $1`, ev.ID).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		booked[webhook.Triggered(ev)] += rows
+	}
+	var testOrders int
+	if err := a.pool.QueryRow(ctx, `SELECT count(*) FROM orders WHERE reference <> 'order-40'`).Scan(&testOrders); err != nil {
+		t.Fatal(err)
+	}
+	if booked[true] != 0 || testOrders != 0 {
+		t.Errorf("the test event booked %d event rows and %d orders, want none", booked[true], testOrders)
+	}
+	if booked[false] == 0 {
+		t.Error("the payment's events booked nothing: the test cannot tell a skipped test event from a broken book")
 	}
 }

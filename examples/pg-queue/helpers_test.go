@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,8 +28,18 @@ import (
 
 // The tests run PostgreSQL: PAYMENTS_TEST_POSTGRES_URL when set, else a
 // throwaway server of the Debian binaries (apt-get install postgresql);
-// without either they skip unless PAYMENTS_TEST_REQUIRE_SERVERS=1.
-func TestMain(m *testing.M) { os.Exit(testservers.Main(m)) }
+// without either they skip unless PAYMENTS_TEST_REQUIRE_SERVERS=1. With
+// childArgs set, the test binary is a process of the example instead
+// (startChild), so that a test can SIGKILL or SIGTERM a real worker.
+func TestMain(m *testing.M) {
+	if args := os.Getenv(childArgs); args != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, strings.Fields(args), os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(testservers.Main(m))
+}
 
 // callTime is how long the merchant's call takes in the tests: long
 // against a delivery's enqueue, so that an answer or an Await that waited
@@ -154,24 +166,36 @@ func pay(t *testing.T, client *payments.Client, reference, amount string) *payme
 // how many rows each has.
 func waitBooked(t *testing.T, a *app, ids []string) map[string]int {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	return waitBookedBy(t, a, ids, time.Now().Add(90*time.Second))
+}
+
+// bookedCounts returns how many rows of order_events each event has.
+func bookedCounts(t *testing.T, a *app) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	rows, err := a.pool.Query(context.Background(), `SELECT event_id, count(*) FROM order_events GROUP BY event_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		counts[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return counts
+}
+
+// waitBookedBy is waitBooked until deadline.
+func waitBookedBy(t *testing.T, a *app, ids []string, deadline time.Time) map[string]int {
+	t.Helper()
 	for {
-		counts := map[string]int{}
-		rows, err := a.pool.Query(context.Background(), `SELECT event_id, count(*) FROM order_events GROUP BY event_id`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id string
-			var n int
-			if err := rows.Scan(&id, &n); err != nil {
-				t.Fatal(err)
-			}
-			counts[id] = n
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
+		counts := bookedCounts(t, a)
 		missing := 0
 		for _, id := range ids {
 			if counts[id] == 0 {

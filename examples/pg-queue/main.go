@@ -20,6 +20,12 @@
 //	PAYMENTS_WEBHOOK_ADDR     where receive listens (default :8080)
 //	PAYMENTS_API_KEY, PAYMENTS_BASE_URL  the service, for reconcile (work) and the event list (await)
 //
+// pg-queue -h lists the flags too (before or after the command). Ctrl-C
+// or SIGTERM stops a process cleanly: a worker lets its running functions
+// commit, a minute at most. docs/webhooks.md ("Trying it on your
+// machine") walks through one receiver and two workers against the
+// sandbox, and what each fault looks like.
+//
 // River UI (riverqueue.com) is optional: pointed at the same database, it
 // shows the queue "payments_webhooks", each job's event id, errors and
 // attempts (not the event's body, which stays in the Queue's table), and
@@ -54,34 +60,15 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-const usage = "usage: pg-queue [-own-river] migrate | receive | work [-call-time 2s] [-reconcile-every 10m] | await [-timeout 2m] [-list-after 30s] REFERENCE"
-
-// run runs one subcommand until ctx ends and returns the exit code: 0, 1
+// run runs one command until ctx ends and returns the exit code: 0, 1
 // when it failed, 2 for a bad command line.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
+	cl, err := parseCommandLine(args, stderr) // cmdline.go
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	fs := flag.NewFlagSet("pg-queue "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	callTime := fs.Duration("call-time", 0, "work: how long the merchant's call to another service takes (a pause standing for an ERP or a mail)")
-	every := fs.Duration("reconcile-every", 10*time.Minute, "work: how often to enqueue the service's events no delivery brought (0: never)")
-	timeout := fs.Duration("timeout", 2*time.Minute, "await: how long to wait for the outcome")
-	listAfter := fs.Duration("list-after", 30*time.Second, "await: list the service's events when no webhook came within this")
-	addr := fs.String("addr", "", "receive: the address to listen on (default PAYMENTS_WEBHOOK_ADDR, else :8080)")
-	ownRiver := fs.Bool("own-river", false, "the queue on a River client of the program's own, as a program that runs River for other jobs has (river.go)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	cmd := args[0]
-	switch {
-	case cmd == "await" && fs.NArg() != 1, cmd != "await" && fs.NArg() != 0:
-		fmt.Fprintln(stderr, usage)
-		return 2
-	case cmd != "migrate" && cmd != "receive" && cmd != "work" && cmd != "await":
-		fmt.Fprintf(stderr, "pg-queue: unknown subcommand %q\n%s\n", cmd, usage)
+	if err != nil {
 		return 2
 	}
 	dbURL := getenv("DATABASE_URL")
@@ -100,26 +87,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	defer pool.Close()
-	a, err := newApp(ctx, pool, pause(*callTime), logger, *ownRiver)
+	a, err := newApp(ctx, pool, pause(cl.callTime), logger, cl.ownRiver)
 	if err != nil {
 		fmt.Fprintf(stderr, "pg-queue: migrate: %v\n", err)
 		return 1
 	}
-	switch cmd {
+	switch cl.cmd {
 	case "migrate":
+		logger.Info("migrated: River's tables, the queue's, the outcome table and the orders tables are up to date")
 		return 0
 	case "receive":
-		if *addr == "" {
-			*addr = cmp(getenv("PAYMENTS_WEBHOOK_ADDR"), ":8080")
+		addr := cl.addr
+		if addr == "" {
+			addr = cmp(getenv("PAYMENTS_WEBHOOK_ADDR"), ":8080")
 		}
-		err = a.serve(ctx, getenv("PAYMENTS_WEBHOOK_SECRET"), *addr, nil)
+		err = a.serve(ctx, getenv("PAYMENTS_WEBHOOK_SECRET"), addr, nil)
 	case "work":
-		err = a.work(ctx, clientFrom(getenv), *every)
+		err = a.work(ctx, clientFrom(getenv), cl.every)
 	case "await":
-		err = a.awaitAndPrint(ctx, clientFrom(getenv), *timeout, *listAfter, fs.Arg(0), stdout)
+		err = a.awaitAndPrint(ctx, clientFrom(getenv), cl.timeout, cl.listAfter, cl.reference, stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "pg-queue %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "pg-queue %s: %v\n", cl.cmd, err)
 		return 1
 	}
 	return 0
@@ -196,8 +185,11 @@ func (a *app) serve(ctx context.Context, secrets, addr string, ready chan<- stri
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	return errors.Join(err, h.Shutdown(sctx))
+	err = errors.Join(srv.Shutdown(sctx), h.Shutdown(sctx))
+	if err == nil {
+		a.logger.Info("receiver stopped: every delivery in flight was answered")
+	}
+	return err
 }
 
 // work runs this process's River workers, and reconcile every interval
@@ -205,18 +197,30 @@ func (a *app) serve(ctx context.Context, secrets, addr string, ready chan<- stri
 // the running functions finish (up to a minute) before it returns.
 func (a *app) work(ctx context.Context, client *payments.Client, every time.Duration) error {
 	// region work
-	if err := a.queue.Start(ctx); err != nil {
+	// Start with a context that Ctrl-C and SIGTERM do not cancel: River
+	// cancels every running function the moment Start's context ends.
+	// Stop, below, is what lets them finish.
+	if err := a.queue.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
+	reconcile := "off (set PAYMENTS_API_KEY and -reconcile-every)"
 	if client != nil && every > 0 {
+		reconcile = "every " + every.String()
 		go a.reconcileEvery(ctx, client, every)
 	}
+	a.logger.Info("working the queue's events; Ctrl-C or SIGTERM lets the running functions finish",
+		slog.String("queue", pgstore.QueueName), slog.String("reconcile", reconcile))
 	<-ctx.Done()
 	// Stop taking jobs and let the running ones finish; what does not
 	// finish in time is rolled back and runs again in another worker.
+	a.logger.Info("stopping: no new job; the running functions have a minute to finish")
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	return a.queue.Stop(stopCtx)
+	if err := a.queue.Stop(stopCtx); err != nil {
+		return fmt.Errorf("stop: %w (the functions that did not finish were rolled back and run again in another worker)", err)
+	}
+	a.logger.Info("worker stopped: every running function finished")
+	return nil
 	// endregion
 }
 
