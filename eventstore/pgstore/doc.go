@@ -23,7 +23,7 @@
 //     queue, err := pgstore.NewQueue(pool, markPaid, nil)
 //     ...
 //     err = queue.Migrate(ctx) // River's tables and the queue's
-//     err = queue.Start(ctx)   // in every process that works
+//     err = queue.Start(context.WithoutCancel(ctx)) // in every process that works; Stop on shutdown
 //     ...
 //     h := webhook.NewQueueHandler(verifier, queue.Enqueue)
 //

@@ -163,9 +163,10 @@ func (w *Worker) call(ctx context.Context, tx pgx.Tx, ev *payments.Event) error 
 		return fmt.Errorf("your function returned, but %w", err)
 	}
 	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("your function ran past QueueConfig.JobTimeout (%v): %w; nothing of it was committed and River runs it again with back-off: make the function faster or raise JobTimeout", w.cfg.JobTimeout, cmp.Or(err, ctx.Err()))
 	case ctx.Err() != nil:
-		return fmt.Errorf("your function's context ended (QueueConfig.JobTimeout, %v, passed, or the process stopped its River client): %w; nothing of it was committed and River runs it again with back-off: make the function faster or raise JobTimeout",
-			w.cfg.JobTimeout, errors.Join(err, ctx.Err()))
+		return fmt.Errorf("your function was cancelled (its process stopped the River client, or the job was cancelled): %w; nothing of it was committed and River runs it again", cmp.Or(err, ctx.Err()))
 	case err != nil:
 		return fmt.Errorf("your function failed: %w; nothing of it was committed and River runs it again with back-off, up to QueueConfig.MaxAttempts before it discards the job (River UI or the river CLI shows its errors and retries it)", err)
 	case g.ended: // the function committed or rolled back its savepoint

@@ -174,7 +174,7 @@ func (w *Worker) Queue(client *river.Client[pgx.Tx]) (*Queue, error) {
 //
 //	res, err := q.Reconcile(ctx, client.Webhooks.ListEvents(ctx, &payments.EventListParams{After: checkpoint}))
 //
-// Processed counts the events it enqueued, AlreadyDone those enqueued
+// Enqueued counts the events it enqueued, AlreadyDone those enqueued
 // before; it stops at the first error and returns it with what it did.
 func (q *Queue) Reconcile(ctx context.Context, events iter.Seq2[*payments.Event, error]) (webhook.ReconcileResult, error) {
 	var res webhook.ReconcileResult
@@ -188,7 +188,7 @@ func (q *Queue) Reconcile(ctx context.Context, events iter.Seq2[*payments.Event,
 			res.Failed, res.FailedIDs = res.Failed+1, append(res.FailedIDs, ev.ID)
 			return res, err
 		case inserted:
-			res.Processed++
+			res.Enqueued++
 		default:
 			res.AlreadyDone++
 		}
@@ -204,8 +204,8 @@ func (q *Queue) Tracker(opts ...outcome.Option) *outcome.Tracker {
 	return outcome.NewTracker(q.w.outcomes, append(slices.Clip(opts), outcome.WithReconcile(q.Reconcile))...)
 }
 
-// Start starts the River client's workers until Stop or until ctx ends. A
-// process that only receives need not start.
+// Start works the queue's jobs until Stop; ctx ending cancels running
+// functions, so pass context.WithoutCancel(ctx) and Stop on shutdown.
 func (q *Queue) Start(ctx context.Context) error {
 	if err := q.client.Start(ctx); err != nil {
 		return fmt.Errorf("pgstore: start the queue's workers: %w (was Migrate run?)", err)

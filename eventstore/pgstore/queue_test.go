@@ -251,7 +251,7 @@ func TestQueueReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Processed != 4 || res.AlreadyDone != 1 || res.Checkpoint.ID != events[4].ID {
+	if res.Enqueued != 4 || res.AlreadyDone != 1 || res.Checkpoint.ID != events[4].ID {
 		t.Errorf("reconcile: %+v, want 4 enqueued, 1 already done, checkpoint %s", res, events[4].ID)
 	}
 	start(t, q.Queue)

@@ -59,8 +59,8 @@ ON CONFLICT (name) DO UPDATE SET event_id = EXCLUDED.event_id, created_at = EXCL
 			return fmt.Errorf("store the checkpoint: %w (the next run lists these events again, which costs nothing)", serr)
 		}
 	}
-	if res.Processed > 0 {
-		a.logger.Info("reconcile enqueued events no delivery brought", slog.Int("events", res.Processed))
+	if res.Enqueued > 0 {
+		a.logger.Info("reconcile enqueued events no delivery brought", slog.Int("events", res.Enqueued))
 	}
 	if errors.Is(err, payments.CodeUnknownEventCursor) {
 		// The service forgot the checkpoint: list the window next time.

@@ -284,7 +284,7 @@ func queueReconcile(t *testing.T, rs *replicaSet, procs *sync.Map, ids []string)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		res, err := p.(QueueProcess).Reconcile(ctx, list)
 		cancel()
-		enqueued += res.Processed
+		enqueued += res.Enqueued
 		if err == nil {
 			if enqueued > 0 {
 				t.Logf("%d events enqueued by no delivery (the sender gave up): reconciled", enqueued)
