@@ -91,7 +91,7 @@ func TestQueueJobHoldsOnlyTheEventID(t *testing.T) {
 		return nil
 	}, nil)
 	start(t, q.Queue)
-	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), sent); code != http.StatusOK {
+	if code := storetest.Deliver(webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), sent); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
 	<-retrying // River's first retry comes about a second after the failure
@@ -160,7 +160,7 @@ func TestQueuePurgeKeepsUnfinishedEvents(t *testing.T) {
 		return nil
 	}, &pgstore.QueueConfig{MaxAttempts: 1})
 	start(t, q.Queue)
-	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 	for _, id := range []string{done, failed} {
 		if code := storetest.Deliver(h, storetest.EventBody(id)); code != http.StatusOK {
 			t.Fatalf("delivery: %d", code)
