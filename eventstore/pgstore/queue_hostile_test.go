@@ -284,8 +284,8 @@ func TestQueueLateEvents(t *testing.T) {
 	if once != 2 || twice != 0 || never != 0 {
 		t.Errorf("events processed once %d, twice %d, never %d; want 2 once", once, twice, never)
 	}
-	if n := q.enqueued(t); n != 2 {
-		t.Errorf("the Queue's table holds %d events, want 2", n)
+	if n, s := q.enqueued(t), q.jobStates(t, pool); n != 2 || s["completed"] != 2 || len(s) != 1 {
+		t.Errorf("the Queue's table holds %d events and River's jobs are %v, want 2 events and 2 jobs completed", n, s)
 	}
 }
 

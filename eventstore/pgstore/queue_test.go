@@ -338,6 +338,9 @@ func TestQueueEnqueueUnderNewHandler(t *testing.T) {
 	}
 	start(t, q.Queue)
 	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == len(ids) })
+	if s := q.jobStates(t, pool); s["completed"] != len(ids) || len(s) != 1 {
+		t.Errorf("jobs by state %v, want %d completed and nothing else", s, len(ids))
+	}
 	once, twice, never := c.tally(t, pool, paid, append(ids, unreachable))
 	if once != len(ids) || twice != 0 || never != 1 {
 		t.Errorf("events processed once %d, twice %d, never %d; want %d once and the unreachable one never", once, twice, never, len(ids))
