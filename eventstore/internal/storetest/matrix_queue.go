@@ -35,6 +35,10 @@ type QueueRun struct {
 	Process func(dial Dialer, work func(ctx context.Context, id string) error) QueueProcess
 	// Effects counts each event's rows in the merchant's table.
 	Effects func(ids []string) map[string]int
+	// Jobs counts the queue's jobs of events (River's JobList): one per
+	// event, whatever the duplicates and faults, since an enqueue that
+	// finds its event writes nothing. Nil skips the check.
+	Jobs func() int
 }
 
 // QueueProcess is one process of a QueueRun.
@@ -231,6 +235,11 @@ func queueRun(t *testing.T, b QueueBackend, fault Fault, sz matrixSize, seed uin
 	rs.shutdown(t)
 
 	counts := run.Effects(ids)
+	if run.Jobs != nil {
+		if n := run.Jobs(); n != len(ids) {
+			t.Errorf("%d jobs for %d events: an event was enqueued more than once (or never)", n, len(ids))
+		}
+	}
 	for _, id := range ids {
 		switch n := counts[id]; {
 		case n == 0:
