@@ -56,6 +56,8 @@ func sendUntil(t *testing.T, h http.Handler, senders int, afterOK, limit time.Du
 		all []timedAnswer
 		wg  sync.WaitGroup
 	)
+	ended := make(chan struct{}) // the test ended (failed) before stop
+	t.Cleanup(func() { close(ended) })
 	for range senders {
 		wg.Add(1)
 		go func() {
@@ -63,6 +65,8 @@ func sendUntil(t *testing.T, h http.Handler, senders int, afterOK, limit time.Du
 			for {
 				select {
 				case <-stop:
+					return
+				case <-ended:
 					return
 				default:
 				}

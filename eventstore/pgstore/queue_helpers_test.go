@@ -199,6 +199,21 @@ func eventually(tb testing.TB, limit time.Duration, what string, cond func() boo
 	}
 }
 
+// within receives from ch, or fails the test after a minute (a bound for
+// a loaded machine), so that a broken queue fails the test rather than
+// hanging it.
+func within[T any](tb testing.TB, ch <-chan T, what string) T {
+	tb.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		tb.Fatalf("after a minute: %s", what)
+		var zero T
+		return zero
+	}
+}
+
 // testPoolURL is the shared server's URL, for a pool of another "process".
 func testPoolURL(tb testing.TB) string { return testservers.SharedPostgres(tb).URL() }
 

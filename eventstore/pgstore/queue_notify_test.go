@@ -68,7 +68,11 @@ func TestQueueAwaitWokenByNotifyAfterCommit(t *testing.T) {
 			return err == nil && n > 0
 		})
 		time.Sleep(50 * time.Millisecond)
-		release <- struct{}{}
+		select {
+		case release <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatalf("event %d: its function never ran", i)
+		}
 		if err := <-done; err != nil {
 			t.Fatalf("Await %d: %v (not woken after the commit)", i, err)
 		}

@@ -93,7 +93,7 @@ func TestQueueAnswersBeforeTheFunctionRuns(t *testing.T) {
 	if code := storetest.Deliver(h, storetest.EventBody(id)); code != http.StatusOK {
 		t.Fatalf("delivery: %d, want 200", code)
 	}
-	if got := <-running; got != id {
+	if got := within(t, running, "the function running"); got != id {
 		t.Fatalf("the function got %s, want %s", got, id)
 	}
 	// Another delivery while the function runs: 200 as well, no second job.
@@ -128,7 +128,7 @@ func TestQueueTxIsClosedAfterTheFunction(t *testing.T) {
 	if code := storetest.Deliver(webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
-	tx := <-kept
+	tx := within(t, kept, "the function returned")
 	eventually(t, time.Minute, "the job completed", func() bool { return q.jobStates(t, pool)["completed"] == 1 })
 	_, err := tx.Exec(testCtx(t), "INSERT INTO "+paid+" (event_id, reference) VALUES ('late', 'late')")
 	if !errors.Is(err, pgx.ErrTxClosed) {

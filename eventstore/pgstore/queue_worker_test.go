@@ -94,7 +94,7 @@ func TestQueueJobHoldsOnlyTheEventID(t *testing.T) {
 	if code := storetest.Deliver(webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), sent); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
-	<-retrying // River's first retry comes about a second after the failure
+	within(t, retrying, "the retry running") // River's first retry comes about a second after the failure
 	if body, ok := q.bodyOf(t, id); !ok || string(body) != string(sent) {
 		t.Errorf("while the retry runs the table holds %q (row: %v), want the body", body, ok)
 	}
