@@ -28,21 +28,18 @@ func TestQueueProcessesEachEventOnce(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
 	paid := merchantTable(t, pool)
-	var calls atomic.Int64
-	fn := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		calls.Add(1)
-		return insertPaid(paid)(ctx, tx, ev)
-	}
-	q := newQueue(t, pool, fn, nil)
-	other := q.replica(t, newPool(t, testPoolURL(t), 8), fn)
+	var c callCounter
+	q := newQueue(t, pool, c.fn(paid), nil)
+	other := q.replica(t, newPool(t, testPoolURL(t), 8), c.fn(paid))
 	handlers := []http.Handler{
 		webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue),
 		webhook.NewQueueHandler(storetest.Verifier(t), other.Enqueue),
 	}
 	const events = 60
-	bodies := make([][]byte, events)
+	bodies, ids := make([][]byte, events), make([]string, events)
 	for i := range bodies {
-		bodies[i] = storetest.EventBody(storetest.NewEventID(t))
+		ids[i] = storetest.NewEventID(t)
+		bodies[i] = storetest.EventBody(ids[i])
 	}
 	var wg sync.WaitGroup
 	for round := 0; round < 3; round++ {
@@ -66,11 +63,12 @@ func TestQueueProcessesEachEventOnce(t *testing.T) {
 	if s := q.jobStates(t, pool); len(s) != 1 {
 		t.Errorf("jobs by state %v, want %d completed and nothing else (each event enqueued once)", s, events)
 	}
-	if n := rowsOf(t, pool, paid, ""); n != events {
-		t.Errorf("%d rows in the merchant's table, want %d", n, events)
+	if n := q.enqueued(t); n != events {
+		t.Errorf("the Queue's table holds %d events, want %d", n, events)
 	}
-	if n := calls.Load(); n != events {
-		t.Errorf("the function ran %d times, want %d", n, events)
+	once, twice, never := c.tally(t, pool, paid, ids)
+	if once != events || twice != 0 || never != 0 {
+		t.Errorf("events processed once %d, twice %d, never %d; want %d once", once, twice, never, events)
 	}
 }
 
