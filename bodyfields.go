@@ -186,12 +186,12 @@ type member struct {
 // encodeBody is the request body: body as encoding/json writes it (nil for
 // none; the SDK's params are plain structs, so a struct of yours that embeds
 // them goes whole), with the call's WithBodyField fields set. A body the fields cannot go into is a
-// *ValidationError.
-func (c *Client) encodeBody(op *operation, body any, fields []bodyField) ([]byte, error) {
+// *ValidationError. w is the call's scratch for encode.go's copy of params.
+func (c *Client) encodeBody(op *operation, body any, fields []bodyField, w *wireScratch) ([]byte, error) {
 	var b []byte
 	if body != nil {
 		var err error
-		if b, err = json.Marshal(body); err != nil {
+		if b, err = json.Marshal(wireBody(body, w)); err != nil { // encode.go
 			return nil, fmt.Errorf("payments: encoding the request: %w", err)
 		}
 	}

@@ -274,7 +274,7 @@ func (c *Client) do(ctx context.Context, op *operation, path string, body, out a
 	st.Retryable = st.Key != "" || (op.Method != http.MethodPost && op.Method != http.MethodPatch)
 	var payload []byte
 	if body != nil || rc.bodyFields != nil {
-		if payload, err = c.encodeBody(op, body, rc.bodyFields); err != nil {
+		if payload, err = c.encodeBody(op, body, rc.bodyFields, &cl.scratch.wire); err != nil {
 			return nil, err
 		}
 	}

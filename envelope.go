@@ -40,10 +40,14 @@ func (*discard) UnmarshalJSON([]byte) error { return nil }
 
 var discardData discard
 
-// decodeScratch is where a call's answer is decoded: part of the call's
-// allocation (see call), not one of its own.
+// decodeScratch is where a call's answer is decoded, and its params copied
+// for encoding: part of the call's allocation (see call), not one of its own.
 type decodeScratch struct {
 	env envelope
+	// wire is the copy of the params that encodeBody marshals (encode.go).
+	wire wireScratch
+	// payment is what a payment decodes into (Payment.decoder).
+	payment paymentWire
 }
 
 type envelope struct {
@@ -95,7 +99,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 	case *json.RawMessage:
 		env.Data = (*dataView)(o) // a slice of the body, not a copy
 	case wired:
-		fin = o.decoder()
+		fin = o.decoder(scratch)
 		env.Data = fin
 	case dataDecoder:
 		own, ownData = o, new(dataView)

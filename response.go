@@ -116,9 +116,10 @@ type resource interface {
 
 // wired is a resource whose JSON differs from its fields (Payment and its
 // quote): decoder returns the value its JSON decodes into, in the envelope's
-// own pass, and that value's finish completes the resource.
+// own pass, made in the call's scratch s, and that value's finish completes
+// the resource.
 type wired interface {
-	decoder() finisher
+	decoder(s *decodeScratch) finisher
 }
 
 // finisher completes a resource after decoding, and returns what makes it

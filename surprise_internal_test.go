@@ -22,7 +22,7 @@ var scanBody = []byte(`{"success":true,"message":"Payment initiated","stan":"7c9
 func BenchmarkDataSurprises(b *testing.B) {
 	var p Payment
 	var env envelope
-	env.Data = p.decoder()
+	env.Data = p.decoder(new(decodeScratch))
 	if err := json.Unmarshal(scanBody, &env); err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 // netMailEmail is what validEmail was before its fast path: net/mail alone.
@@ -88,5 +90,56 @@ func TestFormatsAgreeWithTheirPatterns(t *testing.T) {
 				t.Errorf("%s(%q) = %v, the pattern says %v", c.name, s, got, want)
 			}
 		}
+	}
+}
+
+// TestAtLeastMaxAmountIsCmp: the validation's bound read from the digits is
+// d.Cmp(maxAmount) >= 0, for positive amounts of every size and scale and
+// around 10^18 itself.
+func TestAtLeastMaxAmountIsCmp(t *testing.T) {
+	check := func(d decimal.Decimal) {
+		t.Helper()
+		if got, want := atLeastMaxAmount(d), d.Cmp(maxAmount) >= 0; got != want {
+			t.Fatalf("atLeastMaxAmount(%s) = %v, Cmp says %v", d, got, want)
+		}
+	}
+	for _, s := range []string{"1", "0.01", "999999999999999999", "999999999999999999.999999", "1000000000000000000",
+		"1000000000000000000.00", "1000000000000000000.0001", "1e18", "0.1e19", "10e17", "9.99e17", "1e19", "123456789012345678901234567890"} {
+		check(decimal.RequireFromString(s))
+	}
+	rng := rand.New(rand.NewPCG(48, 2))
+	for range 200000 {
+		coef := rng.Int64N(1<<62) + 1
+		switch rng.IntN(3) {
+		case 0:
+			coef = rng.Int64N(1000) + 1
+		case 1: // a power of ten, or one less
+			coef = 1
+			for range rng.IntN(19) {
+				coef *= 10
+			}
+			coef -= int64(rng.IntN(2)) * min(coef-1, 1)
+		}
+		d := decimal.New(coef, int32(rng.IntN(60)-30))
+		if rng.IntN(5) == 0 { // a coefficient beyond int64
+			d = d.Mul(decimal.New(rng.Int64N(1<<62)+1, 0))
+		}
+		check(d)
+	}
+}
+
+// BenchmarkAmountBound is the 10^18 bound of an amount with two places
+// checked by decimal.Cmp (how=cmp) and from its digits (how=digits).
+func BenchmarkAmountBound(b *testing.B) {
+	d := decimal.RequireFromString("15000.50")
+	for _, how := range []string{"cmp", "digits"} {
+		b.Run("how="+how, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if how == "cmp" && d.Cmp(maxAmount) >= 0 || how == "digits" && atLeastMaxAmount(d) {
+					b.Fatal(d)
+				}
+			}
+		})
 	}
 }

@@ -104,6 +104,28 @@
 // and stays in River's table: River UI or the river CLI shows it with its
 // errors and can retry it.
 //
+// # One delivery's path
+//
+// A delivery on the recommended path (NewQueue with its defaults behind
+// webhook.NewQueueHandler), from the HTTP request to the commit of your
+// function's transaction, runs code in these 8 files of the project, none
+// of them claim or lease code (TestDeliveryPathFiles reads them from a
+// run):
+//
+//   - webhook/serve.go: reads the delivery, calls Enqueue and answers
+//   - webhook/signature.go: verifies the delivery's signature
+//   - events.go: parses the event, in the handler and in the worker
+//   - envelope.go: reads the event's id and kind as the service sends them
+//   - eventstore/pgstore/queue.go: Enqueue; the worker's transaction, your
+//     function on its gated pgx.Tx, the fence and the commit
+//   - eventstore/pgstore/outcome.go: records the event's outcome in that
+//     transaction (OutcomeStore.ApplyTx)
+//   - outcome/outcome.go: decides the outcome
+//   - internal/textrule/textrule.go: the reference rule the SDK shares
+//
+// A function of yours that decodes its event (ev.Payment) adds the files
+// of that decoding.
+//
 // # The table
 //
 // Migrate creates the table and its index when they are missing, and

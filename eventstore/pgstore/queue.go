@@ -1,182 +1,44 @@
 package pgstore
 
+// One event's way through the Queue (doc.go, "The Queue"): Enqueue, then
+// Work with your function on a gated pgx.Tx.
+
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
-	"iter"
-	"log/slog"
-	"slices"
+	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/outcome"
 	"github.com/paymentsapi/payments-go/webhook"
 )
 
-// DefaultQueueTable is the Queue's table of event ids and bodies.
-const DefaultQueueTable = "payments_webhook_queue"
-
-// QueueName is the River queue of the events' jobs.
-const QueueName = "payments_webhooks"
-
-// Defaults of QueueConfig: DefaultWorkers jobs at once in a process whose
-// River client NewQueue made; each run of your function cancelled after
-// DefaultJobTimeout; a job still running DefaultRescueAfter after its run
-// began (its worker died) run again by River, whose rescuer looks every
-// 30 s: within about a minute and a half (at least River's JobTimeout, 1
-// minute, which a River client of yours refuses to go under).
-const (
-	DefaultWorkers     = 10
-	DefaultJobTimeout  = 30 * time.Second
-	DefaultRescueAfter = time.Minute
-)
-
-// QueueConfig configures a Queue and its Worker. The zero value is the
-// recommended set-up.
-type QueueConfig struct {
-	// Workers is how many events NewQueue's River client runs at once
-	// (default DefaultWorkers), each holding a pool connection.
-	Workers int
-	// JobTimeout bounds one run of your function (default
-	// DefaultJobTimeout); River runs it again with back-off.
-	JobTimeout time.Duration
-	// RescueAfter is when NewQueue's River client runs again a job whose
-	// worker died (default DefaultRescueAfter, over JobTimeout); give
-	// yours the same RescueStuckJobsAfter.
-	RescueAfter time.Duration
-	// MaxAttempts is how many times River runs a failing event before it
-	// discards the job (default River's, 25, over about three weeks).
-	MaxAttempts int
-	// Retention is how long an event id is remembered (default
-	// DefaultRetention, at least MinRetention).
-	Retention time.Duration
-	// Timeout bounds each Enqueue, from the wait for a connection to the
-	// commit (default DefaultTimeout; TestQueueFrozenDatabase).
-	Timeout time.Duration
-	// Table (default DefaultQueueTable) and OutcomeTable (default
-	// DefaultOutcomeTable): [a-z_][a-z0-9_]*, optionally schema-qualified.
-	Table, OutcomeTable string
-	// Schema is River's schema for NewQueue's client (default: the
-	// search_path); a Queue on your client uses your client's.
-	Schema string
-	// Logger receives River's log lines and the Queue's (default: none).
-	Logger *slog.Logger
+// EventArgs is the River job of one event: its id alone (the body waits in
+// the Queue's table), so that River UI shows no personal data. A job with
+// Purge set forgets the ids past QueueConfig.Retention.
+type EventArgs struct {
+	ID    string `json:"id,omitempty"`
+	Purge bool   `json:"purge,omitempty"`
 }
 
-func (c QueueConfig) withDefaults() (QueueConfig, error) {
-	c.Workers = defaulted(c.Workers, DefaultWorkers)
-	c.JobTimeout = defaulted(c.JobTimeout, DefaultJobTimeout)
-	c.RescueAfter = defaulted(c.RescueAfter, max(DefaultRescueAfter, c.JobTimeout+30*time.Second))
-	c.Retention = defaulted(c.Retention, DefaultRetention)
-	c.Timeout = defaulted(c.Timeout, DefaultTimeout)
-	c.Table = defaulted(c.Table, DefaultQueueTable)
-	c.OutcomeTable = defaulted(c.OutcomeTable, DefaultOutcomeTable)
-	switch {
-	case c.Workers < 0, c.JobTimeout < 0, c.MaxAttempts < 0, c.Timeout < 0:
-		return c, invalid("QueueConfig: Workers, JobTimeout, MaxAttempts and Timeout must not be negative")
-	case c.RescueAfter <= c.JobTimeout:
-		return c, invalid("QueueConfig.RescueAfter %v must be longer than JobTimeout %v: a job is rescued only once its run has surely ended", c.RescueAfter, c.JobTimeout)
-	case c.Retention < MinRetention:
-		return c, invalid("QueueConfig.Retention %v: at least %v (twice the signature tolerance)", c.Retention, MinRetention)
-	case c.Schema != "" && !identPart.MatchString(c.Schema):
-		return c, invalid("QueueConfig.Schema %q: lower-case letters, digits and underscores", c.Schema)
-	}
-	return c, checkTable(c.Table)
-}
+// Kind is the River job kind of events.
+func (EventArgs) Kind() string { return "payments_webhook_event" }
 
-func defaulted[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
-// Queue is the recommended way to receive webhooks on PostgreSQL: the
-// handler verifies a delivery and calls Enqueue, which records the event
-// and inserts its River job in one transaction, and answers; River workers,
-// in any number of processes, run your function (a Worker) in a
-// transaction that also records the event's outcome and completes the
-// job, so that its writes happen exactly once. With a River client of
-// your own:
-//
-//	w, err := pgstore.NewWorker(pool, bookOrder, nil)
-//	river.AddWorker(workers, w)                      // workers: your river.Config's
-//	client, err := river.NewClient(riverpgxv5.New(pool), config)
-//	q, err := w.Queue(client)
-//
-// Without one, NewQueue makes one with production defaults. Every path
-// into the queue is Enqueue: a delivery, Reconcile, the Tracker's Await
-// fallback, and payments listen (through the handler).
-type Queue struct {
-	w      *Worker
-	client *river.Client[pgx.Tx]
-}
-
-// NewQueue returns a Queue on a River client of its own, which works
-// QueueConfig.Workers jobs at once once Start is called, and rescues a
-// dead worker's jobs after RescueAfter; cfg may be nil. It does not touch
-// the database: run Migrate. Its errors for a bad configuration match
-// ErrInvalidOption.
-func NewQueue(pool *pgxpool.Pool, fn TxEventFunc, cfg *QueueConfig) (*Queue, error) {
-	w, err := NewWorker(pool, fn, cfg)
-	if err != nil {
-		return nil, err
-	}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, w)
-	logger := w.cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler) // River's own default writes to stdout
-	}
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Queues:               map[string]river.QueueConfig{QueueName: {MaxWorkers: w.cfg.Workers}},
-		Workers:              workers,
-		JobTimeout:           w.cfg.JobTimeout,
-		RescueStuckJobsAfter: w.cfg.RescueAfter,
-		Schema:               w.cfg.Schema,
-		Logger:               logger,
-	})
-	if err != nil {
-		return nil, invalid("%v", err)
-	}
-	return w.Queue(client)
-}
-
-// Queue returns the Queue that enqueues events for w on client, a River
-// client whose Workers hold w (river.AddWorker). When client works jobs
-// (its Config.Queues lists QueueName), it also gets the hourly job that
-// forgets ids past QueueConfig.Retention.
-func (w *Worker) Queue(client *river.Client[pgx.Tx]) (*Queue, error) {
-	if client == nil {
-		return nil, invalid("Worker.Queue needs a River client")
-	}
-	addPurge(client)
-	return &Queue{w: w, client: client}, nil
-}
-
-// addPurge adds the purge to client's periodic jobs; River refuses them
-// (it panics) on a client that only inserts, which needs none.
-func addPurge(client *river.Client[pgx.Tx]) {
-	defer func() { _ = recover() }()
-	_, _ = client.PeriodicJobs().AddSafely(river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return EventArgs{Purge: true}, &river.InsertOpts{Queue: QueueName}
-		},
-		&river.PeriodicJobOpts{ID: EventArgs{}.Kind() + "_purge", RunOnStart: true}))
-}
-
-// Enqueue records ev unless its id was enqueued within the retention, in
-// one transaction: the event's id and body into the Queue's table (INSERT
-// ... ON CONFLICT DO NOTHING), and, only if it is new, its River job
-// (InsertTx) with the id alone as arguments. A duplicate writes nothing.
-// It is the function to give the webhook handler. Its errors wrap
+// Enqueue records ev unless its id was enqueued within the retention: in
+// one transaction, its id and body into the Queue's table and its River
+// job (InsertTx). A duplicate writes nothing. Its errors wrap
 // webhook.ErrUnavailable: the handler answers 503 and the service
 // delivers the event again.
 func (q *Queue) Enqueue(ctx context.Context, ev *payments.Event) error {
@@ -184,96 +46,337 @@ func (q *Queue) Enqueue(ctx context.Context, ev *payments.Event) error {
 	return err
 }
 
-// enqueue reports whether it inserted the event.
-func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (bool, error) {
+// enqueue reports whether it inserted the event. Its deadline covers the
+// wait for a connection too.
+func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (inserted bool, err error) {
 	if ev == nil || ev.ID == "" || len(ev.RawJSON()) == 0 {
 		return false, fmt.Errorf("pgstore: enqueue: the event has no id or no body: pass an event from webhook.Handler, payments.ParseEvent or ListEvents")
 	}
-	// The deadline covers the wait for a connection and every statement:
-	// past it pgx closes the connection, which ends the statement.
+	defer func() {
+		if err != nil {
+			inserted, err = false, fmt.Errorf("%w: pgstore: enqueue event %s: %w (answered 503: the service delivers it again, and reconcile lists it; check that the database is reachable and that the pool has a connection free beyond the workers')",
+				webhook.ErrUnavailable, shownID(ev.ID), err)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, q.w.cfg.Timeout)
 	defer cancel()
-	inserted, err := q.insert(ctx, storedID(ev.ID), ev.RawJSON())
-	if err != nil {
-		return false, fmt.Errorf("%w: pgstore: enqueue event %s: %w (answered 503: the service delivers it again, and reconcile lists it; "+
-			"check that the database is reachable and that the pool has a connection free beyond the workers')",
-			webhook.ErrUnavailable, shownID(ev.ID), err)
-	}
-	return inserted, nil
-}
-
-func (q *Queue) insert(ctx context.Context, id string, body []byte) (bool, error) {
 	tx, err := q.w.pool.Begin(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }() // a no-op after the commit
-	var fresh bool
-	if err := tx.QueryRow(ctx, q.w.q.enqueue, id, body).Scan(&fresh); errors.Is(err, pgx.ErrNoRows) {
+	id := storedID(ev.ID)
+	err = tx.QueryRow(ctx, `INSERT INTO `+q.w.table+` (event_id, body) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING RETURNING true`, id, ev.RawJSON()).Scan(new(bool))
+	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // a duplicate: the transaction wrote nothing
 	} else if err != nil {
 		return false, err
 	}
-	res, err := q.client.InsertTx(ctx, tx, EventArgs{ID: id}, q.w.insertOpts())
+	res, err := q.client.InsertTx(ctx, tx, EventArgs{ID: id}, &river.InsertOpts{Queue: QueueName, MaxAttempts: q.w.cfg.MaxAttempts})
 	if err != nil {
 		return false, fmt.Errorf("insert its River job: %w", err)
 	}
-	if _, err := tx.Exec(ctx, q.w.q.setJob, id, res.Job.ID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE `+q.w.table+` SET job_id = $2 WHERE event_id = $1`, id, res.Job.ID); err != nil {
 		return false, err
 	}
 	return true, tx.Commit(ctx)
 }
 
-// Reconcile enqueues the listed events as deliveries do, so that River's
-// workers process those no delivery brought:
-//
-//	res, err := q.Reconcile(ctx, client.Webhooks.ListEvents(ctx, &payments.EventListParams{After: checkpoint}))
-//
-// Processed counts the events it enqueued, AlreadyDone those enqueued
-// before; the checkpoint is the last event listed before the first
-// failure. It stops at the first error and returns it with what it did.
-func (q *Queue) Reconcile(ctx context.Context, events iter.Seq2[*payments.Event, error]) (webhook.ReconcileResult, error) {
-	var res webhook.ReconcileResult
-	for ev, err := range events {
-		if err != nil {
-			return res, fmt.Errorf("pgstore: reconcile: listing events: %w", err)
+// Timeout is QueueConfig.JobTimeout, whatever your client's JobTimeout.
+func (w *Worker) Timeout(*river.Job[EventArgs]) time.Duration { return w.cfg.JobTimeout }
+
+// Work runs your function for one event in a transaction that also records
+// its outcome, completes the job, clears the event's body and commits.
+func (w *Worker) Work(ctx context.Context, job *river.Job[EventArgs]) error {
+	if job.Args.Purge {
+		client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+		if err == nil {
+			_, err = w.purge(ctx, client)
 		}
-		inserted, err := q.enqueue(ctx, ev)
-		if err != nil {
-			res.Failed++
-			res.FailedIDs = append(res.FailedIDs, ev.ID)
-			return res, err
-		}
-		if inserted {
-			res.Processed++
-		} else {
-			res.AlreadyDone++
-		}
-		res.Checkpoint = webhook.Checkpoint{ID: ev.ID, CreatedAt: ev.CreatedAt}
+		return err
 	}
-	return res, nil
-}
-
-// Tracker returns an outcome tracker on the Queue's outcome table: the
-// workers record each event in it inside the job's transaction and notify
-// waiters after the commit, so Await in any process returns as soon as
-// the deciding event's function committed, never before. Events Await
-// lists (outcome.WithEventList) are enqueued like deliveries.
-func (q *Queue) Tracker(opts ...outcome.Option) *outcome.Tracker {
-	return outcome.NewTracker(q.w.outcomes, append(slices.Clip(opts), outcome.WithReconcile(q.Reconcile))...)
-}
-
-// Start starts the River client's workers (NewQueue's, or yours): they run
-// until Stop or until ctx ends. A process that only receives need not
-// start.
-func (q *Queue) Start(ctx context.Context) error {
-	if err := q.client.Start(ctx); err != nil {
-		return fmt.Errorf("pgstore: start the queue's workers: %w (was Migrate run?)", err)
+	tx, err := w.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: job %d: begin the job's transaction: %w", job.ID, err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.Timeout)
+		defer cancel()
+		_ = tx.Rollback(ctx)
+	}()
+	// Locked: two jobs of one event run one after the other. No body (its
+	// function committed; the job was retried by hand) or no row: no run.
+	var body []byte
+	err = tx.QueryRow(ctx, `SELECT body FROM `+w.table+` WHERE event_id = $1 FOR NO KEY UPDATE`, job.Args.ID).Scan(&body)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && body == nil {
+		return river.JobCancel(fmt.Errorf("pgstore: job %d: the event %s has no body in %s: its function already committed, or its row was deleted; nothing runs (to process it again, run your function on it yourself)",
+			job.ID, shownID(job.Args.ID), w.cfg.Table))
+	} else if err != nil {
+		return fmt.Errorf("pgstore: job %d: read the event from %s: %w", job.ID, w.cfg.Table, err)
+	}
+	ev, err := payments.ParseEvent(body)
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("pgstore: job %d holds no event: %w", job.ID, err))
+	}
+	if err := w.call(ctx, tx, ev); err != nil {
+		return fmt.Errorf("pgstore: event %s: %w", shownID(ev.ID), err)
+	}
+	o, effect, err := w.outcomes.ApplyTx(ctx, tx, ev)
+	if err != nil {
+		return failed(ev, "record its outcome", err)
+	}
+	// The fence: River completes the job only while it runs; unless its row
+	// shows this very attempt completed, nothing of the attempt commits.
+	done, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+	if err != nil {
+		return failed(ev, "complete the job", err)
+	}
+	if done.State != rivertype.JobStateCompleted || done.Attempt != job.Attempt {
+		return fmt.Errorf("event %s, job %d attempt %d (now %s, attempt %d): %w", shownID(ev.ID), job.ID, job.Attempt, done.State, done.Attempt, ErrJobRescued)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE `+w.table+` SET body = NULL WHERE event_id = $1`, job.Args.ID); err != nil {
+		return failed(ev, "clear its body", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return failed(ev, "commit", err)
+	}
+	if effect != outcome.EffectNone && o.State.Final() {
+		w.outcomes.sendNotify() // after the commit, never before it
 	}
 	return nil
 }
 
-// Stop stops taking jobs and waits for the running ones to finish, until
-// ctx ends; their functions' contexts are then cancelled, and what did not
-// commit runs again in another worker.
-func (q *Queue) Stop(ctx context.Context) error { return q.client.Stop(ctx) }
+func failed(ev *payments.Event, step string, err error) error {
+	return fmt.Errorf("pgstore: event %s: %s: %w (nothing of this run is recorded; River runs it again)", shownID(ev.ID), step, err)
+}
+
+// call runs your function on a gated handle of a savepoint of tx, closes
+// the handle as it returns, and releases the savepoint.
+func (w *Worker) call(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin the function's savepoint: %w", err)
+	}
+	g := &gate{}
+	err = w.fn(ctx, &handle{Tx: sp, g: g, top: true}, ev)
+	if err := g.close(ctx); err != nil {
+		return fmt.Errorf("your function returned, but %w", err)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("your function's context ended (QueueConfig.JobTimeout, %v, passed, or the process stopped its River client): %w; nothing of it was committed and River runs it again with back-off: make the function faster or raise JobTimeout",
+			w.cfg.JobTimeout, errors.Join(err, ctx.Err()))
+	case err != nil:
+		return fmt.Errorf("your function failed: %w; nothing of it was committed and River runs it again with back-off, up to QueueConfig.MaxAttempts before it discards the job (River UI or the river CLI shows its errors and retries it)", err)
+	case g.ended: // the function committed or rolled back its savepoint
+		err = g.endErr
+	default:
+		err = sp.Commit(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("your function returned nil, but %s failed and left the transaction aborted (releasing its savepoint: %w); nothing was committed and River runs it again: after a statement fails, return its error, or roll back to a savepoint of your own (tx.Begin, then its Rollback) and carry on",
+			cmp.Or(g.failed, "one of its statements"), err)
+	}
+	return nil
+}
+
+// handle is the pgx.Tx your function gets. Each call passes its gate: one
+// at a time (errBusy, not pgx's data race), none once the function
+// returned (pgx.ErrTxClosed); a call still in flight then fails the attempt.
+type handle struct {
+	pgx.Tx // LargeObjects is the savepoint's, ungated
+	g      *gate
+	top    bool // the function's savepoint, not one it began
+}
+
+type gate struct {
+	mu            sync.Mutex
+	call          chan struct{} // the call in flight, closed as it ends
+	closed, ended bool          // ended: the function ended its savepoint itself
+	endErr        error
+	failed        string // the first statement the database refused
+}
+
+var (
+	errBusy         = errors.New("pgstore: the tx is busy with another call of yours (rows not closed yet, or another goroutine's): pgx runs one at a time")
+	errStillRunning = errors.New("a call on its tx was still running when it returned (a goroutine of yours?); nothing of this attempt commits: wait for your goroutines before you return")
+)
+
+func (g *gate) enter() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return pgx.ErrTxClosed
+	} else if g.call != nil {
+		return errBusy
+	}
+	g.call = make(chan struct{})
+	return nil
+}
+
+func (g *gate) leave(sql string, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var pgErr *pgconn.PgError
+	if g.failed == "" && errors.As(err, &pgErr) {
+		g.failed = fmt.Sprintf("its statement %.80q (SQLSTATE %s: %s)", sql, pgErr.Code, pgErr.Message)
+	}
+	close(g.call)
+	g.call = nil
+}
+
+// close refuses every later call; a call in flight fails the attempt.
+func (g *gate) close(ctx context.Context) error {
+	g.mu.Lock()
+	g.closed = true
+	call := g.call
+	g.mu.Unlock()
+	if call == nil {
+		return nil
+	}
+	select {
+	case <-call:
+		return errStillRunning
+	case <-ctx.Done():
+		return fmt.Errorf("%w (and it had not ended when the job's context did: %w)", errStillRunning, ctx.Err())
+	}
+}
+
+// gated runs call as the one call of g in flight.
+func gated[T any](g *gate, sql string, call func() (T, error)) (T, error) {
+	if err := g.enter(); err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := call()
+	g.leave(sql, err)
+	return v, err
+}
+
+func (h *handle) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return gated(h.g, sql, func() (pgconn.CommandTag, error) { return h.Tx.Exec(ctx, sql, args...) })
+}
+
+func (h *handle) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	return gated(h.g, sql, func() (*pgconn.StatementDescription, error) { return h.Tx.Prepare(ctx, name, sql) })
+}
+
+func (h *handle) CopyFrom(ctx context.Context, t pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
+	return gated(h.g, "COPY "+t.Sanitize(), func() (int64, error) { return h.Tx.CopyFrom(ctx, t, cols, src) })
+}
+
+// Conn is the savepoint's connection while the function runs, nil after.
+func (h *handle) Conn() *pgx.Conn {
+	c, _ := gated(h.g, "", func() (*pgx.Conn, error) { return h.Tx.Conn(), nil })
+	return c
+}
+
+func (h *handle) Begin(ctx context.Context) (pgx.Tx, error) {
+	return gated(h.g, "SAVEPOINT", func() (pgx.Tx, error) {
+		tx, err := h.Tx.Begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &handle{Tx: tx, g: h.g}, nil
+	})
+}
+
+// Commit releases the savepoint, Rollback rolls back to it.
+func (h *handle) Commit(ctx context.Context) error   { return h.end(ctx, "RELEASE", h.Tx.Commit) }
+func (h *handle) Rollback(ctx context.Context) error { return h.end(ctx, "ROLLBACK TO", h.Tx.Rollback) }
+
+func (h *handle) end(ctx context.Context, sql string, end func(context.Context) error) error {
+	_, err := gated(h.g, sql, func() (struct{}, error) {
+		err := end(ctx)
+		if h.top {
+			h.g.ended, h.g.endErr = true, err
+		}
+		return struct{}{}, err
+	})
+	return err
+}
+
+// Query's rows leave the gate once closed or read to the end.
+func (h *handle) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := h.g.enter(); err != nil {
+		return nil, err
+	}
+	rows, err := h.Tx.Query(ctx, sql, args...)
+	if err != nil {
+		h.g.leave(sql, err)
+		return nil, err
+	}
+	return &gatedRows{Rows: rows, leave: func() { h.g.leave(sql, rows.Err()) }}, nil
+}
+
+func (h *handle) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	rows, err := h.Query(ctx, sql, args...)
+	return refused(func(dest ...any) error {
+		if err != nil {
+			return err
+		}
+		_, err := pgx.CollectOneRow(rows, func(r pgx.CollectableRow) (struct{}, error) { return struct{}{}, r.Scan(dest...) })
+		return err
+	})
+}
+
+// SendBatch's results leave the gate when closed.
+func (h *handle) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if err := h.g.enter(); err != nil {
+		return refused(func(...any) error { return err })
+	}
+	br := h.Tx.SendBatch(ctx, b)
+	return &gatedBatch{BatchResults: br, leave: func(err error) { h.g.leave("a batch", err) }}
+}
+
+type gatedRows struct {
+	pgx.Rows
+	leave func()
+	once  sync.Once
+}
+
+func (r *gatedRows) Next() bool { return r.Rows.Next() || r.done() }
+func (r *gatedRows) Close()     { r.Rows.Close(); r.done() }
+func (r *gatedRows) done() bool { r.once.Do(r.leave); return false }
+
+type gatedBatch struct {
+	pgx.BatchResults
+	leave func(error)
+	once  sync.Once
+}
+
+func (b *gatedBatch) Close() error {
+	err := b.BatchResults.Close()
+	b.once.Do(func() { b.leave(err) })
+	return err
+}
+
+// refused is QueryRow's row, and a refused batch: every call returns r().
+type refused func(dest ...any) error
+
+func (r refused) Scan(dest ...any) error           { return r(dest...) }
+func (r refused) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, r() }
+func (r refused) Query() (pgx.Rows, error)         { return nil, r() }
+func (r refused) QueryRow() pgx.Row                { return r }
+func (r refused) Close() error                     { return r() }
+
+// storedID is the key an event id is stored under (doc.go, "Event ids"):
+// itself, or "sha256:" and the hex SHA-256 of an id PostgreSQL cannot key.
+func storedID(id string) string {
+	if len(id) <= 256 && utf8.ValidString(id) && !strings.ContainsRune(id, 0) && !strings.HasPrefix(id, "sha256:") {
+		return id
+	}
+	return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(id)))
+}
+
+// shownID is id as an error message quotes it: at most 64 bytes of it.
+func shownID(id string) string {
+	if len(id) <= 64 {
+		return fmt.Sprintf("%q", id)
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d bytes)", id[:cut], len(id))
+}
