@@ -264,7 +264,7 @@ func TestQueueReconcile(t *testing.T) {
 	}
 	start(t, q.Queue)
 	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == len(events) })
-	if res, err := q.Reconcile(testCtx(t), list); err != nil || res.Processed != 0 || res.AlreadyDone != len(events) {
+	if res, err := q.Reconcile(testCtx(t), list); err != nil || res.Enqueued != 0 || res.AlreadyDone != len(events) {
 		t.Errorf("reconcile again: %+v, %v; want all %d already done", res, err, len(events))
 	}
 	for _, ev := range events {
