@@ -83,8 +83,10 @@ func TestOddEventIDsAreStorable(t *testing.T) {
 }
 
 // The same ids in signed deliveries, in the default mode and through the
-// Queue: processed once (200), and a redelivery is a duplicate (200)
-// without a second call (a second job).
+// Queue's handler (webhook.NewQueueHandler): processed once (200), and a
+// redelivery is a duplicate (200) without a second call in the default
+// mode, and without a second row or job in the Queue (every delivery
+// reaches Enqueue there).
 func TestOddEventIDsThroughTheHandler(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
@@ -97,28 +99,36 @@ func TestOddEventIDsThroughTheHandler(t *testing.T) {
 		_, err := tx.Exec(ctx, "INSERT INTO "+paid+" (event_id, reference) VALUES (md5($1::bytea), 'ref')", []byte(ev.ID))
 		return err
 	}, nil)
-	enqueue := func(ctx context.Context, ev *payments.Event) error { calls.Add(1); return q.Enqueue(ctx, ev) }
 	// JSON carries the NUL escaped; the parser decodes it into the id.
 	bodies := map[string][]byte{
 		"NUL":    storetest.EventBody(`evt-nul-\u0000-` + storetest.NewEventID(t)),
 		"9 kB":   storetest.EventBody(noise(9000)),
 		"100 kB": storetest.EventBody(noise(100_000)),
 	}
-	for mode, fn := range map[string]webhook.EventFunc{"default": plain, "Queue": enqueue} {
-		h := webhook.NewHandler(storetest.Verifier(t), fn, webhook.WithClaimStore(s), storetest.NoRecentlyDone()) // the redelivery asks the store
+	modes := map[string]struct {
+		h     http.Handler
+		count func() int64 // calls of the function, or events the Queue holds
+	}{
+		"default": {webhook.NewHandler(storetest.Verifier(t), plain, webhook.WithClaimStore(s), storetest.NoRecentlyDone()), calls.Load}, // the redelivery asks the store
+		"Queue":   {webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), func() int64 { return int64(q.enqueued(t)) }},
+	}
+	for mode, m := range modes {
 		for name, body := range bodies {
 			body := []byte(strings.Replace(string(body), `"id":"`, `"id":"`+mode, 1))
-			before := calls.Load()
-			if code := storetest.Deliver(h, body); code != http.StatusOK {
+			before := m.count()
+			if code := storetest.Deliver(m.h, body); code != http.StatusOK {
 				t.Errorf("%s, %s id: %d, want 200", mode, name, code)
 			}
-			if code := storetest.Deliver(h, body); code != http.StatusOK {
+			if code := storetest.Deliver(m.h, body); code != http.StatusOK {
 				t.Errorf("%s, %s id, redelivered: %d, want 200", mode, name, code)
 			}
-			if n := calls.Load() - before; n != 1 {
-				t.Errorf("%s, %s id: %d calls, want 1", mode, name, n)
+			if n := m.count() - before; n != 1 {
+				t.Errorf("%s, %s id: %d calls or events enqueued, want 1", mode, name, n)
 			}
 		}
+	}
+	if n := len(q.jobs(t)); n != len(bodies) {
+		t.Errorf("River lists %d jobs for %d events delivered twice each, want %d", n, len(bodies), len(bodies))
 	}
 	start(t, q.Queue)
 	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == len(bodies) })

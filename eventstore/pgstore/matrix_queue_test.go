@@ -82,6 +82,7 @@ func TestQueueFaultMatrix(t *testing.T) {
 				}
 				return m
 			},
+			Jobs: func() int { return len(q.jobs(tb)) },
 		}
 		return run, srv
 	}}

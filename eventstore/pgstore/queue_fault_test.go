@@ -56,6 +56,8 @@ func sendUntil(t *testing.T, h http.Handler, senders int, afterOK, limit time.Du
 		all []timedAnswer
 		wg  sync.WaitGroup
 	)
+	ended := make(chan struct{}) // the test ended (failed) before stop
+	t.Cleanup(func() { close(ended) })
 	for range senders {
 		wg.Add(1)
 		go func() {
@@ -63,6 +65,8 @@ func sendUntil(t *testing.T, h http.Handler, senders int, afterOK, limit time.Du
 			for {
 				select {
 				case <-stop:
+					return
+				case <-ended:
 					return
 				default:
 				}
@@ -181,7 +185,7 @@ func TestQueueFrozenDatabase(t *testing.T) {
 	paid := merchantTable(t, pool)
 	q := newQueue(t, pool, slowPaid(paid, 20*time.Millisecond), nil)
 	start(t, q.Queue)
-	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 	senders := 3 * int(pool.Config().MaxConns)
 
 	stop := make(chan struct{})
@@ -256,7 +260,7 @@ func TestQueueRestartedDatabase(t *testing.T) {
 		return fn(ctx, tx, ev)
 	}, nil)
 	start(t, q.Queue)
-	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 	stop := make(chan struct{})
 	// 100 ms between a sender's events keeps them a few hundred: each is
 	// processed after the restart, at the function's pace.

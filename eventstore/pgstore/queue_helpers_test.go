@@ -62,6 +62,7 @@ type testQueue struct {
 	*pgstore.Queue
 	table, outcomes, schema string
 	cfg                     pgstore.QueueConfig
+	pool                    *pgxpool.Pool // the pool it was made on
 }
 
 // newQueue migrates a Queue in a fresh River schema; cfg may be nil.
@@ -114,7 +115,7 @@ func newQueueOn(tb testing.TB, pool *pgxpool.Pool, fn pgstore.TxEventFunc, cfg *
 	if err := q.Migrate(testCtx(tb)); err != nil {
 		tb.Fatal(err)
 	}
-	return &testQueue{Queue: q, table: c.Table, outcomes: c.OutcomeTable, schema: c.Schema, cfg: c}
+	return &testQueue{Queue: q, table: c.Table, outcomes: c.OutcomeTable, schema: c.Schema, cfg: c, pool: pool}
 }
 
 // replica is another process's Queue on the same tables: its own pool and
@@ -140,6 +141,17 @@ func start(tb testing.TB, q *pgstore.Queue) {
 		defer cancel()
 		_ = q.Stop(ctx)
 	})
+}
+
+// enqueued counts the events the Queue's own table holds (the rows its
+// Enqueue wrote); River's jobs are counted through its API (jobs).
+func (q *testQueue) enqueued(tb testing.TB) int {
+	tb.Helper()
+	var n int
+	if err := q.pool.QueryRow(testCtx(tb), "SELECT count(*) FROM "+q.table).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }
 
 // jobStates counts the queue's event jobs by state, as River's API lists them.
@@ -184,6 +196,21 @@ func eventually(tb testing.TB, limit time.Duration, what string, cond func() boo
 			tb.Fatalf("after %v: %s", limit, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// within receives from ch, or fails the test after a minute (a bound for
+// a loaded machine), so that a broken queue fails the test rather than
+// hanging it.
+func within[T any](tb testing.TB, ch <-chan T, what string) T {
+	tb.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		tb.Fatalf("after a minute: %s", what)
+		var zero T
+		return zero
 	}
 }
 

@@ -35,7 +35,7 @@ func TestQueueAwaitWokenByNotifyAfterCommit(t *testing.T) {
 	h64.Write([]byte(q.outcomes))
 	listen := fmt.Sprintf(`LISTEN "payments_outcomes_%016x"`, h64.Sum64())
 	tracker := q.replica(t, newPool(t, testPoolURL(t), 4), insertPaid(paid)).Tracker(outcometest.PollInterval(time.Hour))
-	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := range 3 { // one after the other: a notifier that ran once must run again
@@ -68,7 +68,11 @@ func TestQueueAwaitWokenByNotifyAfterCommit(t *testing.T) {
 			return err == nil && n > 0
 		})
 		time.Sleep(50 * time.Millisecond)
-		release <- struct{}{}
+		select {
+		case release <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatalf("event %d: its function never ran", i)
+		}
 		if err := <-done; err != nil {
 			t.Fatalf("Await %d: %v (not woken after the commit)", i, err)
 		}

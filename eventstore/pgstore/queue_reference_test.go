@@ -59,7 +59,7 @@ func TestQueueReferencesInAnyScript(t *testing.T) {
 	// weeks, so that the test sees it.
 	q := newQueue(t, pool, fn, &pgstore.QueueConfig{MaxAttempts: 1, Logger: logger})
 	start(t, q.Queue)
-	h := webhook.NewHandler(outcometest.Verifier(t), q.Enqueue)
+	h := webhook.NewQueueHandler(outcometest.Verifier(t), q.Enqueue)
 
 	ids := map[string]string{}
 	var bodies [][]byte

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -27,21 +28,18 @@ func TestQueueProcessesEachEventOnce(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
 	paid := merchantTable(t, pool)
-	var calls atomic.Int64
-	fn := func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-		calls.Add(1)
-		return insertPaid(paid)(ctx, tx, ev)
-	}
-	q := newQueue(t, pool, fn, nil)
-	other := q.replica(t, newPool(t, testPoolURL(t), 8), fn)
+	var c callCounter
+	q := newQueue(t, pool, c.fn(paid), nil)
+	other := q.replica(t, newPool(t, testPoolURL(t), 8), c.fn(paid))
 	handlers := []http.Handler{
-		webhook.NewHandler(storetest.Verifier(t), q.Enqueue),
-		webhook.NewHandler(storetest.Verifier(t), other.Enqueue),
+		webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue),
+		webhook.NewQueueHandler(storetest.Verifier(t), other.Enqueue),
 	}
 	const events = 60
-	bodies := make([][]byte, events)
+	bodies, ids := make([][]byte, events), make([]string, events)
 	for i := range bodies {
-		bodies[i] = storetest.EventBody(storetest.NewEventID(t))
+		ids[i] = storetest.NewEventID(t)
+		bodies[i] = storetest.EventBody(ids[i])
 	}
 	var wg sync.WaitGroup
 	for round := 0; round < 3; round++ {
@@ -65,11 +63,12 @@ func TestQueueProcessesEachEventOnce(t *testing.T) {
 	if s := q.jobStates(t, pool); len(s) != 1 {
 		t.Errorf("jobs by state %v, want %d completed and nothing else (each event enqueued once)", s, events)
 	}
-	if n := rowsOf(t, pool, paid, ""); n != events {
-		t.Errorf("%d rows in the merchant's table, want %d", n, events)
+	if n := q.enqueued(t); n != events {
+		t.Errorf("the Queue's table holds %d events, want %d", n, events)
 	}
-	if n := calls.Load(); n != events {
-		t.Errorf("the function ran %d times, want %d", n, events)
+	once, twice, never := c.tally(t, pool, paid, ids)
+	if once != events || twice != 0 || never != 0 {
+		t.Errorf("events processed once %d, twice %d, never %d; want %d once", once, twice, never, events)
 	}
 }
 
@@ -87,16 +86,16 @@ func TestQueueAnswersBeforeTheFunctionRuns(t *testing.T) {
 		return nil
 	}, nil)
 	start(t, q.Queue)
-	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 	id := storetest.NewEventID(t)
 	if code := storetest.Deliver(h, storetest.EventBody(id)); code != http.StatusOK {
 		t.Fatalf("delivery: %d, want 200", code)
 	}
-	if got := <-running; got != id {
+	if got := within(t, running, "the function running"); got != id {
 		t.Fatalf("the function got %s, want %s", got, id)
 	}
 	// Another delivery while the function runs: 200 as well, no second job.
-	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
+	if code := storetest.Deliver(webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
 		t.Fatalf("redelivery while the function runs: %d, want 200", code)
 	}
 	close(release)
@@ -124,10 +123,10 @@ func TestQueueTxIsClosedAfterTheFunction(t *testing.T) {
 	}, nil)
 	start(t, q.Queue)
 	id := storetest.NewEventID(t)
-	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
+	if code := storetest.Deliver(webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
-	tx := <-kept
+	tx := within(t, kept, "the function returned")
 	eventually(t, time.Minute, "the job completed", func() bool { return q.jobStates(t, pool)["completed"] == 1 })
 	_, err := tx.Exec(testCtx(t), "INSERT INTO "+paid+" (event_id, reference) VALUES ('late', 'late')")
 	if !errors.Is(err, pgx.ErrTxClosed) {
@@ -215,7 +214,7 @@ func TestQueueRetriesAFailingFunction(t *testing.T) {
 	}, nil)
 	start(t, q.Queue)
 	id := storetest.NewEventID(t)
-	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
+	if code := storetest.Deliver(webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), storetest.EventBody(id)); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
 	// River's first retry comes about a second after the failure.
@@ -228,16 +227,25 @@ func TestQueueRetriesAFailingFunction(t *testing.T) {
 	}
 }
 
-// Reconcile enqueues through the same unique insert: listed events that no
-// delivery brought reach the function; those a delivery brought are
-// already done, and the checkpoint is the last one listed.
+// Reconcile enqueues through the same unique insert as the Queue's
+// handler: listed events that no delivery brought reach the function;
+// the one a delivery brought is already done, and the checkpoint is the
+// last one listed. Reconciled again once every event was processed, and
+// delivered again after that, nothing is enqueued twice: each event is
+// processed once, none never.
 func TestQueueReconcile(t *testing.T) {
 	t.Parallel()
 	pool := sharedPool(t)
 	paid := merchantTable(t, pool)
-	q := newQueue(t, pool, insertPaid(paid), nil)
+	var c callCounter
+	q := newQueue(t, pool, c.fn(paid), nil)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 	events := newEvents(t, 5)
-	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), events[1].RawJSON()); code != http.StatusOK {
+	var ids []string
+	for _, ev := range events {
+		ids = append(ids, ev.ID)
+	}
+	if code := storetest.Deliver(h, events[1].RawJSON()); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
 	list := func(yield func(*payments.Event, error) bool) {
@@ -255,7 +263,86 @@ func TestQueueReconcile(t *testing.T) {
 		t.Errorf("reconcile: %+v, want 4 enqueued, 1 already done, checkpoint %s", res, events[4].ID)
 	}
 	start(t, q.Queue)
-	eventually(t, time.Minute, "every event processed", func() bool { return rowsOf(t, pool, paid, "") == 5 })
+	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == len(events) })
+	if res, err := q.Reconcile(testCtx(t), list); err != nil || res.Enqueued != 0 || res.AlreadyDone != len(events) {
+		t.Errorf("reconcile again: %+v, %v; want all %d already done", res, err, len(events))
+	}
+	for _, ev := range events {
+		if code := storetest.Deliver(h, ev.RawJSON()); code != http.StatusOK {
+			t.Fatalf("a delivery after the reconcile: %d", code)
+		}
+	}
+	if n := q.enqueued(t); n != len(events) {
+		t.Errorf("the Queue's table holds %d events, want %d", n, len(events))
+	}
+	if s := q.jobStates(t, pool); s["completed"] != len(events) || len(s) != 1 {
+		t.Errorf("jobs by state %v, want %d completed and nothing else", s, len(events))
+	}
+	once, twice, never := c.tally(t, pool, paid, ids)
+	if once != len(events) || twice != 0 || never != 0 {
+		t.Errorf("events processed once %d, twice %d, never %d; want %d once", once, twice, never, len(events))
+	}
+}
+
+// webhook.NewHandler(verifier, queue.Enqueue), the way this package
+// recommended before NewQueueHandler, still works as NewHandler's doc
+// says: Enqueue runs as an EventFunc under the handler's claim (in memory
+// by default), a redelivery to the same handler is answered from its
+// memory without reaching Enqueue, a replica that remembers nothing
+// reaches it and the Queue dedupes, and a database that does not answer
+// makes Enqueue's error (webhook.ErrUnavailable) a 503. Each event is
+// processed once.
+func TestQueueEnqueueUnderNewHandler(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	var c callCounter
+	q := newQueue(t, pool, c.fn(paid), nil)
+	var enqueues atomic.Int64
+	enqueue := func(ctx context.Context, ev *payments.Event) error { enqueues.Add(1); return q.Enqueue(ctx, ev) }
+	h := webhook.NewHandler(storetest.Verifier(t), enqueue)
+	ids := []string{storetest.NewEventID(t), storetest.NewEventID(t)}
+	for _, id := range ids {
+		for range 2 {
+			if code := storetest.Deliver(h, storetest.EventBody(id)); code != http.StatusOK {
+				t.Fatalf("delivery: %d, want 200", code)
+			}
+		}
+	}
+	if n := enqueues.Load(); n != int64(len(ids)) {
+		t.Errorf("Enqueue ran %d times for %d events delivered twice to one handler, want %d", n, len(ids), len(ids))
+	}
+	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), enqueue), storetest.EventBody(ids[0])); code != http.StatusOK {
+		t.Fatalf("a redelivery to another replica: %d, want 200", code)
+	}
+	if n := enqueues.Load(); n != int64(len(ids))+1 {
+		t.Errorf("Enqueue ran %d times after a redelivery to another replica, want %d", n, len(ids)+1)
+	}
+	if n := q.enqueued(t); n != len(ids) {
+		t.Errorf("the Queue's table holds %d events, want %d", n, len(ids))
+	}
+	down, err := pgxpool.New(context.Background(), "postgres://merchant@127.0.0.1:1/payments?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(down.Close)
+	dq, err := pgstore.NewQueue(down, c.fn(paid), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreachable := storetest.NewEventID(t)
+	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), dq.Enqueue), storetest.EventBody(unreachable)); code != http.StatusServiceUnavailable {
+		t.Errorf("a delivery whose database is down: %d, want 503", code)
+	}
+	start(t, q.Queue)
+	eventually(t, time.Minute, "every job completed", func() bool { return q.jobStates(t, pool)["completed"] == len(ids) })
+	if s := q.jobStates(t, pool); s["completed"] != len(ids) || len(s) != 1 {
+		t.Errorf("jobs by state %v, want %d completed and nothing else", s, len(ids))
+	}
+	once, twice, never := c.tally(t, pool, paid, append(ids, unreachable))
+	if once != len(ids) || twice != 0 || never != 1 {
+		t.Errorf("events processed once %d, twice %d, never %d; want %d once and the unreachable one never", once, twice, never, len(ids))
+	}
 }
 
 // The tracker's row rides the job's transaction: Await in another process
@@ -297,7 +384,7 @@ func TestQueueAwaitNeverBeforeTheFunctionCommitted(t *testing.T) {
 		// What the merchant's table holds the moment Await returns.
 		done <- answer{string(res.State), rowsOf(t, elsewhere, paid, id), err}
 	}()
-	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), body); code != http.StatusOK {
+	if code := storetest.Deliver(webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), body); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
 	select {
@@ -327,7 +414,7 @@ func TestQueueEventsOfOnePaymentDoNotBlockEachOther(t *testing.T) {
 		return nil
 	}, nil)
 	start(t, q.Queue)
-	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 	initiated := []byte(`{"id":"` + storetest.NewEventID(t) + `","event":"payment.initiated","created_at":"` + time.Now().UTC().Format(time.RFC3339) +
 		`","data":{"id":"pay-same","reference":"order-same","status":"pending","amount":"10.00","currency":"NGN"}}`)
 	completed := []byte(`{"id":"` + storetest.NewEventID(t) + `","event":"payment.completed","created_at":"` + time.Now().UTC().Format(time.RFC3339) +

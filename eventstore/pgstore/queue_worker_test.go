@@ -91,10 +91,10 @@ func TestQueueJobHoldsOnlyTheEventID(t *testing.T) {
 		return nil
 	}, nil)
 	start(t, q.Queue)
-	if code := storetest.Deliver(webhook.NewHandler(storetest.Verifier(t), q.Enqueue), sent); code != http.StatusOK {
+	if code := storetest.Deliver(webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue), sent); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
 	}
-	<-retrying // River's first retry comes about a second after the failure
+	within(t, retrying, "the retry running") // River's first retry comes about a second after the failure
 	if body, ok := q.bodyOf(t, id); !ok || string(body) != string(sent) {
 		t.Errorf("while the retry runs the table holds %q (row: %v), want the body", body, ok)
 	}
@@ -160,7 +160,7 @@ func TestQueuePurgeKeepsUnfinishedEvents(t *testing.T) {
 		return nil
 	}, &pgstore.QueueConfig{MaxAttempts: 1})
 	start(t, q.Queue)
-	h := webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 	for _, id := range []string{done, failed} {
 		if code := storetest.Deliver(h, storetest.EventBody(id)); code != http.StatusOK {
 			t.Fatalf("delivery: %d", code)

@@ -111,7 +111,7 @@ func TestWALPerDelivery(t *testing.T) {
 		}},
 		// A new handler (a replica that remembers nothing) per round.
 		{"Queue", []string{q.table}, func() http.Handler {
-			return webhook.NewHandler(storetest.Verifier(t), q.Enqueue)
+			return webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
 		}},
 	}
 	for _, m := range modes {

@@ -17,8 +17,9 @@ import (
 )
 
 // QueueBackend runs the fault matrix on a queue path (pgstore.Queue): a
-// receiver that verifies, enqueues the event once and answers, and workers
-// that run the function in the transaction that completes the job.
+// receiver that hands off (webhook.NewQueueHandler: verifies, enqueues the
+// event once and answers, with no claim), and workers that run the
+// function in the transaction that completes the job.
 type QueueBackend struct {
 	// Start starts a server of the run's own and prepares the queue's
 	// tables and the merchant's.
@@ -34,12 +35,17 @@ type QueueRun struct {
 	Process func(dial Dialer, work func(ctx context.Context, id string) error) QueueProcess
 	// Effects counts each event's rows in the merchant's table.
 	Effects func(ids []string) map[string]int
+	// Jobs counts the queue's jobs of events (River's JobList): one per
+	// event, whatever the duplicates and faults, since an enqueue that
+	// finds its event writes nothing. Nil skips the check.
+	Jobs func() int
 }
 
 // QueueProcess is one process of a QueueRun.
 type QueueProcess struct {
-	// Enqueue is the receiver's function: the handler's EventFunc.
-	Enqueue webhook.EventFunc
+	// Enqueue is the receiver's: what its webhook.NewQueueHandler hands
+	// each delivery to.
+	Enqueue webhook.EnqueueFunc
 	// Reconcile enqueues listed events through the same unique insert.
 	Reconcile func(context.Context, iter.Seq2[*payments.Event, error]) (webhook.ReconcileResult, error)
 	// Stop stops the process's workers, waiting for running jobs until
@@ -159,7 +165,7 @@ func queueRun(t *testing.T, b QueueBackend, fault Fault, sz matrixSize, seed uin
 			}
 			return err
 		}
-		in.h = webhook.NewHandler(Verifier(t), enqueue)
+		in.h = webhook.NewQueueHandler(Verifier(t), enqueue)
 		in.stop = p.Stop
 	}
 	for i := range matrixReplicas {
@@ -229,6 +235,11 @@ func queueRun(t *testing.T, b QueueBackend, fault Fault, sz matrixSize, seed uin
 	rs.shutdown(t)
 
 	counts := run.Effects(ids)
+	if run.Jobs != nil {
+		if n := run.Jobs(); n != len(ids) {
+			t.Errorf("%d jobs for %d events: an event was enqueued more than once (or never)", n, len(ids))
+		}
+	}
 	for _, id := range ids {
 		switch n := counts[id]; {
 		case n == 0:
