@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,18 +45,23 @@ const envQueueAnswers = "PAYMENTS_QUEUE_BENCH_ANSWERS"
 var oursKind = pgstore.EventArgs{}.Kind()
 
 // BenchmarkQueue runs pgstore.Queue beside a hand-written River receiver
-// and a floor that only verifies and INSERTs, in turn on one throwaway
-// server of its own with production durability (configureFloorServer):
-// FloorReplicas replicas, each a pool and (but the floor) a River client
-// with pgstore.DefaultWorkers workers, queueSenders senders, the deliveries
-// of storetest.FloorRun (two thirds duplicates). Sides, per mode
-// (queue-instant: a function that only counts; queue-<d> with envQueueSlow:
-// one that sleeps d first):
+// with the same guarantee and a floor that only verifies and INSERTs, in
+// turn on one throwaway server of its own with production durability
+// (configureFloorServer): FloorReplicas replicas, each a pool and (but the
+// floor) a River client with pgstore.DefaultWorkers workers, queueSenders
+// senders, the deliveries of storetest.FloorRun (two thirds duplicates).
+// Sides, per mode (queue-instant: a function that only counts; queue-<d>
+// with envQueueSlow: one that sleeps d first), alternating within each
+// round (storetest.FloorOrder):
 //
-//   - ours: webhook.NewHandler(verifier, q.Enqueue) and q.Start, defaults;
-//   - baseline: verify, InsertTx of a job unique by event id (River's
-//     UniqueOpts.ByArgs), commit, 200; a worker that runs the function and
-//     river.JobCompleteTx in its transaction (queue_bench_baseline_test.go);
+//   - ours: the recommended path, webhook.NewQueueHandler(verifier,
+//     q.Enqueue) on a Queue with default options, started in the same
+//     process (examples/pg-queue);
+//   - baseline: verify; in one transaction INSERT the id and body into a
+//     table of its own ON CONFLICT DO NOTHING and, only if new, InsertTx
+//     of a job whose args are the id; 200; a worker that reads the body,
+//     runs the function, river.JobCompleteTx, clears the body and commits
+//     (queue_bench_baseline_test.go);
 //   - floor: verify, INSERT the id and body … ON CONFLICT DO NOTHING, 200;
 //     nothing runs.
 //
@@ -69,7 +73,7 @@ var oursKind = pgstore.EventArgs{}.Kind()
 // round trips of the replicas' pools (River's own included); and per run,
 // the jobs River inserted and took while the deliveries were answered
 // (jobs-inserted-while-answering, jobs-taken-while-answering). Under -v it
-// prints the ratios to the baseline, ours' answer over the floor's, and each
+// prints the ratios to the baseline, the answer over the floor's, and each
 // side's statements.
 func BenchmarkQueue(b *testing.B) {
 	type mode struct {
@@ -94,7 +98,6 @@ func BenchmarkQueue(b *testing.B) {
 	}
 	sides := []queueSide{
 		{"ours", oursQueue},
-		{"ours-split", oursSplit},
 		{storetest.FloorBaseline, baselineRiver},
 		{"floor", floorInsert},
 	}
@@ -127,7 +130,7 @@ func BenchmarkQueue(b *testing.B) {
 	}
 	table.Print(os.Stdout)
 	for _, m := range modes {
-		for _, side := range []string{"ours", "ours-split", "floor-again"} {
+		for _, side := range []string{"ours", storetest.FloorBaseline, "floor-again"} {
 			p50, ok1 := table.Ratio(b.Name()+"/"+m.name+"/"+side, b.Name()+"/"+m.name+"/floor", "p50-us")
 			p99, ok2 := table.Ratio(b.Name()+"/"+m.name+"/"+side, b.Name()+"/"+m.name+"/floor", "p99-us")
 			if ok1 && ok2 {
@@ -149,17 +152,14 @@ type queueSide struct {
 // queueRun is one run of one side of BenchmarkQueue.
 type queueRun struct {
 	*pgFloorRun
-	fn     pgstore.TxEventFunc // the merchant's function
-	schema string              // River's schema ("" for the floor)
-	kind   string              // the kind of the event jobs
-	ours   *testQueue          // ours: the Queue the replicas share tables with
-	// workerPools are the pools of ours-split's worker processes; pools
-	// are the receivers'.
-	workerPools []*pgxpool.Pool
-	answers     bool // envQueueAnswers: end once the deliveries are answered
-	starts      []func(context.Context) error
-	stops       []func(context.Context) error
-	lister      *river.Client[pgx.Tx] // insert-only: River's API on the run's jobs
+	fn      pgstore.TxEventFunc // the merchant's function
+	schema  string              // River's schema ("" for the floor)
+	kind    string              // the kind of the event jobs
+	ours    *testQueue          // ours: the Queue the replicas share tables with
+	answers bool                // envQueueAnswers: end once the deliveries are answered
+	starts  []func(context.Context) error
+	stops   []func(context.Context) error
+	lister  *river.Client[pgx.Tx] // insert-only: River's API on the run's jobs
 }
 
 func newQueueRun(b *testing.B, url string, admin *pgxpool.Pool, slow time.Duration) *queueRun {
@@ -182,7 +182,8 @@ func newQueueRun(b *testing.B, url string, admin *pgxpool.Pool, slow time.Durati
 }
 
 // oursQueue is a replica of ours: a Queue with default options on the
-// replica's pool, its Enqueue behind a handler with default options.
+// replica's pool, its Enqueue behind webhook.NewQueueHandler with default
+// options, and its River client started for the run.
 func oursQueue(b *testing.B, r *queueRun) http.Handler {
 	pool := r.pool(b)
 	if r.ours == nil {
@@ -192,26 +193,7 @@ func oursQueue(b *testing.B, r *queueRun) http.Handler {
 	q := r.ours.replica(b, pool, r.fn)
 	r.starts = append(r.starts, q.Start)
 	r.stops = append(r.stops, q.Stop)
-	return webhook.NewHandler(storetest.Verifier(b), q.Enqueue)
-}
-
-// oursSplit is a replica of ours in the recommended set-up of
-// examples/pg-queue, where receivers and workers are separate processes: a
-// receiver, a Queue that is never started on the replica's pool, its
-// Enqueue behind a handler with default options; and a worker, a started
-// Queue on a pool of its own that receives nothing, whose River client
-// takes the jobs the receivers inserted.
-func oursSplit(b *testing.B, r *queueRun) http.Handler {
-	h := oursQueue(b, r)
-	// oursQueue would start the receiver's Queue: take that back, and
-	// start one on a pool of its own instead.
-	r.starts, r.stops = r.starts[:len(r.starts)-1], r.stops[:len(r.stops)-1]
-	wp := r.newPool(b)
-	r.workerPools = append(r.workerPools, wp)
-	w := r.ours.replica(b, wp, r.fn)
-	r.starts = append(r.starts, w.Start)
-	r.stops = append(r.stops, w.Stop)
-	return h
+	return webhook.NewQueueHandler(storetest.Verifier(b), q.Enqueue)
 }
 
 // measure opens the replicas' connections, starts their workers, runs the
@@ -219,7 +201,7 @@ func oursSplit(b *testing.B, r *queueRun) http.Handler {
 // metrics: FloorRun's per delivery, the server's per event.
 func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) storetest.FloorMetrics {
 	ctx := testCtx(b)
-	for _, p := range append(slices.Clip(r.pools), r.workerPools...) {
+	for _, p := range r.pools {
 		conns := make([]*pgxpool.Conn, 0, r.maxConns)
 		for range r.maxConns {
 			c, err := p.Acquire(ctx)
@@ -284,7 +266,7 @@ func (r *queueRun) measure(b *testing.B, name string, handlers []http.Handler) s
 	cpu1, cpuOK1 := r.serverCPU(b)
 	trips := r.calls.trips.Load()
 	stop()
-	for _, p := range append(slices.Clip(r.pools), r.workerPools...) {
+	for _, p := range r.pools {
 		p.Close()
 	}
 	r.waitGone(b)
@@ -378,9 +360,6 @@ func (r *queueRun) warm(b *testing.B, handlers []http.Handler) {
 		}
 		if n := len(res.Jobs); n != plan.Events() {
 			b.Fatalf("the warm-up left %d of its %d jobs behind: the run would process them", plan.Events()-n, plan.Events())
-		}
-		if r.kind != oursKind {
-			return
 		}
 	}
 	tag, err := r.admin.Exec(testCtx(b), "DELETE FROM "+r.table+" WHERE event_id = ANY($1)", plan.IDs)
