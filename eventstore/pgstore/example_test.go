@@ -15,7 +15,7 @@ import (
 )
 
 // The recommended set-up on PostgreSQL: the receiver verifies each delivery,
-// records the event once in the queue's outbox and answers 200 at once; River
+// records the event and its River job once, in one transaction, and answers; River
 // workers, in this process or others, mark the order paid in a transaction
 // that also completes the job, so the UPDATE happens exactly once however
 // long it takes. docs/webhooks.md shows this function's body.
