@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,6 +56,10 @@ type OutcomeStore struct {
 	// listens as with notify.
 	afterCommit bool
 	q           outcomeQueries
+	// notifyMu guards notifying (a NOTIFY of sendNotify in flight) and
+	// again (a commit came meanwhile: one more NOTIFY once it ends).
+	notifyMu         sync.Mutex
+	notifying, again bool
 }
 
 var outcomeTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_]{0,40})?$`)
@@ -462,10 +467,32 @@ var (
 // listens as every OutcomeStore's does.
 func notifyAfterCommit() Option { return func(o *options) { o.afterCommit = true } }
 
-// sendNotify sends one NOTIFY of the store's channel, bounded by the
-// store's timeout; a failure is logged, and only delays the waiters to
-// their next read (outcome.WithPollInterval).
+// sendNotify wakes the store's waiters after a commit (the caller's): it
+// sends a NOTIFY of the store's channel, bounded by the store's timeout; a
+// failure is logged, and only delays the waiters to their next read
+// (outcome.WithPollInterval). While another caller's NOTIFY is in flight
+// (sent, maybe, before this commit) it sends none but has that caller send
+// one more once it ended: every commit is followed by a NOTIFY sent after
+// it, with at most one in flight per store, however many workers commit
+// (TestQueueNotifiesAfterEveryCommit).
 func (s *OutcomeStore) sendNotify() {
+	s.notifyMu.Lock()
+	defer s.notifyMu.Unlock()
+	if s.notifying {
+		s.again = true
+		return
+	}
+	s.notifying = true
+	for s.again = true; s.again; {
+		s.again = false
+		s.notifyMu.Unlock()
+		s.notifyNow()
+		s.notifyMu.Lock()
+	}
+	s.notifying = false
+}
+
+func (s *OutcomeStore) notifyNow() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	_, err := s.pool.Exec(ctx, s.q.notifyNow)
 	cancel()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -269,6 +270,8 @@ func TestQueueSecondJobOfAnEventWaitsForTheFirst(t *testing.T) {
 		return insertPaid(paid)(ctx, tx, ev)
 	}, nil)
 	start(t, q.Queue)
+	let := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(let) // before the workers stop, should the test fail
 	id := enqueueEvents(t, q, 1)[0]
 	within(t, running, "the first job's function running")
 	second, err := q.Client().Insert(testCtx(t), pgstore.EventArgs{ID: id}, &river.InsertOpts{Queue: pgstore.QueueName})
@@ -287,7 +290,7 @@ func TestQueueSecondJobOfAnEventWaitsForTheFirst(t *testing.T) {
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("the function ran %d times while the first job held the event, want once", n)
 	}
-	close(release)
+	let()
 	eventually(t, time.Minute, "the first job completed and the second cancelled", func() bool {
 		s := q.jobStates(t, pool)
 		return s["completed"] == 1 && s["cancelled"] == 1
