@@ -385,10 +385,7 @@ func fastEnvelope(body []byte, env *envelope, target fastTarget) bool {
 		return false
 	}
 	r.space()
-	if r.i != len(body) {
-		return false
-	}
-	return true
+	return r.i == len(body) // nothing after the envelope
 }
 
 // fastData reads the envelope's data member.
