@@ -372,3 +372,28 @@ func BenchmarkDecodeInitiate(b *testing.B) {
 		}
 	})
 }
+
+// FuzzFastDecode: for any body, decode with the shortcut leaves what
+// encoding/json alone leaves, for every resource the shortcut reads.
+func FuzzFastDecode(f *testing.F) {
+	c, err := NewClient("sk_test_fastdecode", WithBaseURL("http://127.0.0.1:1"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(scanBody)
+	g := &fastBody{rnd: rand.New(rand.NewPCG(48, 4))}
+	for _, fc := range fastCases() {
+		for range 8 {
+			f.Add(g.envelope(fc))
+		}
+	}
+	cases := fastCases()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, fc := range cases {
+			fast, slow := decodeOnce(c, fc, body, false), decodeOnce(c, fc, body, true)
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("%s: %q\nwith the shortcut: %+v\nencoding/json:     %+v", fc.name, body, fast, slow)
+			}
+		}
+	})
+}
