@@ -75,8 +75,9 @@ type envelope struct {
 // decode turns an answer into the operation's result: data decoded into out
 // (a resource also gets r), or a typed error. op says whether a success
 // without data is complete (dataOptional) and what the data must carry
-// (check). The envelope and its data are decoded in one pass of
-// encoding/json; the raw data is sliced out of the body only when asked.
+// (check). The envelope and its data are decoded in one pass: the
+// one-pass reader's (fastdecode.go) for a body in the assumed shape, else
+// encoding/json's; the raw data is sliced out of the body only when asked.
 func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *operation, found *surprises, scratch *decodeScratch) error {
 	r.Body = raw
 	if r.StatusCode < 200 || r.StatusCode > 299 {
