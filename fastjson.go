@@ -245,31 +245,46 @@ func (r *fastReader) number() bool {
 
 // array reads an array, calling elem for each element.
 func (r *fastReader) array(elem func(r *fastReader) bool) bool {
-	if r.peek() != '[' || r.depth >= maxFastDepth {
-		return false
-	}
-	r.depth++
-	r.i++
-	if r.peek() == ']' {
-		r.i++
-		r.depth--
-		return true
-	}
-	for {
+	entered, done := r.enter('[', ']')
+	for entered && !done {
 		if !elem(r) {
 			return false
 		}
-		switch r.peek() {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
-			r.depth--
-			return true
-		default:
-			return false
-		}
+		entered, done = r.next(']')
 	}
+	return entered
+}
+
+// enter passes over open, the '[' or '{' that starts a value, and over
+// close when the value is empty: it reports whether it could, and whether
+// the value is done.
+func (r *fastReader) enter(open, close byte) (entered, done bool) {
+	if r.peek() != open || r.depth >= maxFastDepth {
+		return false, false
+	}
+	r.depth++
+	r.i++
+	if r.peek() == close {
+		r.i++
+		r.depth--
+		return true, true
+	}
+	return true, false
+}
+
+// next passes over what follows an element or a member: a ',', or close,
+// which ends the value (done). ok is false when neither follows.
+func (r *fastReader) next(close byte) (ok, done bool) {
+	switch r.peek() {
+	case ',':
+		r.i++
+		return true, false
+	case close:
+		r.i++
+		r.depth--
+		return true, true
+	}
+	return false, false
 }
 
 // noField is what an object's member function returns for a member it
@@ -283,20 +298,11 @@ const noField = 64
 // repeated member (the last wins, a nested object merges) is left to it.
 // Names are taken as written: one with an escape gives up.
 func (r *fastReader) object(member func(r *fastReader, name []byte) int) bool {
-	if r.peek() != '{' || r.depth >= maxFastDepth {
-		return false
-	}
-	r.depth++
-	r.i++
-	if r.peek() == '}' {
-		r.i++
-		r.depth--
-		return true
-	}
+	entered, done := r.enter('{', '}')
 	var seen uint64
-	for {
-		name, ok := r.plainString()
-		if !ok || r.peek() != ':' {
+	for entered && !done {
+		name, isName := r.plainString()
+		if !isName || r.peek() != ':' {
 			return false
 		}
 		r.i++
@@ -307,17 +313,9 @@ func (r *fastReader) object(member func(r *fastReader, name []byte) int) bool {
 		default:
 			seen |= 1 << k
 		}
-		switch r.peek() {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			r.depth--
-			return true
-		default:
-			return false
-		}
+		entered, done = r.next('}')
 	}
+	return entered
 }
 
 // ok turns a member's success into its field number k, or -1.
