@@ -9,11 +9,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -332,7 +334,37 @@ func BenchmarkParallelInitiate(b *testing.B) {
 	})
 }
 
+// BenchmarkParallelOps runs every operation of the sequential benchmarks
+// from 64 goroutines through one Client (and the baseline through its own
+// client), each against a server that answers as that operation's does.
+func BenchmarkParallelOps(b *testing.B) {
+	ops := benchOps()
+	for _, name := range slices.Sorted(maps.Keys(ops)) {
+		op := ops[name]
+		b.Run(name, func(b *testing.B) {
+			runImpls(b, func(b *testing.B) {
+				runParallelBenchOn(b, op.status, op.body, func(url string) func(context.Context) error {
+					c := newBenchSDK(b, url)
+					return func(ctx context.Context) error { return op.sdk(ctx, c) }
+				})
+			}, func(b *testing.B) {
+				runParallelBenchOn(b, op.status, op.body, func(url string) func(context.Context) error {
+					bl := newBaseline(url)
+					b.Cleanup(bl.hc.CloseIdleConnections)
+					return func(ctx context.Context) error { return op.baseline(ctx, bl) }
+				})
+			})
+		})
+	}
+}
+
 func runParallelBench(b *testing.B, setup func(url string) func(context.Context) error) {
+	runParallelBenchOn(b, http.StatusOK, benchInitiateBody, setup)
+}
+
+// runParallelBenchOn runs setup's call from 64 goroutines against a server
+// that answers status and body.
+func runParallelBenchOn(b *testing.B, status int, body []byte, setup func(url string) func(context.Context) error) {
 	perProc := (parallelGoroutines + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
 	goroutines := perProc * runtime.GOMAXPROCS(0)
 
@@ -343,7 +375,7 @@ func runParallelBench(b *testing.B, setup func(url string) func(context.Context)
 		newConns atomic.Int64
 		gate     atomic.Pointer[sync.WaitGroup]
 	)
-	answer := benchHandler(http.StatusOK, benchInitiateBody)
+	answer := benchHandler(status, body)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if wg := gate.Load(); wg != nil {
 			wg.Done()

@@ -75,13 +75,23 @@ func TestFixedURLsAreCopiesOfNewRequests(t *testing.T) {
 	defer srv.Close()
 	c, err := NewClient("sk_test_fixed_urls", WithBaseURL(srv.URL+"/v1"))
 	require.NoError(t, err)
+	fixed := []string{"/webhooks/events/trigger/" + string(EventPaymentCompleted)}
 	for _, op := range fixedPathOps {
-		want, err := http.NewRequest(op.Method, srv.URL+"/v1"+op.PathTemplate, nil)
+		fixed = append(fixed, op.PathTemplate)
+	}
+	for _, path := range fixed {
+		want, err := http.NewRequest(http.MethodPost, srv.URL+"/v1"+path, nil)
 		require.NoError(t, err)
-		got := c.fixedURLs[op.PathTemplate]
-		require.NotNil(t, got.url, op.PathTemplate)
+		got := c.fixedURLs[path]
+		require.NotNil(t, got.url, path)
 		assert.Equal(t, want.URL, got.url)
 		assert.Equal(t, want.Host, got.host)
+	}
+	assert.Len(t, c.fixedURLs, len(fixedPathOps)+len(knownKinds))
+	for path, got := range c.fixedURLs {
+		want, err := http.NewRequest(http.MethodPost, srv.URL+"/v1"+path, nil)
+		require.NoError(t, err)
+		assert.Equal(t, want.URL, got.url, path)
 	}
 	rewrite := WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		req.URL.Path += "/rewritten"

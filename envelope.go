@@ -44,6 +44,13 @@ var discardData discard
 // for encoding: part of the call's allocation (see call), not one of its own.
 type decodeScratch struct {
 	env envelope
+	// recipient and virtualAccount are what fastEnvelope decodes those
+	// resources into (fastTargetOf).
+	recipient      recipientWire
+	virtualAccount virtualAccountWire
+	// slow decodes with encoding/json alone, as before fastEnvelope:
+	// TestFastDecodeIsEncodingJSON compares the two.
+	slow bool
 	// wire is the copy of the params that encodeBody marshals (encode.go).
 	wire wireScratch
 	// payment is what a payment decodes into (Payment.decoder).
@@ -60,13 +67,17 @@ type envelope struct {
 	// Data holds a pointer to what data decodes into, so that the envelope
 	// and its data are decoded in one pass; null sets it to nil.
 	Data any `json:"data"`
+
+	// flag is what Success points to when fastEnvelope reads the body.
+	flag bool
 }
 
 // decode turns an answer into the operation's result: data decoded into out
 // (a resource also gets r), or a typed error. op says whether a success
 // without data is complete (dataOptional) and what the data must carry
-// (check). The envelope and its data are decoded in one pass of
-// encoding/json; the raw data is sliced out of the body only when asked.
+// (check). The envelope and its data are decoded in one pass: the
+// one-pass reader's (fastdecode.go) for a body in the assumed shape, else
+// encoding/json's; the raw data is sliced out of the body only when asked.
 func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *operation, found *surprises, scratch *decodeScratch) error {
 	r.Body = raw
 	if r.StatusCode < 200 || r.StatusCode > 299 {
@@ -105,8 +116,23 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 		own, ownData = o, new(dataView)
 		env.Data = ownData
 	}
-	if err := json.Unmarshal(raw, env); err != nil {
-		return c.undecodable(r, raw, err, op)
+	// The shortcut first (fastdecode.go); whatever it will not take,
+	// encoding/json reads as before, from the state decode began with.
+	data := env.Data
+	target, fast := fastTargetOf(out, fin, scratch)
+	fast = fast && !scratch.slow
+	switch {
+	case fast && fastEnvelope(raw, env, target):
+		fastCommit(out, scratch)
+	case fast:
+		fast = false
+		fastUndo(out, fin)
+		*env = envelope{Data: data}
+	}
+	if !fast {
+		if err := json.Unmarshal(raw, env); err != nil {
+			return c.undecodable(r, raw, err, op)
+		}
 	}
 	r.Stan, r.Message = c.scrub(env.Stan), c.scrub(env.Message)
 	if env.Success != nil && !*env.Success {
@@ -147,7 +173,7 @@ func (c *Client) decode(r *Response, raw []byte, readErr error, out any, op *ope
 			return newMalformedKeep(reason, keep, r, nil, c.key.raw)
 		}
 	}
-	dataSurprises(found, raw, out)
+	dataSurprises(found, raw, out, fast)
 	return nil
 }
 

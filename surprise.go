@@ -119,7 +119,10 @@ var (
 // dataSurprises adds what the data of a decoded success holds that the SDK
 // does not assume: unknown members, an unknown payment status, unknown
 // event kinds and members in a page.
-func dataSurprises(found *surprises, body []byte, out any) {
+//
+// walked says that fastEnvelope read the body: it takes none with a member
+// this walk would report (fastdecode.go), so the walk is not made again.
+func dataSurprises(found *surprises, body []byte, out any, walked bool) {
 	var known surprise.Fields
 	quote := false // walk data.quote too
 	switch o := out.(type) {
@@ -142,6 +145,9 @@ func dataSurprises(found *surprises, body []byte, out any) {
 			}
 		}
 	default:
+		return
+	}
+	if walked {
 		return
 	}
 	// One pass over the body: the envelope's members, data's, and its

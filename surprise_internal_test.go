@@ -29,7 +29,7 @@ func BenchmarkDataSurprises(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var found surprises
-		dataSurprises(&found, scanBody, &p)
+		dataSurprises(&found, scanBody, &p, false)
 		if len(found) != 0 {
 			b.Fatal(found)
 		}
@@ -54,7 +54,7 @@ func TestDataSurprisesReadTheBodyAsEncodingJSONDoes(t *testing.T) {
 		{`{"stan":"{\"data\":{\"z\":1}}","data":{"id":"p"}}`, nil},
 	} {
 		var found surprises
-		dataSurprises(&found, []byte(c.body), &Payment{Status: PaymentStatusPending})
+		dataSurprises(&found, []byte(c.body), &Payment{Status: PaymentStatusPending}, false)
 		var got []string
 		for _, s := range found {
 			got = append(got, s.Detail)

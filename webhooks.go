@@ -81,7 +81,7 @@ func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts
 		return nil, err
 	}
 	var data json.RawMessage
-	r, err := s.client.do(ctx, opWebhooksTrigger, "/webhooks/events/trigger/"+url.PathEscape(string(eventType)), nil, &data, opts)
+	r, err := s.client.do(ctx, opWebhooksTrigger, triggerPath(eventType), nil, &data, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +89,9 @@ func (s *WebhooksService) Trigger(ctx context.Context, eventType EventType, opts
 	res.setResponse(r, data)
 	return res, nil
 }
+
+// triggerPath is the path that triggers a test event of kind t.
+func triggerPath(t EventType) string { return "/webhooks/events/trigger/" + url.PathEscape(string(t)) }
 
 var opWebhooksTrigger = &operation{Operation: Operation{Name: "webhooks.trigger", Method: http.MethodPost, PathTemplate: "/webhooks/events/trigger/{event_id}"}, dataOptional: true, status: http.StatusOK}
 
