@@ -39,31 +39,35 @@
 // the event's id and body into the queue's table (DefaultQueueTable) ON
 // CONFLICT DO NOTHING; only when it is new, insert its River job with
 // InsertTx (EventArgs: the event's id alone, so River's table and River
-// UI hold no personal data: TestQueueJobHoldsOnlyTheEventID) and note the
-// job's id in the row; commit. A duplicate (a concurrent or late
+// UI hold no personal data: TestQueueJobHoldsOnlyTheEventID); commit. A duplicate (a concurrent or late
 // delivery, a reconcile, a redelivery) finds the id and writes nothing:
 // no WAL, no job (TestWALPerDelivery). The uniqueness window is the
 // retention (QueueConfig.Retention, DefaultRetention, 7 days, never less
 // than MinRetention: twice the signature tolerance); an hourly River
 // periodic job (an EventArgs with Purge set, on the client that works
 // QueueName) forgets older ids whose function committed, and those whose
-// job River no longer keeps, asked through River's JobList: an event whose
-// job is failing or discarded keeps its body while River keeps the job,
-// so River UI can still retry it (TestQueuePurgeKeepsUnfinishedEvents). No
-// statement of the package names River's tables.
+// job River no longer keeps, asked through River's JobList (every event
+// job but the completed ones): an event whose job is failing or discarded
+// keeps its body while River keeps the job, so River UI can still retry it
+// (TestQueuePurgeKeepsUnfinishedEvents,
+// TestQueuePurgeAsksRiverWhichEventsAreUnfinished). No statement of the
+// package names River's tables.
 //
 // A worker (Worker, River's executor) takes the job and, in one
-// transaction: reads the event's body (locking its row); calls your
-// function in a savepoint, with a pgx.Tx that refuses every call with
+// transaction: reads the event's body, locking its row, in one round trip
+// with the function's SAVEPOINT (a second job of the event waits for the
+// first to end, then finds no body and runs nothing:
+// TestQueueSecondJobOfAnEventWaitsForTheFirst); calls your
+// function in that savepoint, with a pgx.Tx that refuses every call with
 // pgx.ErrTxClosed from the moment the worker sees the function return (a
 // call still running then fails the attempt; one a goroutine of yours
 // starts and ends in the instant of the return cannot be told from one
 // before it: wait for your goroutines before you return;
 // TestQueueTxIsRefusedTheMomentTheFunctionReturns,
-// TestQueueTxIsClosedAfterTheFunction); releases the savepoint, and if
-// that fails (your function returned nil after one of its statements
-// failed, leaving the transaction aborted) fails the attempt with an
-// error naming that statement (TestQueueSwallowedFailureIsNamed); records
+// TestQueueTxIsClosedAfterTheFunction); if your function returned nil
+// after one of its statements failed, leaving the transaction aborted (the
+// connection's status says so, no statement needed), fails the attempt
+// with an error naming that statement (TestQueueSwallowedFailureIsNamed); records
 // the event in the outcome table (OutcomeStore.ApplyTx: an event the
 // tracker cannot record, such as one with a reference of 256 characters,
 // is a warning of QueueConfig.Logger, never a failed job:
@@ -71,12 +75,17 @@
 // with river.JobCompleteTx and checks that the row it returns shows this
 // very attempt completed (the fence: a function that returns after its
 // job was rescued commits nothing, ErrJobRescued:
-// TestQueueRescuedAttemptCommitsNothing); clears the body; and commits. A
+// TestQueueRescuedAttemptCommitsNothing); clears the body (last: a
+// duplicate delivery's INSERT would wait for the commit of a transaction
+// that updated the row, TestQueueAnswersBeforeTheFunctionRuns); and
+// commits. A
 // completed job retried by hand finds no body and is cancelled without
 // running your function (TestQueueCompletedJobRetriedRunsNothing). After
 // the commit of a final outcome the worker NOTIFYs the outcome table's
 // channel, so Await in any process wakes at once
-// (TestQueueAwaitWokenByNotifyAfterCommit), never before the function's
+// (TestQueueAwaitWokenByNotifyAfterCommit; with one NOTIFY in flight per
+// process at most: commits while it is in flight are followed by one more,
+// TestQueueNotifiesAfterEveryCommit), never before the function's
 // writes are visible (TestQueueAwaitNeverBeforeTheFunctionCommitted). An
 // error of your function rolls all of it back, and River runs the event
 // again after a back-off (TestQueueRetriesAFailingFunction); each event

@@ -13,3 +13,7 @@ func NoNotify() Option { return func(o *options) { o.noNotify = true } }
 // Client is the Queue's River client, for the tests that read its jobs
 // through River's API (JobList, JobGet, JobRetry).
 func (q *Queue) Client() *river.Client[pgx.Tx] { return q.client }
+
+// SendNotify is what a Queue's Worker calls after a commit that decided a
+// final outcome.
+func (s *OutcomeStore) SendNotify() { s.sendNotify() }

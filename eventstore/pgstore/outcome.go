@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,6 +56,10 @@ type OutcomeStore struct {
 	// listens as with notify.
 	afterCommit bool
 	q           outcomeQueries
+	// notifyMu guards notifying (a NOTIFY of sendNotify in flight) and
+	// again (a commit came meanwhile: one more NOTIFY once it ends).
+	notifyMu         sync.Mutex
+	notifying, again bool
 }
 
 var outcomeTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_]{0,40})?$`)
@@ -212,12 +217,13 @@ func (s *OutcomeStore) load(ctx context.Context, q querier, key string) (outcome
 
 // Update applies fn to the outcome of id: see OutcomeStore for how.
 func (s *OutcomeStore) Update(ctx context.Context, id string, fn outcome.UpdateFunc) (outcome.Outcome, error) {
-	return s.update(ctx, s.pool, id, fn)
+	return s.update(ctx, s.pool, id, fn, false)
 }
 
-// updateTx is Update inside tx, which the caller commits.
+// updateTx is Update inside tx, which the caller commits, for ApplyTx: it
+// tries the INSERT first (see update).
 func (s *OutcomeStore) updateTx(ctx context.Context, tx pgx.Tx, id string, fn outcome.UpdateFunc) (outcome.Outcome, error) {
-	return s.update(ctx, tx, id, fn)
+	return s.update(ctx, tx, id, fn, true)
 }
 
 // updateInSavepoint is updateTx in a savepoint of tx, rolled back when the
@@ -246,9 +252,21 @@ func (s *OutcomeStore) updateInSavepoint(ctx context.Context, tx pgx.Tx, id stri
 // overtaking.
 const maxUpdateRounds = 100
 
-func (s *OutcomeStore) update(ctx context.Context, q querier, id string, fn outcome.UpdateFunc) (outcome.Outcome, error) {
+// update reads the outcome of id, applies fn and writes what it returns,
+// as OutcomeStore says. With insertFirst, its first round reads nothing:
+// it applies fn to no outcome and INSERTs the result, one statement when
+// id has no row yet (an event's first, as a Queue's worker mostly sees);
+// when the INSERT finds a row (it writes nothing then), or fn writes
+// nothing of no outcome, the next rounds read and decide as usual.
+func (s *OutcomeStore) update(ctx context.Context, q querier, id string, fn outcome.UpdateFunc, insertFirst bool) (outcome.Outcome, error) {
 	for round := 0; round < maxUpdateRounds; round++ {
-		cur, version, err := s.load(ctx, q, id)
+		guess := insertFirst && round == 0
+		var cur outcome.Outcome
+		var version int64
+		var err error
+		if !guess {
+			cur, version, err = s.load(ctx, q, id)
+		}
 		if errors.Is(err, outcome.ErrNotFound) || (err == nil && cur.ID != id) {
 			cur, version, err = outcome.Outcome{}, 0, nil // a reference matched: not this id's row
 		}
@@ -256,7 +274,9 @@ func (s *OutcomeStore) update(ctx context.Context, q querier, id string, fn outc
 			return outcome.Outcome{}, err
 		}
 		next, write, err := fn(cur)
-		if err != nil || !write {
+		if guess && (err != nil || !write) {
+			continue // fn may write, or not fail, on the outcome the row holds
+		} else if err != nil || !write {
 			return cur, err
 		}
 		record, err := json.Marshal(next)
@@ -387,7 +407,11 @@ func (s *OutcomeStore) Subscribe(ctx context.Context, changed func()) error {
 // outcome.EffectUntrackable and a nil error, logged at warning level
 // (outcome.LogUntrackable): nothing is recorded, and tx is as usable as
 // before, so that the caller commits the merchant's writes and completes
-// the job all the same. In a database whose encoding is UTF8 (or
+// the job all the same. It writes first: an event whose subject has no
+// outcome yet (mostly an event's first) costs one INSERT and no read; when
+// that INSERT finds a row, it writes nothing, and ApplyTx reads and decides
+// as Update does (TestOutcomeStoreApplyTxInsertsFirst). In a database
+// whose encoding is UTF8 (or
 // SQL_ASCII) every reference the SDK accepts is recorded; in any other, the
 // write runs in a savepoint so that a refusal leaves tx usable. Tests:
 // TestOutcomeStoreApplyTxReferences, TestOutcomeStoreApplyTxUntrackable,
@@ -443,10 +467,32 @@ var (
 // listens as every OutcomeStore's does.
 func notifyAfterCommit() Option { return func(o *options) { o.afterCommit = true } }
 
-// sendNotify sends one NOTIFY of the store's channel, bounded by the
-// store's timeout; a failure is logged, and only delays the waiters to
-// their next read (outcome.WithPollInterval).
+// sendNotify wakes the store's waiters after a commit (the caller's): it
+// sends a NOTIFY of the store's channel, bounded by the store's timeout; a
+// failure is logged, and only delays the waiters to their next read
+// (outcome.WithPollInterval). While another caller's NOTIFY is in flight
+// (sent, maybe, before this commit) it sends none but has that caller send
+// one more once it ended: every commit is followed by a NOTIFY sent after
+// it, with at most one in flight per store, however many workers commit
+// (TestQueueNotifiesAfterEveryCommit).
 func (s *OutcomeStore) sendNotify() {
+	s.notifyMu.Lock()
+	defer s.notifyMu.Unlock()
+	if s.notifying {
+		s.again = true
+		return
+	}
+	s.notifying = true
+	for s.again = true; s.again; {
+		s.again = false
+		s.notifyMu.Unlock()
+		s.notifyNow()
+		s.notifyMu.Lock()
+	}
+	s.notifying = false
+}
+
+func (s *OutcomeStore) notifyNow() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	_, err := s.pool.Exec(ctx, s.q.notifyNow)
 	cancel()

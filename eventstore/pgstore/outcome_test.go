@@ -432,3 +432,47 @@ func TestOutcomeStoreApplyTxLatin1Database(t *testing.T) {
 		t.Fatalf("%d rows of the merchant's committed, want %d", n, 2*len(outcometest.References))
 	}
 }
+
+// ApplyTx, in the Queue's transaction, writes first: an event whose
+// payment has no outcome yet costs one INSERT and no read; a later event
+// of the payment (its INSERT finds the row and writes nothing) reads and
+// updates, and a duplicate writes nothing; the outcome is the one Update
+// would have made.
+func TestOutcomeStoreApplyTxInsertsFirst(t *testing.T) {
+	t.Parallel()
+	url := testservers.SharedPostgres(t).URL()
+	ost, _, table := outcomeStores(t, url)
+	c := statementCounter{only: table}
+	pool := outcomePool(t, url, &c)
+	s, err := pgstore.NewOutcomeStore(pool, pgstore.WithTable(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid := merchantTable(t, pool)
+	counts := func() [2]int64 { return [2]int64{c.selects.Load(), c.writes.Load()} }
+	first := outcometest.Event(t, "ev-1", payments.EventPaymentInitiated, "pay-1", "order-1")
+	if _, eff, err := applyInTx(t, pool, s, paid, first); err != nil || eff != outcome.EffectForward {
+		t.Fatal(eff, err)
+	}
+	if got := counts(); got != [2]int64{0, 1} {
+		t.Fatalf("the payment's first event: %d selects, %d writes; want 0 and 1", got[0], got[1])
+	}
+	second := outcometest.Event(t, "ev-2", payments.EventPaymentCompleted, "pay-1", "order-1")
+	if _, eff, err := applyInTx(t, pool, s, paid, second); err != nil || eff != outcome.EffectForward {
+		t.Fatal(eff, err)
+	}
+	if got := counts(); got != [2]int64{1, 3} {
+		t.Fatalf("after its second event: %d selects, %d writes; want 1 and 3 (an INSERT that found the row, then the read and the UPDATE)", got[0], got[1])
+	}
+	if _, eff, err := applyInTx(t, pool, s, paid, second); err != nil || eff != outcome.EffectNone {
+		t.Fatal(eff, err)
+	}
+	o, err := ost[0].Load(testCtx(t), "order-1")
+	if err != nil || o.State != outcome.StateCompleted || len(o.Steps) != 2 {
+		t.Fatalf("%+v %v; want completed after two steps", o, err)
+	}
+	var version int64
+	if err := pool.QueryRow(testCtx(t), "SELECT version FROM "+table+" WHERE id = 'pay-1'").Scan(&version); err != nil || version != 2 {
+		t.Fatalf("the row's version: %d (%v), want 2: one INSERT and one UPDATE, the duplicate wrote nothing", version, err)
+	}
+}

@@ -72,12 +72,8 @@ func (q *Queue) enqueue(ctx context.Context, ev *payments.Event) (inserted bool,
 	} else if err != nil {
 		return false, err
 	}
-	res, err := q.client.InsertTx(ctx, tx, EventArgs{ID: id}, &river.InsertOpts{Queue: QueueName, MaxAttempts: q.w.cfg.MaxAttempts})
-	if err != nil {
+	if _, err := q.client.InsertTx(ctx, tx, EventArgs{ID: id}, &river.InsertOpts{Queue: QueueName, MaxAttempts: q.w.cfg.MaxAttempts}); err != nil {
 		return false, fmt.Errorf("insert its River job: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE `+q.w.table+` SET job_id = $2 WHERE event_id = $1`, id, res.Job.ID); err != nil {
-		return false, err
 	}
 	return true, tx.Commit(ctx)
 }
@@ -104,11 +100,13 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[EventArgs]) error {
 		defer cancel()
 		_ = tx.Rollback(ctx)
 	}()
-	// Locked: two jobs of one event run one after the other. No body (its
-	// function committed; the job was retried by hand) or no row: no run.
+	// One round trip: the body, its row locked (two jobs of one event run
+	// one after the other: no body, no run), and the function's SAVEPOINT.
 	var body []byte
-	err = tx.QueryRow(ctx, `SELECT body FROM `+w.table+` WHERE event_id = $1 FOR NO KEY UPDATE`, job.Args.ID).Scan(&body)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && body == nil {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT body FROM `+w.table+` WHERE event_id = $1 FOR NO KEY UPDATE`, job.Args.ID).QueryRow(func(r pgx.Row) error { return r.Scan(&body) })
+	b.Queue(`SAVEPOINT ` + fnSavepoint)
+	if err = tx.SendBatch(ctx, b).Close(); errors.Is(err, pgx.ErrNoRows) || err == nil && body == nil {
 		return river.JobCancel(fmt.Errorf("pgstore: job %d: the event %s has no body in %s: its function already committed, or its row was deleted; nothing runs (to process it again, run your function on it yourself)",
 			job.ID, shownID(job.Args.ID), w.cfg.Table))
 	} else if err != nil {
@@ -134,6 +132,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[EventArgs]) error {
 	if done.State != rivertype.JobStateCompleted || done.Attempt != job.Attempt {
 		return fmt.Errorf("event %s, job %d attempt %d (now %s, attempt %d): %w", shownID(ev.ID), job.ID, job.Attempt, done.State, done.Attempt, ErrJobRescued)
 	}
+	// Last: a duplicate's INSERT waits for the commit of a row's UPDATE.
 	if _, err := tx.Exec(ctx, `UPDATE `+w.table+` SET body = NULL WHERE event_id = $1`, job.Args.ID); err != nil {
 		return failed(ev, "clear its body", err)
 	}
@@ -150,15 +149,10 @@ func failed(ev *payments.Event, step string, err error) error {
 	return fmt.Errorf("pgstore: event %s: %s: %w (nothing of this run is recorded; River runs it again)", shownID(ev.ID), step, err)
 }
 
-// call runs your function on a gated handle of a savepoint of tx, closes
-// the handle as it returns, and releases the savepoint.
+// call runs your function on a gated handle, closed as it returns.
 func (w *Worker) call(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin the function's savepoint: %w", err)
-	}
 	g := &gate{}
-	err = w.fn(ctx, &handle{Tx: sp, g: g, top: true}, ev)
+	err := w.fn(ctx, &handle{Tx: savepoint{tx}, g: g, top: true}, ev)
 	if err := g.close(ctx); err != nil {
 		return fmt.Errorf("your function returned, but %w", err)
 	}
@@ -169,16 +163,26 @@ func (w *Worker) call(ctx context.Context, tx pgx.Tx, ev *payments.Event) error 
 		return fmt.Errorf("your function was cancelled (its process stopped the River client, or the job was cancelled): %w; nothing of it was committed and River runs it again", cmp.Or(err, ctx.Err()))
 	case err != nil:
 		return fmt.Errorf("your function failed: %w; nothing of it was committed and River runs it again with back-off, up to QueueConfig.MaxAttempts before it discards the job (River UI or the river CLI shows its errors and retries it)", err)
-	case g.ended: // the function committed or rolled back its savepoint
-		err = g.endErr
+	case g.endErr != nil: // the function's own Commit or Rollback of its tx
+	case tx.Conn().PgConn().TxStatus() == 'E': // a statement of it failed, unhandled
+		g.endErr = errors.New("SQLSTATE 25P02 for every later statement")
 	default:
-		err = sp.Commit(ctx)
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("your function returned nil, but %s failed and left the transaction aborted (releasing its savepoint: %w); nothing was committed and River runs it again: after a statement fails, return its error, or roll back to a savepoint of your own (tx.Begin, then its Rollback) and carry on",
-			cmp.Or(g.failed, "one of its statements"), err)
-	}
-	return nil
+	return fmt.Errorf("your function returned nil, but %s failed and left the transaction aborted (%w); nothing was committed and River runs it again: after a statement fails, return its error, or roll back to a savepoint of your own (tx.Begin, then its Rollback) and carry on",
+		cmp.Or(g.failed, "one of its statements"), g.endErr)
+}
+
+// savepoint is your function's tx: Commit and Rollback end fnSavepoint.
+type savepoint struct{ pgx.Tx }
+
+const fnSavepoint = "pgstore_function"
+
+func (s savepoint) Commit(ctx context.Context) error   { return s.end(ctx, "RELEASE") }
+func (s savepoint) Rollback(ctx context.Context) error { return s.end(ctx, "ROLLBACK TO") }
+func (s savepoint) end(ctx context.Context, verb string) error {
+	_, err := s.Exec(ctx, verb+" SAVEPOINT "+fnSavepoint)
+	return err
 }
 
 // handle is the pgx.Tx your function gets. Each call passes its gate: one
@@ -193,7 +197,7 @@ type handle struct {
 type gate struct {
 	mu            sync.Mutex
 	call          chan struct{} // the call in flight, closed as it ends
-	closed, ended bool          // ended: the function ended its savepoint itself
+	closed, ended bool          // ended: the function ended its tx itself (refused since)
 	endErr        error
 	failed        string // the first statement the database refused
 }
@@ -203,10 +207,10 @@ var (
 	errStillRunning = errors.New("a call on its tx was still running when it returned (a goroutine of yours?); nothing of this attempt commits: wait for your goroutines before you return")
 )
 
-func (g *gate) enter() error {
+func (g *gate) enter(top bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
+	if g.closed || top && g.ended {
 		return pgx.ErrTxClosed
 	} else if g.call != nil {
 		return errBusy
@@ -244,36 +248,35 @@ func (g *gate) close(ctx context.Context) error {
 }
 
 // gated runs call as the one call of g in flight.
-func gated[T any](g *gate, sql string, call func() (T, error)) (T, error) {
-	if err := g.enter(); err != nil {
-		var zero T
-		return zero, err
+func gated[T any](h *handle, sql string, call func() (T, error)) (T, error) {
+	if err := h.g.enter(h.top); err != nil {
+		return *new(T), err
 	}
 	v, err := call()
-	g.leave(sql, err)
+	h.g.leave(sql, err)
 	return v, err
 }
 
 func (h *handle) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return gated(h.g, sql, func() (pgconn.CommandTag, error) { return h.Tx.Exec(ctx, sql, args...) })
+	return gated(h, sql, func() (pgconn.CommandTag, error) { return h.Tx.Exec(ctx, sql, args...) })
 }
 
 func (h *handle) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	return gated(h.g, sql, func() (*pgconn.StatementDescription, error) { return h.Tx.Prepare(ctx, name, sql) })
+	return gated(h, sql, func() (*pgconn.StatementDescription, error) { return h.Tx.Prepare(ctx, name, sql) })
 }
 
 func (h *handle) CopyFrom(ctx context.Context, t pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
-	return gated(h.g, "COPY "+t.Sanitize(), func() (int64, error) { return h.Tx.CopyFrom(ctx, t, cols, src) })
+	return gated(h, "COPY "+t.Sanitize(), func() (int64, error) { return h.Tx.CopyFrom(ctx, t, cols, src) })
 }
 
 // Conn is the savepoint's connection while the function runs, nil after.
 func (h *handle) Conn() *pgx.Conn {
-	c, _ := gated(h.g, "", func() (*pgx.Conn, error) { return h.Tx.Conn(), nil })
+	c, _ := gated(h, "", func() (*pgx.Conn, error) { return h.Tx.Conn(), nil })
 	return c
 }
 
 func (h *handle) Begin(ctx context.Context) (pgx.Tx, error) {
-	return gated(h.g, "SAVEPOINT", func() (pgx.Tx, error) {
+	return gated(h, "SAVEPOINT", func() (pgx.Tx, error) {
 		tx, err := h.Tx.Begin(ctx)
 		if err != nil {
 			return nil, err
@@ -282,15 +285,16 @@ func (h *handle) Begin(ctx context.Context) (pgx.Tx, error) {
 	})
 }
 
-// Commit releases the savepoint, Rollback rolls back to it.
 func (h *handle) Commit(ctx context.Context) error   { return h.end(ctx, "RELEASE", h.Tx.Commit) }
 func (h *handle) Rollback(ctx context.Context) error { return h.end(ctx, "ROLLBACK TO", h.Tx.Rollback) }
 
 func (h *handle) end(ctx context.Context, sql string, end func(context.Context) error) error {
-	_, err := gated(h.g, sql, func() (struct{}, error) {
+	_, err := gated(h, sql, func() (struct{}, error) {
 		err := end(ctx)
 		if h.top {
+			h.g.mu.Lock()
 			h.g.ended, h.g.endErr = true, err
+			h.g.mu.Unlock()
 		}
 		return struct{}{}, err
 	})
@@ -299,7 +303,7 @@ func (h *handle) end(ctx context.Context, sql string, end func(context.Context) 
 
 // Query's rows leave the gate once closed or read to the end.
 func (h *handle) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := h.g.enter(); err != nil {
+	if err := h.g.enter(h.top); err != nil {
 		return nil, err
 	}
 	rows, err := h.Tx.Query(ctx, sql, args...)
@@ -323,7 +327,7 @@ func (h *handle) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 
 // SendBatch's results leave the gate when closed.
 func (h *handle) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if err := h.g.enter(); err != nil {
+	if err := h.g.enter(h.top); err != nil {
 		return refused(func(...any) error { return err })
 	}
 	br := h.Tx.SendBatch(ctx, b)

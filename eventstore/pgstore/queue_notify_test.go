@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	payments "github.com/paymentsapi/payments-go"
 	"github.com/paymentsapi/payments-go/eventstore/internal/storetest"
+	"github.com/paymentsapi/payments-go/eventstore/pgstore"
 	"github.com/paymentsapi/payments-go/internal/outcometest"
 	"github.com/paymentsapi/payments-go/outcome"
 	"github.com/paymentsapi/payments-go/webhook"
@@ -79,5 +83,62 @@ func TestQueueAwaitWokenByNotifyAfterCommit(t *testing.T) {
 		if n := rowsOf(t, pool, paid, id); n != 1 {
 			t.Fatalf("event %d: %d merchant rows when Await returned", i, n)
 		}
+	}
+}
+
+// notifyGate is a pgx tracer that counts the NOTIFYs a pool starts and
+// holds the first one until released.
+type notifyGate struct {
+	started atomic.Int64
+	hold    chan struct{}
+}
+
+func (g *notifyGate) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "NOTIFY") && g.started.Add(1) == 1 {
+		<-g.hold
+	}
+	return ctx
+}
+
+func (g *notifyGate) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A worker's commits while another worker's NOTIFY is in flight (sent,
+// maybe, before them) send no NOTIFY of their own: the one in flight is
+// followed by exactly one more, which starts after them, so that every
+// commit is followed by a notification and no more than one is in flight.
+func TestQueueNotifiesAfterEveryCommit(t *testing.T) {
+	t.Parallel()
+	g := &notifyGate{hold: make(chan struct{})}
+	cfg, err := pgxpool.ParseConfig(testPoolURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = g
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err := pgstore.NewOutcomeStore(pool, pgstore.WithTable(uniqueName("outcomes_")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan struct{})
+	go func() { s.SendNotify(); close(first) }() // the commit of one worker
+	eventually(t, time.Minute, "the first NOTIFY started", func() bool { return g.started.Load() == 1 })
+	for range 3 { // three more workers commit while it is in flight
+		s.SendNotify()
+	}
+	if n := g.started.Load(); n != 1 {
+		t.Fatalf("%d NOTIFYs started while the first was in flight, want none", n-1)
+	}
+	close(g.hold)
+	within(t, first, "the first worker's notifications sent")
+	if n := g.started.Load(); n != 2 {
+		t.Errorf("%d NOTIFYs in all, want 2: the first, and one after the commits that came while it was in flight", n)
+	}
+	s.SendNotify() // nothing in flight: one NOTIFY at once
+	if n := g.started.Load(); n != 3 {
+		t.Errorf("%d NOTIFYs after a commit with none in flight, want 3", n)
 	}
 }

@@ -5,6 +5,7 @@ package pgstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -223,40 +224,36 @@ func (q *Queue) Stop(ctx context.Context) error { return q.client.Stop(ctx) }
 func (q *Queue) Purge(ctx context.Context) (int64, error) { return q.w.purge(ctx, q.client) }
 
 func (w *Worker) purge(ctx context.Context, client *river.Client[pgx.Tx]) (total int64, err error) {
-	defer func() {
+	// An old row goes once its function committed (no body), or once no
+	// event job River keeps holds its id (but completed ones: no body).
+	kept := []string{} // not nil: <> ALL(NULL) would keep every row
+	params := river.NewJobListParams().Kinds(EventArgs{}.Kind()).First(PurgeBatch).States(slices.DeleteFunc(rivertype.JobStates(), func(s rivertype.JobState) bool { return s == rivertype.JobStateCompleted })...)
+	for {
+		res, err := client.JobList(ctx, params)
 		if err != nil {
-			err = fmt.Errorf("pgstore: purge %s: %w", w.cfg.Table, err)
+			return 0, fmt.Errorf("pgstore: purge %s: list the unfinished events' jobs (River's JobList): %w", w.cfg.Table, err)
 		}
-	}()
-	t, old := w.table, `enqueued_at < now() - $1::bigint * interval '1 microsecond'`
-	retention := w.cfg.Retention.Microseconds()
-	for n := int64(PurgeBatch); n == PurgeBatch; total += n { // the committed
-		tag, err := w.pool.Exec(ctx, `DELETE FROM `+t+` WHERE ctid IN (SELECT ctid FROM `+t+` WHERE `+old+` AND body IS NULL LIMIT $2)`, retention, PurgeBatch)
+		for _, j := range res.Jobs {
+			var args EventArgs
+			if err := json.Unmarshal(j.EncodedArgs, &args); err != nil {
+				return 0, fmt.Errorf("pgstore: purge %s: job %d: %w", w.cfg.Table, j.ID, err)
+			}
+			kept = append(kept, args.ID)
+		}
+		if len(res.Jobs) < PurgeBatch {
+			break
+		}
+		params = params.After(res.LastCursor)
+	}
+	for n := int64(PurgeBatch); n == PurgeBatch; total += n {
+		tag, err := w.pool.Exec(ctx, `DELETE FROM `+w.table+` WHERE ctid IN (SELECT ctid FROM `+w.table+` WHERE enqueued_at < now() - $1::bigint * interval '1 microsecond'
+AND (body IS NULL OR event_id <> ALL($3)) LIMIT $2)`, w.cfg.Retention.Microseconds(), PurgeBatch, kept)
 		if err != nil {
-			return total, err
+			return total, fmt.Errorf("pgstore: purge %s: %w", w.cfg.Table, err)
 		}
 		n = tag.RowsAffected()
 	}
-	for after := int64(0); ; { // the unfinished, by job id
-		rows, _ := w.pool.Query(ctx, `SELECT job_id FROM `+t+` WHERE `+old+` AND body IS NOT NULL AND job_id > $2 ORDER BY job_id LIMIT $3`, retention, after, PurgeBatch)
-		jobs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil || len(jobs) == 0 {
-			return total, err
-		}
-		after = jobs[len(jobs)-1]
-		kept, err := client.JobList(ctx, river.NewJobListParams().IDs(jobs...).First(len(jobs)))
-		if err != nil {
-			return total, err
-		}
-		gone := slices.DeleteFunc(jobs, func(id int64) bool {
-			return slices.ContainsFunc(kept.Jobs, func(j *rivertype.JobRow) bool { return j.ID == id })
-		})
-		tag, err := w.pool.Exec(ctx, `DELETE FROM `+t+` WHERE job_id = ANY($1) AND body IS NOT NULL`, gone)
-		if err != nil {
-			return total, err
-		}
-		total += tag.RowsAffected()
-	}
+	return total, nil
 }
 
 // Migrate creates or upgrades River's tables (in the River client's
@@ -300,8 +297,7 @@ func (w *Worker) createSQL() string {
 	return `CREATE TABLE IF NOT EXISTS ` + w.table + ` (
     event_id    text        PRIMARY KEY,
     enqueued_at timestamptz NOT NULL DEFAULT now(),
-    body        bytea,
-    job_id      bigint
+    body        bytea
 );
 CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{name + "_brin"}.Sanitize() + ` ON ` + w.table + ` USING brin (enqueued_at)`
 }

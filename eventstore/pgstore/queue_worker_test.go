@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -170,22 +171,7 @@ func TestQueuePurgeKeepsUnfinishedEvents(t *testing.T) {
 		s := q.jobStates(t, pool)
 		return s["completed"] == 1 && s["discarded"] == 1
 	})
-	// The Queue's own purge runs once at start (then hourly): let it end
-	// first, so that the purges counted below are the test's alone (at a
-	// load average of 6, it once ran late and took the row this test's
-	// second purge expects).
-	eventually(t, time.Minute, "the Queue's purge at start done", func() bool {
-		res, err := q.Client().JobList(testCtx(t), river.NewJobListParams().Kinds(pgstore.EventArgs{}.Kind()).States(rivertype.JobStateCompleted))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, j := range res.Jobs {
-			if strings.Contains(string(j.EncodedArgs), `"purge"`) {
-				return true
-			}
-		}
-		return false
-	})
+	q.waitStartPurge(t)
 	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.table+" SET enqueued_at = now() - interval '30 days'"); err != nil {
 		t.Fatal(err)
 	}
@@ -205,4 +191,133 @@ func TestQueuePurgeKeepsUnfinishedEvents(t *testing.T) {
 	if n, err := q.Purge(testCtx(t)); err != nil || n != 1 {
 		t.Fatalf("purge after River deleted the job: %d, %v; want 1", n, err)
 	}
+}
+
+// The purge finds unfinished events through River's JobList alone, on a
+// table with no job id (and on an old one that still has the column,
+// unused): past the retention it forgets an event whose function
+// committed and one whose job River no longer has, and keeps, with its
+// body, one whose job still retries.
+func TestQueuePurgeAsksRiverWhichEventsAreUnfinished(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	done, retrying, orphan := storetest.NewEventID(t), storetest.NewEventID(t), storetest.NewEventID(t)
+	q := newQueue(t, pool, func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if ev.ID == retrying {
+			return errors.New("the ERP is down")
+		}
+		return nil
+	}, nil)
+	rows, _ := pool.Query(testCtx(t), "SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum", q.table)
+	columns, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || strings.Join(columns, " ") != "event_id enqueued_at body" {
+		t.Fatalf("the Queue's table has the columns %v (%v), want event_id enqueued_at body", columns, err)
+	}
+	// A table made by an earlier build of the Queue kept each job's id.
+	if _, err := pool.Exec(testCtx(t), "ALTER TABLE "+q.table+" ADD COLUMN job_id bigint"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Migrate(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	start(t, q.Queue)
+	h := webhook.NewQueueHandler(storetest.Verifier(t), q.Enqueue)
+	for _, id := range []string{done, retrying} {
+		if code := storetest.Deliver(h, storetest.EventBody(id)); code != http.StatusOK {
+			t.Fatalf("delivery: %d", code)
+		}
+	}
+	// An event whose job River deleted: its row, and no job.
+	if _, err := pool.Exec(testCtx(t), "INSERT INTO "+q.table+" (event_id, body) VALUES ($1, $2)", orphan, storetest.EventBody(orphan)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "one job completed and one failed once", func() bool {
+		return q.jobStates(t, pool)["completed"] == 1 && len(q.jobOf(t, retrying).Errors) > 0
+	})
+	q.waitStartPurge(t)
+	if _, err := pool.Exec(testCtx(t), "UPDATE "+q.table+" SET enqueued_at = now() - interval '30 days'"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := q.Purge(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{done: false, orphan: false, retrying: true} {
+		if body, ok := q.bodyOf(t, id); ok != want || want && body == nil {
+			t.Errorf("after the purge the row of %s: %v (body %q), want it kept %v", id, ok, body, want)
+		}
+	}
+	if n != 2 {
+		t.Errorf("the purge forgot %d ids, want 2", n)
+	}
+}
+
+// Two jobs of one event (River UI's retry of a job that is running, say)
+// run one after the other: the second waits for the row the first holds,
+// without calling the function, and once the first committed it finds no
+// body and is cancelled; the function ran once.
+func TestQueueSecondJobOfAnEventWaitsForTheFirst(t *testing.T) {
+	t.Parallel()
+	pool := sharedPool(t)
+	paid := merchantTable(t, pool)
+	var calls atomic.Int64
+	running, release := make(chan struct{}), make(chan struct{})
+	q := newQueue(t, pool, func(ctx context.Context, tx pgx.Tx, ev *payments.Event) error {
+		if calls.Add(1) == 1 {
+			close(running)
+			<-release
+		}
+		return insertPaid(paid)(ctx, tx, ev)
+	}, nil)
+	start(t, q.Queue)
+	let := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(let) // before the workers stop, should the test fail
+	id := enqueueEvents(t, q, 1)[0]
+	within(t, running, "the first job's function running")
+	second, err := q.Client().Insert(testCtx(t), pgstore.EventArgs{ID: id}, &river.InsertOpts{Queue: pgstore.QueueName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second job's read waits for the first's row lock.
+	eventually(t, time.Minute, "the second job waiting for the event's row", func() bool {
+		var waiting bool
+		if err := pool.QueryRow(testCtx(t), "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1)",
+			"SELECT body FROM %"+q.schema+"%").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		return waiting || calls.Load() > 1
+	})
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the function ran %d times while the first job held the event, want once", n)
+	}
+	let()
+	eventually(t, time.Minute, "the first job completed and the second cancelled", func() bool {
+		s := q.jobStates(t, pool)
+		return s["completed"] == 1 && s["cancelled"] == 1
+	})
+	if j, err := q.Client().JobGet(testCtx(t), second.Job.ID); err != nil || j.State != rivertype.JobStateCancelled {
+		t.Errorf("the second job: %v, %v; want it cancelled", j, err)
+	}
+	if n := rowsOf(t, pool, paid, id); n != 1 || calls.Load() != 1 {
+		t.Errorf("%d rows after %d calls, want 1 after 1", n, calls.Load())
+	}
+}
+
+// waitStartPurge waits for the purge a started Queue runs at once (then
+// hourly), so that the purges a test counts are its own: at a load average
+// of 6 it once ran late and took a row a test's purge expected.
+func (q *testQueue) waitStartPurge(t *testing.T) {
+	t.Helper()
+	eventually(t, time.Minute, "the Queue's purge at start done", func() bool {
+		res, err := q.Client().JobList(testCtx(t), river.NewJobListParams().Kinds(pgstore.EventArgs{}.Kind()).States(rivertype.JobStateCompleted))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range res.Jobs {
+			if strings.Contains(string(j.EncodedArgs), `"purge"`) {
+				return true
+			}
+		}
+		return false
+	})
 }
