@@ -84,8 +84,8 @@
 // the commit of a final outcome the worker NOTIFYs the outcome table's
 // channel, so Await in any process wakes at once
 // (TestQueueAwaitWokenByNotifyAfterCommit; with one NOTIFY in flight per
-// process at most: commits while it is in flight are followed by one more,
-// TestQueueNotifiesAfterEveryCommit), never before the function's
+// process at most: workers that commit while it is in flight wait for it,
+// then one of them sends one more, TestQueueNotifiesAfterEveryCommit), never before the function's
 // writes are visible (TestQueueAwaitNeverBeforeTheFunctionCommitted). An
 // error of your function rolls all of it back, and River runs the event
 // again after a back-off (TestQueueRetriesAFailingFunction); each event

@@ -56,10 +56,12 @@ type OutcomeStore struct {
 	// listens as with notify.
 	afterCommit bool
 	q           outcomeQueries
-	// notifyMu guards notifying (a NOTIFY of sendNotify in flight) and
-	// again (a commit came meanwhile: one more NOTIFY once it ends).
+	// notifyMu guards the NOTIFY in flight (closed as it ends), the
+	// commits sendNotify was called for, and how many of them the last
+	// NOTIFY started covers.
 	notifyMu         sync.Mutex
-	notifying, again bool
+	inFlight         chan struct{}
+	commits, covered uint64
 }
 
 var outcomeTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}(\.[a-z_][a-z0-9_]{0,40})?$`)
@@ -470,26 +472,36 @@ func notifyAfterCommit() Option { return func(o *options) { o.afterCommit = true
 // sendNotify wakes the store's waiters after a commit (the caller's): it
 // sends a NOTIFY of the store's channel, bounded by the store's timeout; a
 // failure is logged, and only delays the waiters to their next read
-// (outcome.WithPollInterval). While another caller's NOTIFY is in flight
-// (sent, maybe, before this commit) it sends none but has that caller send
-// one more once it ended: every commit is followed by a NOTIFY sent after
-// it, with at most one in flight per store, however many workers commit
-// (TestQueueNotifiesAfterEveryCommit).
+// (outcome.WithPollInterval). At most one NOTIFY is in flight per store:
+// a caller first waits for the one in flight, which may have started
+// before its commit, then sends one unless another caller started one
+// after that commit meanwhile. Every commit is followed by a NOTIFY
+// started after it, and no caller sends more than one, however many
+// workers commit (TestQueueNotifiesAfterEveryCommit).
 func (s *OutcomeStore) sendNotify() {
 	s.notifyMu.Lock()
 	defer s.notifyMu.Unlock()
-	if s.notifying {
-		s.again = true
-		return
-	}
-	s.notifying = true
-	for s.again = true; s.again; {
-		s.again = false
+	s.commits++
+	mine := s.commits
+	for s.inFlight != nil {
+		if s.covered >= mine {
+			return // a NOTIFY started after this commit
+		}
+		wait := s.inFlight
 		s.notifyMu.Unlock()
-		s.notifyNow()
+		<-wait
 		s.notifyMu.Lock()
 	}
-	s.notifying = false
+	if s.covered >= mine {
+		return
+	}
+	done := make(chan struct{})
+	s.inFlight, s.covered = done, s.commits
+	s.notifyMu.Unlock()
+	s.notifyNow()
+	s.notifyMu.Lock()
+	s.inFlight = nil
+	close(done)
 }
 
 func (s *OutcomeStore) notifyNow() {

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,9 +104,10 @@ func (g *notifyGate) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 func (g *notifyGate) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // A worker's commits while another worker's NOTIFY is in flight (sent,
-// maybe, before them) send no NOTIFY of their own: the one in flight is
-// followed by exactly one more, which starts after them, so that every
-// commit is followed by a notification and no more than one is in flight.
+// maybe, before them) wait for it, then exactly one of them sends a NOTIFY,
+// which starts after all of their commits: every commit is followed by a
+// notification, no more than one is in flight, and no worker sends more
+// than one.
 func TestQueueNotifiesAfterEveryCommit(t *testing.T) {
 	t.Parallel()
 	g := &notifyGate{hold: make(chan struct{})}
@@ -126,14 +128,20 @@ func TestQueueNotifiesAfterEveryCommit(t *testing.T) {
 	first := make(chan struct{})
 	go func() { s.SendNotify(); close(first) }() // the commit of one worker
 	eventually(t, time.Minute, "the first NOTIFY started", func() bool { return g.started.Load() == 1 })
+	var later sync.WaitGroup
 	for range 3 { // three more workers commit while it is in flight
-		s.SendNotify()
+		later.Add(1)
+		go func() { defer later.Done(); s.SendNotify() }()
 	}
+	time.Sleep(100 * time.Millisecond) // a broken gate would start theirs now
 	if n := g.started.Load(); n != 1 {
 		t.Fatalf("%d NOTIFYs started while the first was in flight, want none", n-1)
 	}
 	close(g.hold)
-	within(t, first, "the first worker's notifications sent")
+	within(t, first, "the first worker's notification sent")
+	waited := make(chan struct{})
+	go func() { later.Wait(); close(waited) }()
+	within(t, waited, "the three later workers' notification sent")
 	if n := g.started.Load(); n != 2 {
 		t.Errorf("%d NOTIFYs in all, want 2: the first, and one after the commits that came while it was in flight", n)
 	}
